@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Exit codes (SPEC §8).
+const (
+	exitOK      = 0
+	exitRefused = 1 // a refused or failed operation
+	exitUsage   = 2 // bad usage
+)
+
+// globals are the flags every command takes, and the streams and clock it
+// writes with.
+type globals struct {
+	vaultDir string
+	agent    string
+	json     bool
+
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	now    func() time.Time
+}
+
+// subcommands are registered by each cmd_*.go file's init, so that every
+// command lives in its own file.
+var subcommands []func(g *globals) *cobra.Command
+
+func register(f func(g *globals) *cobra.Command) { subcommands = append(subcommands, f) }
+
+// usageError marks bad usage (exit 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// newRoot builds the command tree.
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "nexus",
+		Short: "Shared, durable memory for cooperating AI agents, in a markdown vault",
+		Long: `Nexus keeps the memory of several cooperating AI agents in a plain markdown
+vault that people also edit in Obsidian: bounded per-agent memory, one file
+per durable fact, a signed append-only live log every agent reads before it
+replies, decisions, checkpoints, human review, and ranked search — as CLI
+commands and as MCP tools ('nexus serve').
+
+The vault is --vault, else $NEXUS_VAULT, else the nearest folder upward
+holding .nexus/. The agent is --agent, else $NEXUS_AGENT.
+
+Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.vaultDir, "vault", "", "vault folder (default $NEXUS_VAULT, else nearest folder upward holding .nexus/)")
+	pf.StringVar(&g.agent, "agent", "", "agent name (default $NEXUS_AGENT)")
+	pf.BoolVar(&g.json, "json", false, "print one machine-readable JSON document on stdout")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err.Error()} })
+	var cmds []*cobra.Command
+	for _, f := range subcommands {
+		cmds = append(cmds, f(g))
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
+	for _, c := range cmds {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// run executes one nexus invocation and returns its exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &globals{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, vault.ErrInvalid) {
+		fmt.Fprintf(stderr, "nexus: %v\nRun 'nexus --help' for usage.\n", err)
+		return exitUsage
+	}
+	var re reportedError
+	if !errors.As(err, &re) {
+		fmt.Fprintf(stderr, "nexus: %v\n", err)
+	} else {
+		fmt.Fprintf(stderr, "nexus: %v\n", re.err)
+	}
+	return exitRefused
+}
+
+// isCobraUsage recognises cobra's own argument and command errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "flag needs an argument", "invalid argument", "required flag"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// reportedError wraps an error whose JSON result was already printed.
+type reportedError struct{ err error }
+
+func (e reportedError) Error() string { return e.err.Error() }
+func (e reportedError) Unwrap() error { return e.err }
+
+// openVault opens the vault named by --vault, $NEXUS_VAULT or the working
+// directory's ancestors.
+func (g *globals) openVault() (*vault.Vault, error) {
+	dir, err := vault.Find(g.vaultDir)
+	if err != nil {
+		return nil, err
+	}
+	return vault.Open(dir)
+}
+
+// agentName returns --agent or $NEXUS_AGENT, or a usage error.
+func (g *globals) agentName() (string, error) {
+	if g.agent != "" {
+		return g.agent, nil
+	}
+	if a := os.Getenv("NEXUS_AGENT"); a != "" {
+		return a, nil
+	}
+	return "", usagef("no agent: pass --agent NAME or set NEXUS_AGENT")
+}
+
+// emit prints a command's result: JSON if --json, else the text human
+// renders. If err is not nil the result is still printed (with --json, so
+// scripts get error details such as current_entries) and err is returned
+// marked as reported.
+func (g *globals) emit(result any, err error, human func(w io.Writer)) error {
+	if g.json {
+		if result != nil {
+			enc := json.NewEncoder(g.stdout)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			if eerr := enc.Encode(result); eerr != nil {
+				return eerr
+			}
+		}
+	} else if human != nil && (err == nil || result != nil) {
+		human(g.stdout)
+	}
+	if err != nil {
+		return reportedError{err}
+	}
+	return nil
+}

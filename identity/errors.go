@@ -1,0 +1,24 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// ErrBadName is returned for an agent name that is not a safe slug:
+// lowercase ASCII letters, digits, '-' and '_', starting with a letter or
+// digit, at most 64 characters. It wraps [vault.ErrInvalid].
+var ErrBadName = fmt.Errorf("agent name must be 1-64 of a-z, 0-9, '-', '_', starting with a letter or digit: %w", vault.ErrInvalid)
+
+// ErrExists is returned when creating an agent that already exists.
+var ErrExists = errors.New("agent already exists")
+
+// ErrNoAgent is returned for an agent that has no IDENTITY.md. It wraps
+// [vault.ErrNotFound].
+var ErrNoAgent = fmt.Errorf("no such agent: %w", vault.ErrNotFound)
+
+// ErrKey is returned when a key file is missing, unreadable or does not
+// match the public key in IDENTITY.md.
+var ErrKey = errors.New("signing key problem")

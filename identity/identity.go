@@ -1,0 +1,221 @@
+package identity
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Identity is what IDENTITY.md says about an agent.
+type Identity struct {
+	Name      string
+	Role      string
+	Created   time.Time
+	PublicKey ed25519.PublicKey
+	// Body is the markdown a person edits: role, priorities, limits,
+	// relation to other agents.
+	Body string
+}
+
+// Fingerprint returns a short, stable name for the agent's public key.
+func (id *Identity) Fingerprint() string { return Fingerprint(id.PublicKey) }
+
+// Fingerprint returns "SHA256:" and the first 16 hex digits of the SHA-256
+// of a public key.
+func Fingerprint(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return "SHA256:" + hex.EncodeToString(sum[:8])
+}
+
+// ValidName reports whether name is a safe agent name (see [ErrBadName]).
+func ValidName(name string) error {
+	if name == "" || len(name) > 64 {
+		return ErrBadName
+	}
+	for i, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+		case (r == '-' || r == '_') && i > 0:
+		default:
+			return ErrBadName
+		}
+	}
+	return nil
+}
+
+// Home returns the vault-relative folder of an agent's profile home.
+func Home(name string) string { return vault.AgentsDir + "/" + name }
+
+// IdentityPath returns the vault-relative path of an agent's IDENTITY.md.
+func IdentityPath(name string) string { return Home(name) + "/IDENTITY.md" }
+
+// KeyPath returns the vault-relative path of an agent's private key.
+func KeyPath(name string) string { return vault.KeysDir + "/" + name + ".key" }
+
+// Create makes a new agent identity: an ed25519 key pair (the private key
+// in .nexus/keys/NAME.key, mode 0600) and agents/NAME/IDENTITY.md with the
+// public key in its frontmatter and headings for a person to fill in.
+func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	role = strings.TrimSpace(role)
+	if role != "" {
+		if err := vault.CheckText("role", role, 500); err != nil {
+			return nil, err
+		}
+		if strings.ContainsAny(role, "\r\n") {
+			return nil, fmt.Errorf("role must be one line: %w", vault.ErrInvalid)
+		}
+	}
+	unlock, err := v.Lock("identity-" + name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	idPath := v.MustPath(IdentityPath(name))
+	if _, err := os.Stat(idPath); err == nil {
+		return nil, fmt.Errorf("create agent %s: %w", name, ErrExists)
+	}
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate key: %w", err)
+	}
+	keyPath := v.MustPath(KeyPath(name))
+	if err := os.MkdirAll(filepath.Dir(keyPath), 0o700); err != nil {
+		return nil, fmt.Errorf("create keys folder: %w", err)
+	}
+	keyText := "ed25519-private:" + base64.StdEncoding.EncodeToString(priv.Seed()) + "\n"
+	if err := vault.WriteFile(keyPath, []byte(keyText), 0o600); err != nil {
+		return nil, fmt.Errorf("write key: %w", err)
+	}
+	id := &Identity{Name: name, Role: role, Created: now.UTC().Truncate(time.Second), PublicKey: pub}
+	if err := os.MkdirAll(filepath.Dir(idPath), 0o755); err != nil {
+		return nil, fmt.Errorf("create agent home: %w", err)
+	}
+	if err := vault.ReplaceIf(idPath, nil, render(id), 0o644); err != nil {
+		return nil, fmt.Errorf("write IDENTITY.md: %w", err)
+	}
+	return id, nil
+}
+
+func render(id *Identity) []byte {
+	role := id.Role
+	if role == "" {
+		role = "(not set)"
+	}
+	roleYAML, _ := yamlScalar(id.Role)
+	return []byte(fmt.Sprintf(`---
+name: %s
+role: %s
+created: %s
+public_key: %s
+---
+# %s
+
+## Role
+%s
+
+## Priorities
+- 
+
+## Never without permission
+- 
+
+## Relation to other agents
+- 
+`, id.Name, roleYAML, id.Created.Format(time.RFC3339), EncodePublicKey(id.PublicKey), id.Name, role))
+}
+
+// EncodePublicKey renders a public key as it appears in IDENTITY.md.
+func EncodePublicKey(pub ed25519.PublicKey) string {
+	return "ed25519:" + base64.StdEncoding.EncodeToString(pub)
+}
+
+// DecodePublicKey parses the public_key property of IDENTITY.md.
+func DecodePublicKey(s string) (ed25519.PublicKey, error) {
+	b64, ok := strings.CutPrefix(strings.TrimSpace(s), "ed25519:")
+	if !ok {
+		return nil, fmt.Errorf("public key %q: want ed25519:BASE64: %w", s, ErrKey)
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(raw) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("public key %q is not a valid ed25519 key: %w", s, ErrKey)
+	}
+	return ed25519.PublicKey(raw), nil
+}
+
+// Load reads an agent's IDENTITY.md.
+func Load(v *vault.Vault, name string) (*Identity, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(v.MustPath(IdentityPath(name)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("agent %q: %w", name, ErrNoAgent)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read identity of %s: %w", name, err)
+	}
+	props, body, err := vault.ParseFrontmatter(data)
+	if err != nil {
+		return nil, fmt.Errorf("IDENTITY.md of %s: %w", name, err)
+	}
+	id := &Identity{Name: name, Body: string(body)}
+	id.Role, _ = props["role"].(string)
+	switch c := props["created"].(type) {
+	case time.Time:
+		id.Created = c
+	case string:
+		id.Created, _ = time.Parse(time.RFC3339, c)
+	}
+	pk, _ := props["public_key"].(string)
+	if id.PublicKey, err = DecodePublicKey(pk); err != nil {
+		return id, fmt.Errorf("IDENTITY.md of %s: %w", name, err)
+	}
+	return id, nil
+}
+
+// List returns the names of the agents in the vault (folders under agents/
+// holding an IDENTITY.md), sorted.
+func List(v *vault.Vault) ([]string, error) {
+	entries, err := os.ReadDir(v.MustPath(vault.AgentsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() || ValidName(e.Name()) != nil {
+			continue
+		}
+		if _, err := os.Stat(v.MustPath(IdentityPath(e.Name()))); err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func yamlScalar(s string) (string, error) {
+	line, err := vault.SetProperty(nil, "x", s)
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimPrefix(strings.SplitN(string(line), "\n", 3)[1], "x: ")
+	return v, nil
+}

@@ -1,0 +1,101 @@
+package identity
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Signer signs on behalf of one agent. It is safe for concurrent use.
+type Signer struct {
+	Agent string
+	key   ed25519.PrivateKey
+}
+
+// LoadSigner reads an agent's private key from .nexus/keys/NAME.key.
+func LoadSigner(v *vault.Vault, name string) (*Signer, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(v.MustPath(KeyPath(name)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("agent %q has no key in %s: %w", name, vault.KeysDir, ErrKey)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read key of %s: %w", name, err)
+	}
+	b64, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "ed25519-private:")
+	seed, derr := base64.StdEncoding.DecodeString(b64)
+	if !ok || derr != nil || len(seed) != ed25519.SeedSize {
+		return nil, fmt.Errorf("key file of %s is malformed: %w", name, ErrKey)
+	}
+	return &Signer{Agent: name, key: ed25519.NewKeyFromSeed(seed)}, nil
+}
+
+// Sign signs msg.
+func (s *Signer) Sign(msg []byte) []byte { return ed25519.Sign(s.key, msg) }
+
+// PublicKey returns the signer's public key.
+func (s *Signer) PublicKey() ed25519.PublicKey { return s.key.Public().(ed25519.PublicKey) }
+
+// CheckKeyPair reports whether an agent's private key matches the public key
+// in its IDENTITY.md.
+func CheckKeyPair(v *vault.Vault, name string) error {
+	id, err := Load(v, name)
+	if err != nil {
+		return err
+	}
+	s, err := LoadSigner(v, name)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(s.PublicKey(), id.PublicKey) {
+		return fmt.Errorf("agent %s: private key does not match the public key in IDENTITY.md: %w", name, ErrKey)
+	}
+	return nil
+}
+
+// Keyring maps agent names to public keys, as IDENTITY.md files state them.
+type Keyring map[string]ed25519.PublicKey
+
+// LoadKeyring reads the public key of every agent in the vault. Agents whose
+// IDENTITY.md has no valid key are left out.
+func LoadKeyring(v *vault.Vault) (Keyring, error) {
+	names, err := List(v)
+	if err != nil {
+		return nil, err
+	}
+	kr := Keyring{}
+	for _, n := range names {
+		if id, err := Load(v, n); err == nil {
+			kr[n] = id.PublicKey
+		}
+	}
+	return kr, nil
+}
+
+// Verify reports whether sig is agent's signature of msg. An unknown agent
+// never verifies.
+func (kr Keyring) Verify(agent string, msg, sig []byte) bool {
+	pub, ok := kr[agent]
+	return ok && len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, msg, sig)
+}
+
+// Signer returns which known agent's key made sig over msg, if any: a
+// signature that does not verify for its claimed agent but does for another
+// is a forgery.
+func (kr Keyring) Signer(msg, sig []byte) (string, bool) {
+	for name, pub := range kr {
+		if len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, msg, sig) {
+			return name, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,185 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is .nexus/config.yaml. Unknown keys are ignored when reading.
+type Config struct {
+	MemoryCharLimit int `yaml:"memory_char_limit"`
+	UserCharLimit   int `yaml:"user_char_limit"`
+	// MemoryIndexLineLimit bounds memory/INDEX.md, one line per fact.
+	MemoryIndexLineLimit int `yaml:"memory_index_line_limit"`
+	// PromptLogEntries is how many unread log entries the session-start
+	// render shows (the newest ones, with a line saying how many more).
+	PromptLogEntries int          `yaml:"prompt_log_entries"`
+	Review           ReviewConfig `yaml:"review"`
+	// SnapshotsKeep is how many snapshots of bulk changes are kept.
+	SnapshotsKeep int `yaml:"snapshots_keep"`
+	// Agents holds per-agent settings, such as the hash of its HTTP token.
+	Agents map[string]AgentConfig `yaml:"agents,omitempty"`
+}
+
+// ReviewConfig is the review gate.
+type ReviewConfig struct {
+	// WriteApproval makes memory-tool writes wait in review/pending/.
+	WriteApproval bool `yaml:"write_approval"`
+}
+
+// AgentConfig is one agent's entry under agents: in config.yaml.
+type AgentConfig struct {
+	// TokenSHA256 is the hex SHA-256 of the agent's bearer token for
+	// 'nexus serve --http'. The token itself is never stored.
+	TokenSHA256 string `yaml:"token_sha256,omitempty"`
+}
+
+// DefaultConfig returns the configuration of a new vault.
+func DefaultConfig() Config {
+	return Config{
+		MemoryCharLimit:      2200,
+		UserCharLimit:        1375,
+		MemoryIndexLineLimit: 200,
+		PromptLogEntries:     20,
+		SnapshotsKeep:        20,
+	}
+}
+
+const defaultConfigYAML = `# Nexus vault configuration. Edit freely; Nexus reads it at each start.
+
+# Bounded memory limits, in Unicode code points (SPEC §2).
+memory_char_limit: 2200   # agents/AGENT/MEMORY.md
+user_char_limit: 1375     # agents/AGENT/USER.md
+
+# Lines allowed in agents/AGENT/memory/INDEX.md (one per fact file).
+memory_index_line_limit: 200
+
+# Unread live-log entries shown in the session-start render.
+prompt_log_entries: 20
+
+review:
+  # true: writes by the memory tool wait in review/pending/ for a person.
+  write_approval: false
+
+# Snapshots of bulk changes (approve --all, rollback) to keep.
+snapshots_keep: 20
+
+# Per-agent settings; 'nexus agent token NAME' stores token hashes here.
+agents: {}
+`
+
+func loadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("read config: %w", err)
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("parse %s: %w", ConfigFile, err)
+	}
+	def := DefaultConfig()
+	for _, f := range []struct {
+		p *int
+		d int
+	}{
+		{&cfg.MemoryCharLimit, def.MemoryCharLimit},
+		{&cfg.UserCharLimit, def.UserCharLimit},
+		{&cfg.MemoryIndexLineLimit, def.MemoryIndexLineLimit},
+		{&cfg.PromptLogEntries, def.PromptLogEntries},
+		{&cfg.SnapshotsKeep, def.SnapshotsKeep},
+	} {
+		if *f.p <= 0 {
+			*f.p = f.d
+		}
+	}
+	return cfg, nil
+}
+
+// UpdateConfig changes .nexus/config.yaml under the config lock: it re-reads
+// the file, applies fn to it, and writes it back atomically. Comments and
+// the order of keys a person wrote are kept; keys fn did not touch keep
+// their text.
+func (v *Vault) UpdateConfig(fn func(*Config) error) error {
+	unlock, err := v.Lock("config")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := v.MustPath(ConfigFile)
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read config: %w", err)
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(&cfg); err != nil {
+		return err
+	}
+	data, err := mergeConfig(old, cfg)
+	if err != nil {
+		return err
+	}
+	if err := WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	v.config = cfg
+	return nil
+}
+
+// mergeConfig writes cfg's values into the YAML document old, node by node,
+// so that comments and unrelated keys survive.
+func mergeConfig(old []byte, cfg Config) ([]byte, error) {
+	var doc yaml.Node
+	if len(old) > 0 {
+		if err := yaml.Unmarshal(old, &doc); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", ConfigFile, err)
+		}
+	}
+	var fresh yaml.Node
+	if err := fresh.Encode(cfg); err != nil {
+		return nil, fmt.Errorf("encode config: %w", err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return yaml.Marshal(cfg)
+	}
+	mergeMapping(doc.Content[0], &fresh)
+	return yaml.Marshal(&doc)
+}
+
+// mergeMapping sets every key of src into dst, recursing into mappings and
+// keeping dst's comments where the key already exists.
+func mergeMapping(dst, src *yaml.Node) {
+	for i := 0; i+1 < len(src.Content); i += 2 {
+		k, val := src.Content[i], src.Content[i+1]
+		found := false
+		for j := 0; j+1 < len(dst.Content); j += 2 {
+			if dst.Content[j].Value != k.Value {
+				continue
+			}
+			found = true
+			d := dst.Content[j+1]
+			if d.Kind == yaml.MappingNode && val.Kind == yaml.MappingNode {
+				d.Style = 0
+				mergeMapping(d, val)
+			} else if d.Kind == val.Kind && d.Kind == yaml.ScalarNode {
+				d.Value, d.Tag, d.Style = val.Value, val.Tag, val.Style
+			} else {
+				val.HeadComment, val.LineComment = d.HeadComment, d.LineComment
+				dst.Content[j+1] = val
+			}
+			break
+		}
+		if !found {
+			dst.Content = append(dst.Content, k, val)
+		}
+	}
+}

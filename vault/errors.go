@@ -1,0 +1,31 @@
+package vault
+
+import (
+	"errors"
+
+	"github.com/nexus-memory/nexus/internal/atomicfile"
+)
+
+// ErrNotVault is returned when a folder is not a Nexus vault (it has no
+// .nexus/ folder) and no vault is found above it.
+var ErrNotVault = errors.New("not a Nexus vault (no .nexus/ folder here or above; run 'nexus init')")
+
+// ErrUnsafePath is returned for a vault-relative path that is absolute,
+// climbs out with "..", resolves through a symlink to outside the vault, or
+// is otherwise not a plain path inside it.
+var ErrUnsafePath = errors.New("path is outside the vault")
+
+// ErrNotFound is returned when a named file or item does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a file changed on disk between reading it and
+// replacing it (see [ReplaceIf]). Callers re-read and retry.
+var ErrConflict = atomicfile.ErrConflict
+
+// ErrInvalid is wrapped by errors that reject bad input: empty or oversized
+// text, invalid UTF-8, a bad name. Nothing was written.
+var ErrInvalid = errors.New("invalid input")
+
+// ErrRefused is wrapped by errors for operations the rules refuse: a limit,
+// a security scan hit, no unique match. Nothing was written.
+var ErrRefused = errors.New("refused")

@@ -1,0 +1,220 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Layout: the fixed folders and files of a vault, relative to its root, in
+// slash form.
+const (
+	NexusDir     = ".nexus"
+	ConfigFile   = ".nexus/config.yaml"
+	KeysDir      = ".nexus/keys"
+	IndexDir     = ".nexus/index"
+	StateDir     = ".nexus/state"
+	LocksDir     = ".nexus/state/locks"
+	AgentsDir    = "agents"
+	LiveLogDir   = "log/live"
+	DecisionsLog = "log/decisions.md"
+	ProjectsDir  = "projects"
+	PendingDir   = "review/pending"
+	ArchiveDir   = "review/archive"
+)
+
+// dirs are created by Init, in order.
+var dirs = []string{NexusDir, KeysDir, IndexDir, StateDir, LocksDir, AgentsDir, "log", LiveLogDir, ProjectsDir, "review", PendingDir, ArchiveDir}
+
+// Vault is an opened vault. It is safe for concurrent use.
+type Vault struct {
+	root   string // absolute, symlinks resolved
+	config Config
+}
+
+// Open opens the vault rooted at dir, which must hold a .nexus/ folder.
+func Open(dir string) (*Vault, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open vault: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	st, err := os.Stat(filepath.Join(abs, NexusDir))
+	if err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("open vault %s: %w", abs, ErrNotVault)
+	}
+	cfg, err := loadConfig(filepath.Join(abs, filepath.FromSlash(ConfigFile)))
+	if err != nil {
+		return nil, err
+	}
+	return &Vault{root: abs, config: cfg}, nil
+}
+
+// Init makes dir a vault: it creates the folders of the layout and a default
+// .nexus/config.yaml, and returns the vault-relative paths it created. It
+// never changes an existing file or folder, so running it on an Obsidian
+// vault, or twice, is harmless.
+func Init(dir string) (*Vault, []string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("init vault: %w", err)
+	}
+	var created []string
+	for _, d := range dirs {
+		p := filepath.Join(dir, filepath.FromSlash(d))
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		perm := os.FileMode(0o755)
+		if d == KeysDir {
+			perm = 0o700
+		}
+		if err := os.Mkdir(p, perm); err != nil {
+			return nil, created, fmt.Errorf("init vault: %w", err)
+		}
+		created = append(created, d+"/")
+	}
+	cfgPath := filepath.Join(dir, filepath.FromSlash(ConfigFile))
+	if _, err := os.Lstat(cfgPath); errors.Is(err, fs.ErrNotExist) {
+		if err := ReplaceIf(cfgPath, nil, []byte(defaultConfigYAML), 0o644); err != nil && !errors.Is(err, ErrConflict) {
+			return nil, created, fmt.Errorf("init vault: write config: %w", err)
+		}
+		created = append(created, ConfigFile)
+	}
+	v, err := Open(dir)
+	return v, created, err
+}
+
+// Find returns the vault folder to use: flagDir if not empty, else
+// $NEXUS_VAULT, else the nearest folder at or above the working directory
+// that holds .nexus/.
+func Find(flagDir string) (string, error) {
+	if flagDir != "" {
+		return flagDir, nil
+	}
+	if env := os.Getenv("NEXUS_VAULT"); env != "" {
+		return env, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find vault: %w", err)
+	}
+	for dir := wd; ; {
+		if st, err := os.Stat(filepath.Join(dir, NexusDir)); err == nil && st.IsDir() {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("find vault from %s: %w", wd, ErrNotVault)
+		}
+		dir = parent
+	}
+}
+
+// Root returns the vault's absolute folder.
+func (v *Vault) Root() string { return v.root }
+
+// Config returns the configuration loaded when the vault was opened.
+func (v *Vault) Config() Config { return v.config }
+
+// Path turns a vault-relative slash path into an absolute one. It refuses
+// (with [ErrUnsafePath]) empty, absolute and "..” paths, invalid UTF-8, NUL
+// bytes, and paths whose existing part resolves through a symlink to outside
+// the vault. The path is NFC-normalised, as Obsidian compares paths.
+func (v *Vault) Path(rel string) (string, error) {
+	clean, err := CleanRel(rel)
+	if err != nil {
+		return "", err
+	}
+	abs := filepath.Join(v.root, filepath.FromSlash(clean))
+	// Resolve symlinks on the longest existing prefix.
+	probe := abs
+	for {
+		real, err := filepath.EvalSymlinks(probe)
+		if err == nil {
+			if !within(v.root, real) {
+				return "", fmt.Errorf("%q resolves outside the vault: %w", rel, ErrUnsafePath)
+			}
+			break
+		}
+		parent := filepath.Dir(probe)
+		if parent == probe || !within(v.root, parent) {
+			break
+		}
+		probe = parent
+	}
+	return abs, nil
+}
+
+// MustPath is [Vault.Path] for the fixed, known-good paths Nexus builds
+// itself from validated names; it panics on an unsafe path, which would be a
+// bug in Nexus, not bad input.
+func (v *Vault) MustPath(rel string) string {
+	p, err := v.Path(rel)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Rel turns an absolute path inside the vault into a vault-relative slash
+// path.
+func (v *Vault) Rel(abs string) (string, error) {
+	r, err := filepath.Rel(v.root, abs)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%q: %w", abs, ErrUnsafePath)
+	}
+	return norm.NFC.String(filepath.ToSlash(r)), nil
+}
+
+// CleanRel validates and cleans a vault-relative path given by a user or an
+// agent, returning it in slash form, NFC-normalised.
+func CleanRel(rel string) (string, error) {
+	if rel == "" {
+		return "", fmt.Errorf("empty path: %w", ErrUnsafePath)
+	}
+	if !utf8.ValidString(rel) || strings.ContainsRune(rel, 0) {
+		return "", fmt.Errorf("path is not valid text: %w", ErrUnsafePath)
+	}
+	s := strings.ReplaceAll(rel, `\`, "/")
+	if strings.HasPrefix(s, "/") || filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" || (len(s) > 1 && s[1] == ':') {
+		return "", fmt.Errorf("%q is absolute: %w", rel, ErrUnsafePath)
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if seg == ".." {
+			return "", fmt.Errorf("%q climbs out with '..': %w", rel, ErrUnsafePath)
+		}
+	}
+	clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(s)))
+	if clean == "." {
+		return "", fmt.Errorf("%q names the vault itself: %w", rel, ErrUnsafePath)
+	}
+	return norm.NFC.String(clean), nil
+}
+
+// Hidden reports whether a vault-relative path has a segment starting with
+// "." — the paths Obsidian hides (.obsidian/, .trash/, .nexus/) and Nexus's
+// temp files.
+func Hidden(rel string) bool {
+	for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {
+		if strings.HasPrefix(seg, ".") && seg != "." {
+			return true
+		}
+	}
+	return false
+}
+
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	r, err := filepath.Rel(root, p)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
