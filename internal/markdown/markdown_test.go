@@ -1,0 +1,124 @@
+package markdown
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParse(t *testing.T) {
+	note := "---\ntitle: Staging notes\naliases: [stage, 스테이징]\ntags: infra, ops\n---\n" +
+		"Intro with #inline/nested tag and [[Other Note#Part|shown]] and [md](My%20Note.md).\n" +
+		"\n# First H1\n\nBody `#notatag [[notalink]]` text %%hidden #nottag%%.\n\n" +
+		"```\n#codetag [[codelink]]\nssh -p 2222\n```\n\n## 배포 절차\n\n배포를 시작한다 #배포\n"
+	n := Parse("projects/x.md", []byte(note))
+	if n.Title != "Staging notes" {
+		t.Errorf("title %q", n.Title)
+	}
+	if !reflect.DeepEqual(n.Aliases, []string{"stage", "스테이징"}) {
+		t.Errorf("aliases %q", n.Aliases)
+	}
+	if want := []string{"infra", "ops", "inline/nested", "배포"}; !reflect.DeepEqual(n.Tags, want) {
+		t.Errorf("tags %q, want %q", n.Tags, want)
+	}
+	if want := []string{"My Note", "Other Note"}; !reflect.DeepEqual(sorted(n.Links), want) {
+		t.Errorf("links %q, want %q", n.Links, want)
+	}
+	if n.BodyLine != 6 {
+		t.Errorf("body line %d", n.BodyLine)
+	}
+	if len(n.Sections) != 3 {
+		t.Fatalf("sections %+v", n.Sections)
+	}
+	s0, s1, s2 := n.Sections[0], n.Sections[1], n.Sections[2]
+	if s0.Line != 6 || s0.Level != 0 || !strings.Contains(s0.Text, "shown") || strings.Contains(s0.Text, "[[") {
+		t.Errorf("preamble %+v", s0)
+	}
+	if s1.Heading != "First H1" || s1.Line != 8 || s1.EndLine != 16 || !strings.Contains(s1.Text, "ssh -p 2222") || strings.Contains(s1.Text, "hidden") {
+		t.Errorf("h1 %+v", s1)
+	}
+	if s2.Heading != "배포 절차" || s2.Line != 17 || !reflect.DeepEqual(s2.Path, []string{"First H1", "배포 절차"}) {
+		t.Errorf("h2 %+v", s2)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+func TestTitleFallbacks(t *testing.T) {
+	tests := []struct{ name, path, src, want string }{
+		{"h1", "a/b.md", "text\n# Heading One\n", "Heading One"},
+		{"file name", "a/Some Note.md", "no heading", "Some Note"},
+		{"korean file", "메모.md", "", "메모"},
+		{"h2 only", "x.md", "## Two\n", "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Parse(tt.path, []byte(tt.src)).Title; got != tt.want {
+				t.Errorf("got %q want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	tests := []struct {
+		name, src string
+		warn      bool
+		contains  string
+	}{
+		{"bad yaml", "---\ntitle: [unclosed\n---\nbody words\n", true, "unclosed"},
+		{"no closing fence", "---\ntitle: x\nbody\n", false, "title"},
+		{"invalid utf8", "hello \xff\xfe world", true, "world"},
+		{"nul bytes", "a\x00b\x00c", false, "a"},
+		{"tags scalar number", "---\ntags: 123\n---\nx", false, "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Parse("n.md", []byte(tt.src))
+			if (len(n.Warnings) > 0) != tt.warn {
+				t.Errorf("warnings %q", n.Warnings)
+			}
+			var all strings.Builder
+			for _, s := range n.Sections {
+				all.WriteString(s.Heading + " " + s.Text)
+			}
+			if !strings.Contains(all.String(), tt.contains) {
+				t.Errorf("text %q lacks %q", all.String(), tt.contains)
+			}
+		})
+	}
+}
+
+func TestTagRules(t *testing.T) {
+	n := Parse("t.md", []byte("#123 #a1 #Caps #x/y/z #한글태그 word#notag `#code`\n"))
+	want := []string{"a1", "caps", "x/y/z", "한글태그"}
+	if !reflect.DeepEqual(n.Tags, want) {
+		t.Errorf("tags %q want %q", n.Tags, want)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "---\n---\n", "---\ntags: [a, b]\n---\n# T\n#x [[y|z]]", "```\n#a\n", "## \n#", "%%#a%% [[", "\xff\x00---"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		n := Parse("f.md", []byte(src))
+		for _, s := range n.Sections {
+			if !utf8.ValidString(s.Text) {
+				t.Fatalf("invalid utf8 text")
+			}
+			if s.EndLine < s.Line {
+				t.Fatalf("section lines %d..%d", s.Line, s.EndLine)
+			}
+		}
+		if n.Title == "" && src != "" && false {
+			t.Fatal("no title")
+		}
+	})
+}
