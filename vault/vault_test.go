@@ -1,0 +1,248 @@
+package vault
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mustInit(tb testing.TB) *Vault {
+	tb.Helper()
+	v, _, err := Init(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+func TestPathRefusesEscapes(t *testing.T) {
+	v := mustInit(t)
+	outside := t.TempDir()
+	if runtime.GOOS != "windows" {
+		if err := os.Symlink(outside, filepath.Join(v.Root(), "projects", "out")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(v.Root(), "agents"), filepath.Join(v.Root(), "projects", "in")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, rel string
+		ok        bool
+	}{
+		{"plain", "projects/a.md", true},
+		{"nested new", "projects/new/deep/a.md", true},
+		{"dot segments", "projects/./a.md", true},
+		{"korean", "projects/배포.md", true},
+		{"empty", "", false},
+		{"dotdot", "../x.md", false},
+		{"dotdot inside", "projects/../../x.md", false},
+		{"dotdot backslash", `projects\..\..\x.md`, false},
+		{"absolute", "/etc/passwd", false},
+		{"windows drive", `C:\Windows\x.md`, false},
+		{"root itself", ".", false},
+		{"nul", "a\x00.md", false},
+		{"invalid utf8", "a\xff.md", false},
+	}
+	if runtime.GOOS != "windows" {
+		tests = append(tests,
+			struct {
+				name, rel string
+				ok        bool
+			}{"symlink out", "projects/out/secret.md", false},
+			struct {
+				name, rel string
+				ok        bool
+			}{"symlink in", "projects/in/x.md", true})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := v.Path(tt.rel)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("Path(%q) = %v, want ok", tt.rel, err)
+				}
+				if !strings.HasPrefix(p, v.Root()) {
+					t.Fatalf("Path(%q) = %q, not under %q", tt.rel, p, v.Root())
+				}
+				return
+			}
+			if !errors.Is(err, ErrUnsafePath) {
+				t.Fatalf("Path(%q) = %q, %v; want ErrUnsafePath", tt.rel, p, err)
+			}
+		})
+	}
+}
+
+func TestCleanRelNormalisesNFC(t *testing.T) {
+	// "é" decomposed (e + U+0301) must compare equal to the composed form.
+	got, err := CleanRel("projects/cafe\u0301.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "projects/caf\u00e9.md" {
+		t.Fatalf("CleanRel = %q, want NFC form", got)
+	}
+}
+
+func TestHidden(t *testing.T) {
+	for rel, want := range map[string]bool{
+		".obsidian/app.json": true, ".nexus/keys/a.key": true, "notes/.trash/x.md": true,
+		"notes/.x.md.tmp-1": true, "notes/a.md": false, "agents/lyra/MEMORY.md": false,
+	} {
+		if got := Hidden(rel); got != want {
+			t.Errorf("Hidden(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
+
+// TestInitKeepsExistingVault runs init on an Obsidian vault: no existing
+// byte or mtime changes, and a second run creates nothing.
+func TestInitKeepsExistingVault(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"Welcome.md":               "# Welcome\n\nmy note\r\n",
+		".obsidian/app.json":       `{"legacyEditor":false}`,
+		".obsidian/workspace.json": "{}",
+		"attachments/pic.png":      "\x89PNG\r\n\x1a\n\x00\x00",
+		"projects/existing.md":     "---\ntags: [a]\n---\nbody",
+		"agents/README.md":         "people wrote this",
+	}
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	for rel, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	_, created, err := Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created) == 0 {
+		t.Fatal("first init created nothing")
+	}
+	for _, c := range created {
+		if _, ok := files[strings.TrimSuffix(c, "/")]; ok || c == "projects/" || c == "agents/" {
+			t.Errorf("init claims to have created existing %s", c)
+		}
+	}
+	for rel, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		got, err := os.ReadFile(p)
+		if err != nil || string(got) != body {
+			t.Errorf("%s changed: %q %v", rel, got, err)
+		}
+		st, _ := os.Stat(p)
+		if !st.ModTime().Equal(old) {
+			t.Errorf("%s mtime changed to %v", rel, st.ModTime())
+		}
+	}
+	cfg, _ := os.ReadFile(filepath.Join(dir, ".nexus", "config.yaml"))
+	_, created2, err := Init(dir)
+	if err != nil || len(created2) != 0 {
+		t.Fatalf("second init: created %v, err %v", created2, err)
+	}
+	cfg2, _ := os.ReadFile(filepath.Join(dir, ".nexus", "config.yaml"))
+	if string(cfg) != string(cfg2) {
+		t.Fatal("second init rewrote config.yaml")
+	}
+}
+
+func TestFind(t *testing.T) {
+	v := mustInit(t)
+	deep := filepath.Join(v.Root(), "projects", "a", "b")
+	os.MkdirAll(deep, 0o755)
+	t.Chdir(deep)
+	t.Setenv("NEXUS_VAULT", "")
+	got, err := Find("")
+	if err != nil || got != v.Root() {
+		t.Fatalf("Find from %s = %q, %v; want %q", deep, got, err, v.Root())
+	}
+	t.Setenv("NEXUS_VAULT", "/env/vault")
+	if got, _ := Find(""); got != "/env/vault" {
+		t.Fatalf("Find with $NEXUS_VAULT = %q", got)
+	}
+	if got, _ := Find("/flag"); got != "/flag" {
+		t.Fatalf("Find with flag = %q", got)
+	}
+	t.Setenv("NEXUS_VAULT", "")
+	t.Chdir(t.TempDir())
+	if _, err := Find(""); !errors.Is(err, ErrNotVault) {
+		t.Fatalf("Find outside a vault: %v", err)
+	}
+	if _, err := Open(t.TempDir()); !errors.Is(err, ErrNotVault) {
+		t.Fatalf("Open non-vault: %v", err)
+	}
+}
+
+func TestConfigDefaultsAndUpdateKeepsComments(t *testing.T) {
+	v := mustInit(t)
+	if c := v.Config(); c.MemoryCharLimit != 2200 || c.UserCharLimit != 1375 || c.MemoryIndexLineLimit != 200 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	err := v.UpdateConfig(func(c *Config) error {
+		if c.Agents == nil {
+			c.Agents = map[string]AgentConfig{}
+		}
+		c.Agents["lyra"] = AgentConfig{TokenSHA256: "abc"}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(v.MustPath(ConfigFile))
+	for _, want := range []string{"# Bounded memory limits", "memory_char_limit: 2200", "token_sha256: abc"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("config lost %q:\n%s", want, data)
+		}
+	}
+	v2, err := Open(v.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Config().Agents["lyra"].TokenSHA256 != "abc" {
+		t.Fatalf("reopened config: %+v", v2.Config())
+	}
+}
+
+func TestConfigCustomLimitsAndBadYAML(t *testing.T) {
+	v := mustInit(t)
+	os.WriteFile(v.MustPath(ConfigFile), []byte("memory_char_limit: 100\nuser_char_limit: 0\n"), 0o644)
+	v2, err := Open(v.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v2.Config(); c.MemoryCharLimit != 100 || c.UserCharLimit != 1375 {
+		t.Fatalf("got %+v", c)
+	}
+	os.WriteFile(v.MustPath(ConfigFile), []byte("memory_char_limit: [\n"), 0o644)
+	if _, err := Open(v.Root()); err == nil || !strings.Contains(err.Error(), "config.yaml") {
+		t.Fatalf("bad YAML: %v", err)
+	}
+}
+
+func TestCheckText(t *testing.T) {
+	tests := []struct {
+		in string
+		ok bool
+	}{
+		{"hello", true}, {"배포 완료", true}, {"", false}, {"  \n\t", false},
+		{"bad \xff utf8", false}, {"nul\x00", false}, {strings.Repeat("x", 101), false},
+	}
+	for _, tt := range tests {
+		err := CheckText("content", tt.in, 100)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckText(%q) = %v", tt.in, err)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("CheckText(%q) error %v does not wrap ErrInvalid", tt.in, err)
+		}
+	}
+}
