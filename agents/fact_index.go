@@ -1,0 +1,506 @@
+package agents
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// ErrIndexFull is returned when memory/INDEX.md would have more lines than
+// the config's memory_index_line_limit. The error says how many facts there
+// are and what to do: merge related facts, or archive ones no longer needed.
+var ErrIndexFull = fmt.Errorf("memory index is full: %w", vault.ErrRefused)
+
+// FactCacheDir holds one cache file per agent: for every fact file its size,
+// modification time and the frontmatter the index needs. It is derived
+// state; deleting it costs one rescan.
+const FactCacheDir = vault.StateDir + "/facts"
+
+const cacheHeader = "nexus fact cache v1"
+
+// cacheEntry is what the index and fact listings need from one fact file.
+type cacheEntry struct {
+	Size        int64 // -1: re-read at the next sync
+	ModNanos    int64
+	Created     time.Time
+	Updated     time.Time
+	Type        string
+	Name        string
+	Description string
+	Source      string
+}
+
+// factCache maps a fact file name (SLUG.md, NFC) to its entry.
+type factCache map[string]*cacheEntry
+
+func (c factCache) sortedFiles() []string {
+	files := make([]string, 0, len(c))
+	for f := range c {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func cachePath(v *vault.Vault, agent string) string {
+	return v.MustPath(FactCacheDir + "/" + agent + ".cache")
+}
+
+// loadFactCache reads an agent's cache; a missing or unreadable cache is
+// (nil, nil), meaning "rescan".
+func loadFactCache(v *vault.Vault, agent string) (factCache, error) {
+	data, err := os.ReadFile(cachePath(v, agent))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read fact cache of %s: %w", agent, err)
+	}
+	return parseFactCache(data), nil
+}
+
+func parseFactCache(data []byte) factCache {
+	head, rest, _ := bytes.Cut(data, []byte("\n"))
+	if string(head) != cacheHeader {
+		return nil
+	}
+	c := factCache{}
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		f := strings.Split(string(line), "\t")
+		if len(f) != 9 {
+			return nil // torn or foreign: rescan
+		}
+		size, err1 := strconv.ParseInt(f[1], 10, 64)
+		mod, err2 := strconv.ParseInt(f[2], 10, 64)
+		cr, err3 := strconv.ParseInt(f[3], 10, 64)
+		up, err4 := strconv.ParseInt(f[4], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+			return nil
+		}
+		c[f[0]] = &cacheEntry{Size: size, ModNanos: mod, Created: unixTime(cr), Updated: unixTime(up),
+			Type: f[5], Name: f[6], Description: f[7], Source: f[8]}
+	}
+	return c
+}
+
+func unixTime(s int64) time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(s, 0).UTC()
+}
+
+func timeUnix(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+func (c factCache) encode() []byte {
+	var b bytes.Buffer
+	b.Grow(len(c) * 128)
+	b.WriteString(cacheHeader)
+	b.WriteByte('\n')
+	for _, file := range c.sortedFiles() {
+		e := c[file]
+		b.WriteString(file)
+		for _, s := range []string{
+			strconv.FormatInt(e.Size, 10), strconv.FormatInt(e.ModNanos, 10),
+			strconv.FormatInt(timeUnix(e.Created), 10), strconv.FormatInt(timeUnix(e.Updated), 10),
+			e.Type, e.Name, e.Description, e.Source,
+		} {
+			b.WriteByte('\t')
+			b.WriteString(s)
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// cacheableFile reports whether a directory entry in memory/ is a fact
+// file: a visible regular *.md file other than INDEX.md whose name can live
+// in a cache line.
+func cacheableFile(name string) bool {
+	return strings.HasSuffix(name, ".md") && !strings.EqualFold(name, "INDEX.md") &&
+		!strings.HasPrefix(name, ".") && !strings.ContainsAny(name, "\t\n\r") && utf8.ValidString(name)
+}
+
+func entryFromFact(f Fact, info fs.FileInfo, now time.Time) *cacheEntry {
+	e := &cacheEntry{Size: info.Size(), ModNanos: info.ModTime().UnixNano(), Created: f.Created, Updated: f.Updated,
+		Type: oneLine(f.Type), Name: norm.NFC.String(oneLine(f.Name)), Description: norm.NFC.String(oneLine(f.Description)),
+		Source: oneLine(f.Source)}
+	// A file modified within the last two seconds may change again within
+	// the same clock tick without changing size; re-read it next time
+	// rather than trust size and mtime.
+	if now.Sub(info.ModTime()) < 2*time.Second {
+		e.Size = -1
+	}
+	return e
+}
+
+// factStore is one agent's facts while its lock is held.
+type factStore struct {
+	v       *vault.Vault
+	agent   string
+	entries factCache
+	dirty   bool // entries differ from the cache file
+}
+
+// openFactStore takes the agent's facts lock and loads the cache, scanning
+// the folder if there is no usable cache.
+func openFactStore(v *vault.Vault, agent string) (*factStore, func(), error) {
+	if _, err := os.Stat(v.MustPath(identity.IdentityPath(agent))); err != nil {
+		return nil, nil, fmt.Errorf("agent %q: %w", agent, identity.ErrNoAgent)
+	}
+	unlock, err := v.Lock(HomePath(agent, FactsDir))
+	if err != nil {
+		return nil, nil, err
+	}
+	st := &factStore{v: v, agent: agent}
+	if st.entries, err = loadFactCache(v, agent); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	if st.entries == nil {
+		st.entries = factCache{}
+		if err := st.rescan(); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+	}
+	return st, unlock, nil
+}
+
+func (st *factStore) dir() string { return st.v.MustPath(HomePath(st.agent, FactsDir)) }
+
+// rescan brings the entries in step with the folder, re-reading only files
+// whose size or modification time differ from the cache.
+func (st *factStore) rescan() error {
+	des, err := os.ReadDir(st.dir())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("list facts of %s: %w", st.agent, err)
+	}
+	now := time.Now()
+	seen := make(map[string]bool, len(des))
+	for _, de := range des {
+		name := norm.NFC.String(de.Name())
+		if !de.Type().IsRegular() || !cacheableFile(name) {
+			continue
+		}
+		info, err := de.Info()
+		if err != nil {
+			continue // vanished meanwhile
+		}
+		seen[name] = true
+		if e, ok := st.entries[name]; ok && e.Size == info.Size() && e.ModNanos == info.ModTime().UnixNano() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(st.dir(), de.Name()))
+		if err != nil {
+			continue
+		}
+		f, err := ParseFact(strings.TrimSuffix(name, ".md"), data)
+		if err != nil {
+			continue // not text: not a fact
+		}
+		st.entries[name] = entryFromFact(f, info, now)
+		st.dirty = true
+	}
+	for name := range st.entries {
+		if !seen[name] {
+			delete(st.entries, name)
+			st.dirty = true
+		}
+	}
+	return nil
+}
+
+// byName returns the slug of the fact named name, if any.
+func (st *factStore) byName(name string) (string, bool) {
+	name = oneLine(name)
+	for file, e := range st.entries {
+		if strings.EqualFold(e.Name, name) && sameName(e.Name, name) {
+			return strings.TrimSuffix(file, ".md"), true
+		}
+	}
+	return "", false
+}
+
+func (st *factStore) fullError(limit int) error {
+	return fmt.Errorf("%s has %d facts and memory/INDEX.md allows %d lines: merge related facts into one ('nexus fact write --update'), or archive facts no longer needed ('nexus fact remove SLUG'), then retry; or raise memory_index_line_limit in %s: %w",
+		st.agent, len(st.entries), limit, vault.ConfigFile, ErrIndexFull)
+}
+
+// create writes a new fact file under a unique slug.
+func (st *factStore) create(in FactInput, now time.Time) (Fact, error) {
+	base, err := Slugify(in.Name)
+	if err != nil {
+		return Fact{}, err
+	}
+	if err := os.MkdirAll(st.dir(), 0o755); err != nil {
+		return Fact{}, fmt.Errorf("create %s: %w", HomePath(st.agent, FactsDir), err)
+	}
+	data, err := renderFact(in, now, now)
+	if err != nil {
+		return Fact{}, err
+	}
+	for i := 1; ; i++ {
+		slug := base
+		if i > 1 {
+			slug = base + "-" + strconv.Itoa(i)
+		}
+		if reservedSlugs[slug] || st.taken(slug) {
+			continue
+		}
+		p := st.v.MustPath(FactPath(st.agent, slug))
+		err := vault.ReplaceIf(p, nil, data, 0o644)
+		if errors.Is(err, vault.ErrConflict) {
+			continue // a file of that name appeared: take the next slug
+		}
+		if err != nil {
+			return Fact{}, fmt.Errorf("write fact %s: %w", slug, err)
+		}
+		f := Fact{Agent: st.agent, Slug: slug, Name: in.Name, Description: in.Description, Type: in.Type,
+			Created: now, Updated: now, Source: in.Source, Body: in.Body, Path: FactPath(st.agent, slug)}
+		st.record(slug, f, p)
+		return f, nil
+	}
+}
+
+// taken reports whether slug is used by a cached fact, compared without
+// case (file systems on macOS and Windows ignore case).
+func (st *factStore) taken(slug string) bool {
+	if _, ok := st.entries[slug+".md"]; ok {
+		return true
+	}
+	for file := range st.entries {
+		if len(file) == len(slug)+3 && strings.EqualFold(file, slug+".md") {
+			return true
+		}
+	}
+	return false
+}
+
+// update replaces an existing fact with compare-and-swap, retrying when a
+// person saves the file in between.
+func (st *factStore) update(slug string, in FactInput, now time.Time) (Fact, error) {
+	p := st.v.MustPath(FactPath(st.agent, slug))
+	for attempt := 0; ; attempt++ {
+		old, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			delete(st.entries, slug+".md")
+			st.dirty = true
+			return st.create(in, now)
+		}
+		if err != nil {
+			return Fact{}, fmt.Errorf("read fact %s: %w", slug, err)
+		}
+		var data []byte
+		if _, _, ok := vault.SplitFrontmatter(old); ok {
+			data, err = updateFactBytes(old, in, now)
+		} else {
+			// A hand-made fact without frontmatter gets one.
+			data, err = renderFact(in, now, now)
+		}
+		if err != nil {
+			return Fact{}, err
+		}
+		err = vault.ReplaceIf(p, old, data, 0o644)
+		if errors.Is(err, vault.ErrConflict) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return Fact{}, fmt.Errorf("update fact %s: %w", slug, err)
+		}
+		f, err := ParseFact(slug, data)
+		if err != nil {
+			return Fact{}, err
+		}
+		f.Agent, f.Path = st.agent, FactPath(st.agent, slug)
+		st.record(slug, f, p)
+		return f, nil
+	}
+}
+
+func (st *factStore) record(slug string, f Fact, abs string) {
+	info, err := os.Stat(abs)
+	var e *cacheEntry
+	if err == nil {
+		e = entryFromFact(f, info, time.Now())
+	} else {
+		e = &cacheEntry{Size: -1, Name: f.Name, Description: f.Description, Type: f.Type, Created: f.Created, Updated: f.Updated, Source: f.Source}
+	}
+	st.entries[slug+".md"] = e
+	st.dirty = true
+}
+
+// renderIndex renders INDEX.md from the entries: one line per fact in slug
+// order, at most limit lines; past the limit the last line says how many
+// facts are left out. over is how many facts did not fit.
+func (st *factStore) renderIndex(limit int) (data []byte, over int) {
+	files := st.entries.sortedFiles()
+	var b bytes.Buffer
+	b.Grow(len(files) * 80)
+	n := len(files)
+	if n > limit {
+		over = n - (limit - 1)
+		n = limit - 1
+	}
+	for _, file := range files[:n] {
+		b.WriteString(IndexLine(strings.TrimSuffix(file, ".md"), st.entries[file].Name, st.entries[file].Description))
+		b.WriteByte('\n')
+	}
+	if over > 0 {
+		fmt.Fprintf(&b, "- … %d more facts not listed: the index allows %d lines; merge related facts or archive old ones (nexus fact remove SLUG)\n", over, limit)
+	}
+	return b.Bytes(), over
+}
+
+// IndexLine renders one line of memory/INDEX.md:
+// "- [[SLUG|name]] — description". Characters that would break the link
+// ('[', ']', '|') are left out of the shown name.
+func IndexLine(slug, name, description string) string {
+	shown := strings.Map(func(r rune) rune {
+		switch r {
+		case '[', ']', '|':
+			return -1
+		}
+		return r
+	}, oneLine(name))
+	if shown == "" {
+		shown = slug
+	}
+	line := "- [[" + slug + "|" + shown + "]]"
+	if d := oneLine(description); d != "" {
+		line += " — " + d
+	}
+	return line
+}
+
+// flush writes INDEX.md if its content changed, and the cache if it did.
+// It returns [ErrIndexFull] (after writing the capped index) when there are
+// more facts than lines allowed.
+func (st *factStore) flush() error {
+	limit := st.v.Config().MemoryIndexLineLimit
+	data, over := st.renderIndex(limit)
+	p := st.v.MustPath(HomePath(st.agent, IndexFile))
+	for attempt := 0; ; attempt++ {
+		old, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			old = nil
+			if len(st.entries) == 0 {
+				break // no facts, no index yet: create nothing
+			}
+		} else if err != nil {
+			return fmt.Errorf("read memory index of %s: %w", st.agent, err)
+		}
+		if old != nil && bytes.Equal(old, data) {
+			break
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("write memory index of %s: %w", st.agent, err)
+		}
+		err = vault.ReplaceIf(p, old, data, 0o644)
+		if errors.Is(err, vault.ErrConflict) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write memory index of %s: %w", st.agent, err)
+		}
+		break
+	}
+	if st.dirty {
+		cp := cachePath(st.v, st.agent)
+		if err := os.MkdirAll(filepath.Dir(cp), 0o755); err != nil {
+			return fmt.Errorf("write fact cache: %w", err)
+		}
+		if err := vault.WriteFile(cp, st.entries.encode(), 0o644); err != nil {
+			return fmt.Errorf("write fact cache: %w", err)
+		}
+		st.dirty = false
+	}
+	if over > 0 {
+		return st.fullError(limit)
+	}
+	return nil
+}
+
+// SyncIndex brings agent's memory/INDEX.md in step with the fact files in
+// memory/, including files a person created, edited, renamed or deleted by
+// hand. It re-reads only files whose size or modification time changed
+// since the last sync, and rewrites INDEX.md only when its content changes.
+// When there are more facts than the index allows it writes the capped
+// index and returns [ErrIndexFull].
+func SyncIndex(v *vault.Vault, agent string) error {
+	if err := identity.ValidName(agent); err != nil {
+		return err
+	}
+	st, unlock, err := openFactStore(v, agent)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := st.rescan(); err != nil {
+		return err
+	}
+	return st.flush()
+}
+
+// SyncAllIndexes runs [SyncIndex] for every agent. It is what the watch and
+// serve loops call when files change.
+func SyncAllIndexes(v *vault.Vault) error {
+	names, err := identity.List(v)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range names {
+		if err := SyncIndex(v, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// IndexBanner is the heading of the memory index in the session-start
+// render.
+const IndexBanner = "MEMORY INDEX (your fact files; read one with fact_read)"
+
+// RenderIndex returns the memory index block for the session-start render:
+// after [SyncIndex], INDEX.md under a banner like the MEMORY block's, with
+// the line count and limit. An agent without facts renders as "".
+func RenderIndex(v *vault.Vault, agent string) (string, error) {
+	if err := SyncIndex(v, agent); err != nil && !errors.Is(err, ErrIndexFull) {
+		return "", err
+	}
+	data, err := os.ReadFile(v.MustPath(HomePath(agent, IndexFile)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read memory index of %s: %w", agent, err)
+	}
+	body := strings.TrimRight(string(data), "\n")
+	if body == "" {
+		return "", nil
+	}
+	lines := strings.Count(body, "\n") + 1
+	bar := strings.Repeat("═", 46)
+	return fmt.Sprintf("%s\n%s [%d/%d lines]\n%s\n%s", bar, IndexBanner, lines, v.Config().MemoryIndexLineLimit, bar, body), nil
+}
