@@ -1,0 +1,162 @@
+package agents
+
+import (
+	"fmt"
+	"regexp"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Scan rule names, as they appear in [ScanError.Rule] and in the
+// "[BLOCKED: RULE ...]" line of the session-start render.
+const (
+	RulePromptInjection  = "prompt_injection"
+	RuleRoleHijack       = "role_hijack"
+	RuleAPIKey           = "api_key"
+	RulePrivateKey       = "private_key"
+	RuleToken            = "token"
+	RulePassword         = "password"
+	RuleExfiltration     = "exfiltration"
+	RulePersistence      = "persistence"
+	RuleInvisibleUnicode = "invisible_unicode"
+)
+
+// ScanError is returned by [ScanText] for text that hits a security rule.
+// It wraps [vault.ErrRefused].
+type ScanError struct {
+	// Rule is the name of the first rule the text hit, one of the Rule...
+	// constants.
+	Rule string
+	// Detail says what matched, in words safe to show: the rule's
+	// description, or the code point of an invisible character. It never
+	// repeats a matched secret.
+	Detail string
+}
+
+func (e *ScanError) Error() string {
+	return fmt.Sprintf("refused by the security scan (rule %s): %s. Memory is pasted into every session's prompt, so it must not hold instructions to the model, secrets, or commands that leak or persist them", e.Rule, e.Detail)
+}
+
+// Unwrap makes a ScanError match [vault.ErrRefused].
+func (e *ScanError) Unwrap() error { return vault.ErrRefused }
+
+// scanRule is one security rule: a pattern over folded text.
+type scanRule struct {
+	name, desc string
+	re         *regexp.Regexp
+}
+
+// scanFiller is a bounded run of words between the key words of a phrase.
+const scanFiller = `(?:[\p{L}\p{N}_'’-]+\s+)`
+
+// scanRules are matched against text that is NFKC-normalised and
+// case-folded (see foldForScan), so every pattern is written in lower case.
+// Patterns anchor on attack phrasing and secret shapes, not on bossy
+// English: "you must run the tests" is a fine memory entry.
+var scanRules = func() []scanRule {
+	type r struct{ name, desc, pat string }
+	rules := []r{
+		// Prompt injection: telling the model to drop what it was told.
+		{RulePromptInjection, "asks the model to ignore or override its earlier instructions",
+			`\b(?:ignore|disregard|forget|override|bypass|skip)\s+` + scanFiller + `{0,3}(?:previous|prior|above|earlier|preceding|original|initial|system|developer)\s+` + scanFiller + `{0,2}(?:instructions?|prompts?|rules|guidelines|directives|messages|context)\b`},
+		{RulePromptInjection, "asks the model to ignore or override its instructions",
+			`\b(?:ignore|disregard|forget|override|bypass)\s+(?:all|any|your|every)\s+` + scanFiller + `{0,2}(?:instructions?|prompts?|directives|guidelines|safety\s+rules)\b`},
+		{RulePromptInjection, "tries to replace or leak the system prompt",
+			`\b(?:system\s+prompt\s+override|new\s+system\s+prompt|(?:reveal|print|output|show|leak|repeat|dump)\s+` + scanFiller + `{0,3}(?:system|initial|hidden|original)\s+prompt)\b`},
+		{RulePromptInjection, "asks the model to hide things from the user",
+			`\b(?:do\s+not|don'?t|don’t|never)\s+` + scanFiller + `{0,4}(?:tell|inform|alert|notify|mention\s+(?:this\s+)?to)\s+` + scanFiller + `{0,2}(?:the\s+)?(?:user|human|operator|owner)\b`},
+		{RulePromptInjection, "contains chat-template control markup",
+			`<\|\s*(?:im_start|im_end|system|user|assistant|endoftext)\s*\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|system-prompt|system_prompt)\s*>`},
+		// Role hijack: telling the model it is someone else now.
+		{RuleRoleHijack, "tries to give the model a new identity",
+			`\byou\s+are\s+` + scanFiller + `{0,2}(?:now|no\s+longer)\s+(?:a|an|the|my|in|called|named|not)\b`},
+		{RuleRoleHijack, "tries to give the model a new identity",
+			`\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|will|must|shall|should)|act\s+as|behave\s+as)\b|\bpretend\s+` + scanFiller + `{0,2}(?:you\s+are|you're|to\s+be)\b|\byour\s+new\s+(?:role|identity|persona|instructions|name)\s+(?:is|are)\b`},
+		{RuleRoleHijack, "tries to lift the model's restrictions",
+			`\b(?:act|behave)\s+as\s+(?:if|though)\s+` + scanFiller + `{0,4}(?:no|without)\s+` + scanFiller + `{0,2}(?:restrictions|limits|rules|filters|guidelines)\b|\b(?:respond|answer|reply)\s+without\s+` + scanFiller + `{0,2}(?:restrictions|limitations|filters|safety|censorship)\b|\b(?:developer|god|jailbreak|dan|unrestricted)\s+mode\b|\bjailbr(?:ea|o)k`},
+		// Secrets.
+		{RuleAPIKey, "looks like an API key",
+			`\bsk-(?:proj-|ant-|live-|test-|or-)?[a-z0-9_-]{20,}|\b(?:akia|asia)[0-9a-z]{16}\b|\bgh[pousr]_[a-z0-9]{30,}|\bgithub_pat_[a-z0-9_]{30,}|\bglpat-[a-z0-9_-]{20,}|\bxox[abposr]-[a-z0-9-]{10,}|\baiza[0-9a-z_-]{35}|\b(?:sk|rk|pk)_live_[a-z0-9]{20,}|\bnpm_[a-z0-9]{36}|\bhf_[a-z0-9]{30,}`},
+		{RulePrivateKey, "contains a private key",
+			`-----\s*begin\s+(?:[a-z0-9]+\s+){0,3}private\s+key\s*-----|\bed25519-private:|\bputty-user-key-file`},
+		{RuleToken, "looks like an access token",
+			`\bbearer\s+[a-z0-9._~+/-]{20,}|\beyj[a-z0-9_-]{8,}\.eyj[a-z0-9_-]{8,}\.[a-z0-9_-]*|\b(?:api[_ -]?key|access[_ -]?key|secret[_ -]?key|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|token|secret)\s*[:=]\s*["'` + "`" + `]?[a-z0-9+/=_.-]{16,}`},
+		{RulePassword, "contains a password",
+			`\b(?:password|passwd|passphrase|pwd)\s*[:=]\s*(?:"[^"\n]+"|'[^'\n]+'|[^\s"']{4,})|\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@`},
+		// Exfiltration and persistence.
+		{RuleExfiltration, "sends a secret variable over the network",
+			`\b(?:curl|wget|nc|ncat|invoke-webrequest|iwr|invoke-restmethod|irm|httpie|http)\b[^\n]{0,2048}\$\{?[a-z0-9_]*(?:key|token|secret|password|passwd|credentials?)s?\b`},
+		{RuleExfiltration, "reads a credentials file",
+			`\b(?:cat|less|more|head|tail|grep|source|type|base64|xxd|strings|cp|scp|rsync|curl|wget|open|read|print|dump|upload|send)\b[^\n]{0,512}(?:\.env\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/credentials\b)`},
+		{RuleExfiltration, "mentions exfiltration",
+			`\bexfiltrat`},
+		{RulePersistence, "touches ssh authorized_keys",
+			`authorized_keys`},
+		{RulePersistence, "installs a persistent hook",
+			`>>?\s*["']?(?:~|\$home|\$\{home\})?[a-z0-9_./-]*/?\.(?:bashrc|zshrc|bash_profile|profile|zprofile)\b|\bcrontab\s+-e\b|\|\s*crontab\b`},
+	}
+	out := make([]scanRule, len(rules))
+	for i, x := range rules {
+		out[i] = scanRule{name: x.name, desc: x.desc, re: regexp.MustCompile(x.pat)}
+	}
+	return out
+}()
+
+// isInvisibleRune reports whether r is an invisible or bidirectional-control
+// code point that can hide text from a person reading the file.
+func isInvisibleRune(r rune) bool {
+	switch {
+	case r >= 0x200B && r <= 0x200D, // zero-width space, non-joiner, joiner
+		r >= 0x2060 && r <= 0x2064, // word joiner, invisible operators
+		r == 0xFEFF,                // zero-width no-break space (BOM)
+		r >= 0x202A && r <= 0x202E, // bidi embeddings and overrides
+		r >= 0x2066 && r <= 0x2069: // bidi isolates
+		return true
+	}
+	return false
+}
+
+// foldForScan returns s NFKC-normalised and case-folded, so that
+// full-width letters, ligatures and case do not slip past the rules.
+func foldForScan(s string) string {
+	s = norm.NFKC.String(s)
+	// A Caser keeps state; make one per call so scans may run concurrently.
+	s = cases.Fold().String(s)
+	return norm.NFKC.String(s)
+}
+
+// ScanText runs the security scan over text that is about to enter an
+// agent's bounded memory (and so every future prompt of that agent). It
+// returns nil, or a [*ScanError] naming the first rule hit, which wraps
+// [vault.ErrRefused].
+//
+// It looks for prompt-injection and role-hijack phrasing, secret and
+// credential shapes (API keys, private keys, tokens, passwords),
+// exfiltration and persistence commands, and invisible or
+// bidirectional-control Unicode. Phrases are matched on NFKC-folded,
+// case-folded text. ScanText is safe for concurrent use.
+func ScanText(s string) error {
+	for _, r := range s {
+		if isInvisibleRune(r) {
+			return &ScanError{Rule: RuleInvisibleUnicode, Detail: fmt.Sprintf("contains the invisible or bidirectional-control character U+%04X", r)}
+		}
+	}
+	folded := foldForScan(s)
+	for _, rule := range scanRules {
+		if rule.re.MatchString(folded) {
+			return &ScanError{Rule: rule.name, Detail: rule.desc}
+		}
+	}
+	return nil
+}
+
+// scanRuleOf returns the rule name s hits, or "".
+func scanRuleOf(s string) string {
+	if err := ScanText(s); err != nil {
+		return err.(*ScanError).Rule
+	}
+	return ""
+}
