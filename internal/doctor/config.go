@@ -1,0 +1,83 @@
+package doctor
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// config checks that .nexus/config.yaml parses, that its limits are
+// sensible, and that every token hash belongs to an agent.
+func (c *checker) config(ctx context.Context) (string, []Finding, error) {
+	path := c.abs(vault.ConfigFile)
+	edit := "edit " + Quote(path) + " (for example: ${EDITOR:-vi} " + Quote(path) + ")"
+	data, err := os.ReadFile(path)
+	if notExist(err) {
+		return "no config.yaml; defaults apply", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return "does not parse", []Finding{{
+			Path:    vault.ConfigFile,
+			Problem: "config.yaml is not valid YAML: " + err.Error() + "; every command refuses to run until it is fixed",
+			Fix:     edit + ", then run " + c.cmd("doctor"),
+		}}, nil
+	}
+	if c.v == nil {
+		// The YAML parses, but not into the config's shape.
+		_, err := vault.Open(c.root)
+		return "does not parse", []Finding{{
+			Path:    vault.ConfigFile,
+			Problem: fmt.Sprint(err),
+			Fix:     edit + ", then run " + c.cmd("doctor"),
+		}}, nil
+	}
+	var findings []Finding
+	for _, key := range []string{"memory_char_limit", "user_char_limit", "memory_index_line_limit", "prompt_log_entries", "snapshots_keep"} {
+		if n, ok := raw[key].(int); ok && n <= 0 {
+			findings = append(findings, Finding{
+				Path:    vault.ConfigFile,
+				Problem: fmt.Sprintf("%s is %d; the default is used instead", key, n),
+				Fix:     edit + " and set " + key + " to a positive number, or delete the line",
+			})
+		}
+	}
+	cfg := c.v.Config()
+	names := make([]string, 0, len(cfg.Agents))
+	for n := range cfg.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ac := cfg.Agents[n]
+		if ac.TokenSHA256 == "" {
+			continue
+		}
+		if b, err := hex.DecodeString(ac.TokenSHA256); err != nil || len(b) != 32 {
+			findings = append(findings, Finding{
+				Path:    vault.ConfigFile,
+				Problem: fmt.Sprintf("the token hash of agent %s is not a hex SHA-256, so no token can match it", n),
+				Fix:     c.cmd("agent", "token", n, "--rotate"),
+			})
+			continue
+		}
+		if _, err := identity.Load(c.v, n); err != nil {
+			findings = append(findings, Finding{
+				Path:    vault.ConfigFile,
+				Problem: fmt.Sprintf("agent %s has a token but no usable identity (%v): its token cannot sign anything", n, err),
+				Fix:     c.cmd("agent", "add", n) + " (or delete agents: " + n + " from " + Quote(path) + ")",
+			})
+		}
+	}
+	return fmt.Sprintf("parses; %d agent(s) with settings", len(cfg.Agents)), findings, nil
+}

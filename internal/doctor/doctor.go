@@ -1,0 +1,211 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Finding is one problem that needs attention, with the command that fixes
+// it.
+type Finding struct {
+	// Check is the name of the check that found it ("key-mode", "log", ...).
+	Check string `json:"check"`
+	// Path is the vault-relative file concerned, if any.
+	Path string `json:"path,omitempty"`
+	// Problem says what is wrong, in plain words.
+	Problem string `json:"problem"`
+	// Fix is the command (or, where no command can do it, the action) that
+	// fixes the problem.
+	Fix string `json:"fix"`
+}
+
+// Result is the outcome of one check.
+type Result struct {
+	// Check is the check's name.
+	Check string `json:"check"`
+	// OK is true when the check found nothing to fix.
+	OK bool `json:"ok"`
+	// Summary says what was checked, in one line.
+	Summary string `json:"summary"`
+	// Findings are the problems found, with their fixes.
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Report is the outcome of [Run].
+type Report struct {
+	// Vault is the absolute path of the vault checked.
+	Vault string `json:"vault"`
+	// OK is true when no check found anything.
+	OK bool `json:"ok"`
+	// Results holds one entry per check, in the order they ran.
+	Results []Result `json:"results"`
+}
+
+// Findings returns every finding of every check.
+func (r *Report) Findings() []Finding {
+	var all []Finding
+	for _, res := range r.Results {
+		all = append(all, res.Findings...)
+	}
+	return all
+}
+
+// Options configure [Run]. The zero value is usable.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+	// Command is how fix commands invoke Nexus (default "nexus"); the
+	// vault flag is added to each.
+	Command string
+	// LockWait is how long a lock must stay held, while doctor watches it,
+	// to be reported (default 2s). Locks are normally held for
+	// milliseconds.
+	LockWait time.Duration
+	// TempAge is the age from which a temp file is a crash's leftover rather
+	// than a write in progress (default 10 minutes).
+	TempAge time.Duration
+	// ReviewAge is the age from which a pending review is overdue (default
+	// one week).
+	ReviewAge time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Command == "" {
+		o.Command = "nexus"
+	}
+	if o.LockWait <= 0 {
+		o.LockWait = 2 * time.Second
+	}
+	if o.TempAge <= 0 {
+		o.TempAge = 10 * time.Minute
+	}
+	if o.ReviewAge <= 0 {
+		o.ReviewAge = 7 * 24 * time.Hour
+	}
+}
+
+// checker runs the checks of one [Run].
+type checker struct {
+	root string       // absolute vault root
+	v    *vault.Vault // nil when the vault could not be opened
+	opts Options
+}
+
+// check is one named check. It returns a one-line summary and the findings;
+// an error means the check itself could not run, which is a finding too.
+type check struct {
+	name string
+	run  func(c *checker, ctx context.Context) (string, []Finding, error)
+}
+
+// checks run in this order. Checks after "config" need an opened vault.
+var checks = []check{
+	{"config", (*checker).config},
+	{"key-mode", (*checker).keyModes},
+	{"key-pair", (*checker).keyPairs},
+	{"locks", (*checker).locks},
+	{"temp-files", (*checker).tempFiles},
+}
+
+// Run checks the vault rooted at dir. It fails only when dir is not a vault
+// or ctx ends; every problem inside the vault is a finding in the report.
+func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
+	opts.defaults()
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("doctor: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	if st, err := os.Stat(filepath.Join(root, vault.NexusDir)); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("doctor %s: %w", root, vault.ErrNotVault)
+	}
+	c := &checker{root: root, opts: opts}
+	c.v, _ = vault.Open(root) // a config that does not parse is the config check's finding
+	rep := &Report{Vault: root, OK: true}
+	for _, ch := range checks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res := Result{Check: ch.name}
+		if c.v == nil && ch.name != "config" {
+			res.Summary = "skipped until the config parses"
+			res.OK = true
+			rep.Results = append(rep.Results, res)
+			continue
+		}
+		summary, findings, err := ch.run(c, ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			findings = append(findings, Finding{
+				Check:   ch.name,
+				Problem: "the check could not run: " + err.Error(),
+				Fix:     "fix the cause above, then run " + c.cmd("doctor"),
+			})
+			if summary == "" {
+				summary = "could not run"
+			}
+		}
+		for i := range findings {
+			findings[i].Check = ch.name
+		}
+		res.Summary, res.Findings, res.OK = summary, findings, len(findings) == 0
+		rep.OK = rep.OK && res.OK
+		rep.Results = append(rep.Results, res)
+	}
+	return rep, nil
+}
+
+// cmd renders a nexus command line for this vault.
+func (c *checker) cmd(args ...string) string {
+	parts := []string{c.opts.Command, "--vault", Quote(c.root)}
+	parts = append(parts, args...)
+	return strings.Join(parts, " ")
+}
+
+// abs returns the absolute OS path of a vault-relative slash path.
+func (c *checker) abs(rel string) string { return filepath.Join(c.root, filepath.FromSlash(rel)) }
+
+// rel returns the vault-relative slash path of an absolute path.
+func (c *checker) rel(abs string) string {
+	r, err := filepath.Rel(c.root, abs)
+	if err != nil {
+		return abs
+	}
+	return filepath.ToSlash(r)
+}
+
+// Quote quotes s for a POSIX shell (and, for paths without quotes, for
+// PowerShell) when it holds anything but plain path characters.
+func Quote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@%=", r) || (runtime.GOOS == "windows" && r == '\\'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// notExist reports whether err says a file does not exist.
+func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,0 +1,288 @@
+package doctor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+var t0 = time.Date(2026, 1, 15, 2, 0, 0, 0, time.UTC)
+
+// mustVault makes a vault with agents lyra and ella.
+func mustVault(tb testing.TB) *vault.Vault {
+	tb.Helper()
+	v, _, err := vault.Init(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, n := range []string{"lyra", "ella"} {
+		if _, err := agents.Add(v, n, n+" role", t0); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return v
+}
+
+func mustRun(tb testing.TB, dir string) *Report {
+	tb.Helper()
+	rep, err := Run(context.Background(), dir, Options{LockWait: 20 * time.Millisecond})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rep
+}
+
+// findingsOf returns the findings of one check.
+func findingsOf(rep *Report, check string) []Finding {
+	var out []Finding
+	for _, f := range rep.Findings() {
+		if f.Check == check {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestHealthyVault(t *testing.T) {
+	v := mustVault(t)
+	rep := mustRun(t, v.Root())
+	if !rep.OK || len(rep.Findings()) != 0 {
+		t.Fatalf("fresh vault has findings: %+v", rep.Findings())
+	}
+	if len(rep.Results) != len(checks) {
+		t.Errorf("got %d results, want one per check (%d)", len(rep.Results), len(checks))
+	}
+	for _, r := range rep.Results {
+		if r.Summary == "" {
+			t.Errorf("check %s has no summary", r.Check)
+		}
+	}
+}
+
+func TestNotAVault(t *testing.T) {
+	_, err := Run(context.Background(), t.TempDir(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "not a Nexus vault") {
+		t.Fatalf("err = %v, want not a vault", err)
+	}
+}
+
+// TestPlantedProblems plants one problem per case and checks that doctor
+// finds it, on the right path, with the right fix.
+func TestPlantedProblems(t *testing.T) {
+	type plant func(t *testing.T, v *vault.Vault) (cleanup func())
+	cases := []struct {
+		name     string
+		unixOnly bool
+		plant    plant
+		check    string
+		path     string
+		fix      string // substring of the fix
+	}{
+		{
+			name:     "key mode",
+			unixOnly: true,
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, os.Chmod(v.MustPath(identity.KeyPath("lyra")), 0o644))
+				return nil
+			},
+			check: "key-mode", path: ".nexus/keys/lyra.key", fix: "chmod 600 ",
+		},
+		{
+			name: "swapped key",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				ella, err := os.ReadFile(v.MustPath(identity.KeyPath("ella")))
+				must(t, err)
+				must(t, vault.WriteFile(v.MustPath(identity.KeyPath("lyra")), ella, 0o600))
+				return nil
+			},
+			check: "key-pair", path: ".nexus/keys/lyra.key", fix: "restore the agent's own key",
+		},
+		{
+			name: "missing key",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, os.Remove(v.MustPath(identity.KeyPath("ella"))))
+				return nil
+			},
+			check: "key-pair", path: ".nexus/keys/ella.key", fix: "cp BACKUP/.nexus/keys/ella.key",
+		},
+		{
+			name: "orphan key",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, os.RemoveAll(v.MustPath("agents/ella")))
+				return nil
+			},
+			check: "key-pair", path: ".nexus/keys/ella.key", fix: "mv ",
+		},
+		{
+			name: "config does not parse",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("memory_char_limit: [oops\n"), 0o644))
+				return nil
+			},
+			check: "config", path: ".nexus/config.yaml", fix: "EDITOR",
+		},
+		{
+			name: "config wrong shape",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("memory_char_limit: lots\n"), 0o644))
+				return nil
+			},
+			check: "config", path: ".nexus/config.yaml", fix: "EDITOR",
+		},
+		{
+			name: "negative limit",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("user_char_limit: -5\n"), 0o644))
+				return nil
+			},
+			check: "config", path: ".nexus/config.yaml", fix: "user_char_limit",
+		},
+		{
+			name: "bad token hash",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("agents:\n  lyra:\n    token_sha256: nothex\n"), 0o644))
+				return nil
+			},
+			check: "config", path: ".nexus/config.yaml", fix: "agent token lyra --rotate",
+		},
+		{
+			name: "stale lock",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				// A handle of our own conflicts with doctor's, as another
+				// process's would.
+				fl := flock.New(v.LockPath("livelog"))
+				ok, err := fl.TryLock()
+				must(t, err)
+				if !ok {
+					t.Fatal("could not take the lock")
+				}
+				return func() { fl.Unlock(); fl.Close() }
+			},
+			check: "locks", path: ".nexus/state/locks/livelog.lock", fix: "lsof",
+		},
+		{
+			name: "leftover temp file",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				p := v.MustPath("agents/lyra/.MEMORY.md.tmp-12345")
+				must(t, os.WriteFile(p, []byte("half"), 0o644))
+				old := time.Now().Add(-time.Hour)
+				must(t, os.Chtimes(p, old, old))
+				// Fresh ones are writes in progress, and .obsidian is not ours.
+				must(t, os.WriteFile(v.MustPath("agents/ella/.USER.md.tmp-1"), nil, 0o644))
+				must(t, os.MkdirAll(v.MustPath(".obsidian"), 0o755))
+				q := filepath.Join(v.Root(), ".obsidian", ".app.json.tmp-1")
+				must(t, os.WriteFile(q, nil, 0o644))
+				must(t, os.Chtimes(q, old, old))
+				return nil
+			},
+			check: "temp-files", path: "agents/lyra/.MEMORY.md.tmp-12345", fix: "rm ",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.unixOnly && runtime.GOOS == "windows" {
+				t.Skip("file modes are not checked on Windows")
+			}
+			v := mustVault(t)
+			if cleanup := tc.plant(t, v); cleanup != nil {
+				defer cleanup()
+			}
+			rep := mustRun(t, v.Root())
+			if rep.OK {
+				t.Fatal("report is OK with a planted problem")
+			}
+			all := rep.Findings()
+			if len(all) != 1 {
+				t.Fatalf("want exactly one finding, got %+v", all)
+			}
+			f := all[0]
+			if f.Check != tc.check || f.Path != tc.path {
+				t.Errorf("finding %s %s, want %s %s", f.Check, f.Path, tc.check, tc.path)
+			}
+			if !strings.Contains(f.Fix, tc.fix) || f.Problem == "" {
+				t.Errorf("finding %+v: fix should contain %q", f, tc.fix)
+			}
+		})
+	}
+}
+
+// TestLockReleasedWhileWatched: a lock that is let go during the watch was
+// ordinary work, not a problem.
+func TestLockReleasedWhileWatched(t *testing.T) {
+	v := mustVault(t)
+	fl := flock.New(v.LockPath("livelog"))
+	ok, err := fl.TryLock()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	released := make(chan struct{})
+	rep := make(chan *Report)
+	go func() {
+		r, err := Run(context.Background(), v.Root(), Options{LockWait: time.Hour})
+		if err != nil {
+			t.Error(err)
+		}
+		rep <- r
+	}()
+	// Release once doctor has seen it held: it then must not report it.
+	go func() {
+		defer close(released)
+		fl.Unlock()
+		fl.Close()
+	}()
+	<-released
+	r := <-rep
+	if r == nil {
+		return
+	}
+	if fs := findingsOf(r, "locks"); len(fs) != 0 {
+		t.Errorf("released lock reported: %+v", fs)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/vault":      "/tmp/vault",
+		"/tmp/my vault":   "'/tmp/my vault'",
+		"/tmp/it's":       `'/tmp/it'\''s'`,
+		"":                "''",
+		"/tmp/볼트":         "'/tmp/볼트'",
+		"--vault=/x/y.md": "--vault=/x/y.md",
+		"$(rm -rf /)":     "'$(rm -rf /)'",
+	} {
+		if got := Quote(in); got != want {
+			t.Errorf("Quote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsTempName(t *testing.T) {
+	for name, want := range map[string]bool{
+		".MEMORY.md.tmp-123": true,
+		".config.yaml.tmp-9": true,
+		"MEMORY.md":          false,
+		"notes.tmp-1.md":     false,
+		".obsidian":          false,
+	} {
+		if got := IsTempName(name); got != want {
+			t.Errorf("IsTempName(%q) = %v", name, got)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

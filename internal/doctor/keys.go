@@ -1,0 +1,106 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// keyFiles returns the vault-relative paths of the private key files.
+func (c *checker) keyFiles() ([]string, error) {
+	entries, err := os.ReadDir(c.abs(vault.KeysDir))
+	if notExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".key") && !strings.HasPrefix(e.Name(), ".") {
+			keys = append(keys, vault.KeysDir+"/"+e.Name())
+		}
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// keyModes checks that private key files are readable by their owner only.
+func (c *checker) keyModes(ctx context.Context) (string, []Finding, error) {
+	keys, err := c.keyFiles()
+	if err != nil {
+		return "", nil, err
+	}
+	if !modesApply {
+		return fmt.Sprintf("%d key file(s); file modes are not checked on this system", len(keys)), nil, nil
+	}
+	var findings []Finding
+	for _, k := range keys {
+		st, err := os.Stat(c.abs(k))
+		if err != nil {
+			return "", findings, err
+		}
+		if mode := st.Mode().Perm(); mode&0o077 != 0 {
+			findings = append(findings, Finding{
+				Path:    k,
+				Problem: fmt.Sprintf("private key has mode %04o: other users can read it and sign as this agent", mode),
+				Fix:     "chmod 600 " + Quote(c.abs(k)),
+			})
+		}
+	}
+	return fmt.Sprintf("%d key file(s), mode 0600 expected", len(keys)), findings, nil
+}
+
+// keyPairs checks that every agent's private key matches the public key in
+// its IDENTITY.md, and that no key file is left without an agent.
+func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
+	names, err := identity.List(c.v)
+	if err != nil {
+		return "", nil, err
+	}
+	var findings []Finding
+	known := map[string]bool{}
+	for _, n := range names {
+		known[n] = true
+		err := identity.CheckKeyPair(c.v, n)
+		if err == nil {
+			continue
+		}
+		keyPath := c.abs(identity.KeyPath(n))
+		f := Finding{Path: identity.KeyPath(n), Problem: err.Error()}
+		switch _, serr := os.Stat(keyPath); {
+		case notExist(serr):
+			f.Problem = fmt.Sprintf("agent %s has no private key, so it cannot sign log entries or decisions", n)
+			f.Fix = "restore it from a backup: cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath) + " && chmod 600 " + Quote(keyPath)
+		case errors.Is(err, identity.ErrKey) && strings.Contains(err.Error(), "does not match"):
+			f.Fix = "restore the agent's own key from a backup (cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath) +
+				"), or, if the key in IDENTITY.md is the wrong one, restore " + Quote(c.abs(identity.IdentityPath(n))) + " from a backup; then run " + c.cmd("doctor")
+		default:
+			f.Path = identity.IdentityPath(n)
+			f.Fix = "repair the frontmatter of " + Quote(c.abs(identity.IdentityPath(n))) + " (public_key: ed25519:...) or restore it from a backup; then run " + c.cmd("doctor")
+		}
+		findings = append(findings, f)
+	}
+	keys, err := c.keyFiles()
+	if err != nil {
+		return "", findings, err
+	}
+	for _, k := range keys {
+		n := strings.TrimSuffix(filepath.Base(k), ".key")
+		if !known[n] {
+			findings = append(findings, Finding{
+				Path:    k,
+				Problem: fmt.Sprintf("key file for %s, but agents/%s/IDENTITY.md does not exist", n, n),
+				Fix:     "restore " + Quote(c.abs(identity.IdentityPath(n))) + " from a backup, or move the unused key out of the vault: mv " + Quote(c.abs(k)) + " BACKUP/",
+			})
+		}
+	}
+	return fmt.Sprintf("%d agent(s): private keys match IDENTITY.md", len(names)), findings, nil
+}
