@@ -1,0 +1,171 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// EndpointPath is where [Server.Handler] serves Streamable HTTP.
+const EndpointPath = "/mcp"
+
+// HTTPOptions configure [Server.ListenAndServe].
+type HTTPOptions struct {
+	// Addr is host:port to listen on (default 127.0.0.1:7777).
+	Addr string
+	// TLSCert and TLSKey are PEM files; with both, the server speaks HTTPS.
+	TLSCert, TLSKey string
+	// InsecureListen allows a non-loopback Addr without TLS (for a trusted
+	// proxy that terminates TLS).
+	InsecureListen bool
+	// Ready, if not nil, is called with the bound address once the server
+	// listens (useful with port 0).
+	Ready func(addr net.Addr)
+}
+
+// Handler returns the Streamable HTTP handler at [EndpointPath]: every
+// request must carry "Authorization: Bearer TOKEN" for a token issued by
+// [identity.NewToken] (401 otherwise); bodies over Options.MaxBodyBytes get
+// 413. The token's agent is the caller of every tool. Sessions are bound to
+// that agent.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(EndpointPath, s.authenticate(s.streamable()))
+	return mux
+}
+
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearer(r.Header.Get("Authorization"))
+		agent := ""
+		var err error
+		if ok {
+			agent, err = s.tokens.Check(token)
+		}
+		if !ok || err != nil {
+			s.log.Warn("refused HTTP request", "remote", r.RemoteAddr, "reason", refusal(ok, err))
+			w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
+			writeJSONError(w, http.StatusUnauthorized, "missing or invalid bearer token: send 'Authorization: Bearer TOKEN' with a token from 'nexus agent token NAME'")
+			return
+		}
+		if r.ContentLength > s.opts.MaxBodyBytes {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is %d bytes, more than the %d allowed", r.ContentLength, s.opts.MaxBodyBytes))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r.WithContext(withAgent(r.Context(), agent)))
+	})
+}
+
+func refusal(hadToken bool, err error) string {
+	if !hadToken {
+		return "no bearer token"
+	}
+	return err.Error()
+}
+
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+func writeJSONError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(marshal(map[string]string{"error": msg}))
+}
+
+// CheckListenAddr refuses a non-loopback address unless TLS is configured
+// or insecure is set ([ErrInsecureListen]).
+func CheckListenAddr(addr string, tls, insecure bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: want HOST:PORT: %w", addr, err)
+	}
+	if tls || insecure || isLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", addr, ErrInsecureListen)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
+}
+
+// ListenAndServe serves [Server.Handler] on o.Addr until ctx is done, then
+// shuts down gracefully: it stops accepting, lets in-flight requests (and
+// their writes) finish for up to 10 seconds, and returns nil.
+func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:7777"
+	}
+	useTLS := o.TLSCert != "" || o.TLSKey != ""
+	if useTLS && (o.TLSCert == "" || o.TLSKey == "") {
+		return errors.New("pass both --tls-cert and --tls-key")
+	}
+	if err := CheckListenAddr(o.Addr, useTLS, o.InsecureListen); err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if useTLS {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return fmt.Errorf("load TLS key pair: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	if useTLS {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	s.log.Info("serving MCP over Streamable HTTP", "addr", ln.Addr().String(), "path", EndpointPath, "tls", useTLS, "vault", s.v.Root())
+	if o.Ready != nil {
+		o.Ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: letting in-flight calls finish")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Long-lived notification streams would hold Shutdown open: end them.
+	s.mu.Lock()
+	https := s.https
+	s.mu.Unlock()
+	for _, h := range https {
+		h.CloseSessions(sctx)
+	}
+	err = srv.Shutdown(sctx)
+	<-errc
+	return err
+}

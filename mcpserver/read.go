@@ -1,0 +1,71 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// maxNoteBytes bounds a note read by memory_get or as a resource.
+const maxNoteBytes = 8 << 20
+
+// readNote reads a markdown note by vault-relative path, refusing anything
+// that is not a .md file inside the vault and outside every dot-folder
+// (.nexus/ holds the private keys), also through symlinks.
+func (s *Server) readNote(rel string) (clean string, data []byte, err error) {
+	clean, err = vault.CleanRel(rel)
+	if err != nil {
+		return "", nil, err
+	}
+	if vault.Hidden(clean) {
+		return "", nil, fmt.Errorf("%q is in a hidden folder (.nexus/ holds keys and state): %w", rel, vault.ErrUnsafePath)
+	}
+	if !strings.EqualFold(path.Ext(clean), ".md") {
+		return "", nil, fmt.Errorf("%q is not a markdown note; only .md files in the vault can be read: %w", rel, vault.ErrUnsafePath)
+	}
+	abs, err := s.v.Path(clean)
+	if err != nil {
+		return "", nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, fmt.Errorf("note %q: %w", clean, vault.ErrNotFound)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("read %q: %w", clean, err)
+	}
+	realRel, err := s.v.Rel(real)
+	if err != nil || vault.Hidden(realRel) || !strings.EqualFold(path.Ext(realRel), ".md") {
+		return "", nil, fmt.Errorf("%q links to a file that cannot be read: %w", rel, vault.ErrUnsafePath)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil, fmt.Errorf("note %q: %w", clean, vault.ErrNotFound)
+		}
+		return "", nil, fmt.Errorf("read %q: %w", clean, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", nil, fmt.Errorf("read %q: %w", clean, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", nil, fmt.Errorf("%q is not a file: %w", clean, vault.ErrInvalid)
+	}
+	if st.Size() > maxNoteBytes {
+		return "", nil, fmt.Errorf("%q is %d bytes, more than the %d a read returns: %w", clean, st.Size(), maxNoteBytes, vault.ErrRefused)
+	}
+	data, err = io.ReadAll(io.LimitReader(f, maxNoteBytes+1))
+	if err != nil {
+		return "", nil, fmt.Errorf("read %q: %w", clean, err)
+	}
+	return clean, data, nil
+}

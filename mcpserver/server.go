@@ -1,0 +1,191 @@
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Options configure a [Server].
+type Options struct {
+	// Vault is the vault to serve. Required.
+	Vault *vault.Vault
+	// Logger receives the server's logs; nil discards them. On stdio it
+	// must not write to stdout, which carries the protocol.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Version is reported to clients as the server version.
+	Version string
+	// LogPollInterval is how often the live log is checked for appends by
+	// other processes, to notify subscribers (default 250ms).
+	LogPollInterval time.Duration
+	// MaxBodyBytes bounds an HTTP request body (default 16 MiB). Larger
+	// requests get 413 before they are read.
+	MaxBodyBytes int64
+}
+
+// Server serves one vault over MCP. Create it with [New], serve it with
+// [Server.ServeStdio] or [Server.Handler]/[Server.ListenAndServe], and stop
+// it with [Server.Close]. Its methods are safe for concurrent use; tool
+// calls run concurrently, each writing through the domain packages' locks.
+type Server struct {
+	v      *vault.Vault
+	log    *slog.Logger
+	now    func() time.Time
+	mcp    *server.MCPServer
+	tokens *identity.TokenChecker
+	opts   Options
+	subs   *subscriptions
+	res    *resourceList
+
+	// calls counts in-flight tool calls so Close lets writes finish.
+	calls sync.WaitGroup
+	// mu protects closing and https.
+	mu      sync.Mutex
+	closing bool
+	https   []*server.StreamableHTTPServer
+
+	ctx    context.Context // cancelled by Close; owns the background loops
+	cancel context.CancelFunc
+	loops  sync.WaitGroup
+}
+
+// New builds a server for opts.Vault with every tool, the session_start
+// prompt and the vault resources registered, and starts its live-log
+// watcher. Call [Server.Close] when done.
+func New(opts Options) (*Server, error) {
+	if opts.Vault == nil {
+		return nil, errorf("mcpserver: Options.Vault is nil")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.LogPollInterval <= 0 {
+		opts.LogPollInterval = 250 * time.Millisecond
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 16 << 20
+	}
+	s := &Server{
+		v:      opts.Vault,
+		log:    opts.Logger,
+		now:    opts.Now,
+		tokens: identity.NewTokenChecker(opts.Vault),
+		opts:   opts,
+		subs:   newSubscriptions(),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	hooks := &server.Hooks{}
+	s.subs.install(hooks)
+	s.mcp = server.NewMCPServer("nexus", opts.Version,
+		server.WithTitle("Nexus shared agent memory"),
+		server.WithInstructions(instructions),
+		server.WithToolCapabilities(false),
+		server.WithPromptCapabilities(false),
+		server.WithResourceCapabilities(true, false),
+		server.WithInputSchemaValidation(),
+		server.WithHooks(hooks),
+		server.WithResourceRecovery(),
+		server.WithPaginationLimit(1000),
+	)
+	for _, t := range s.tools() {
+		s.mcp.AddTool(t.def, s.handler(t.def.Name, t.run))
+	}
+	s.addPrompts()
+	s.addResources(hooks)
+	s.loops.Add(1)
+	go func() {
+		defer s.loops.Done()
+		s.watchLiveLog(s.ctx)
+	}()
+	return s, nil
+}
+
+// instructions are sent to clients at initialize; many put them in the
+// model's system prompt.
+const instructions = `Nexus is the shared, durable memory of the agents you work with, kept as markdown that people also edit.
+- At the start of a session read the session_start prompt: your identity, bounded memory, user profile, memory index, unread log entries, checkpoint and decisions.
+- When a tool result ends with "N new log entries from ... — call log_read", call log_read (with ack true once you have read them) before you reply.
+- Keep MEMORY.md/USER.md small with the memory tool; put durable facts in fact files (fact_write); record decisions with decision_record; save a checkpoint during long work.
+- Find things with memory_search, then read them with memory_get.`
+
+// MCP returns the underlying mcp-go server, for embedding in another
+// transport.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// enter registers a tool call; it returns false once Close has begun.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.calls.Add(1)
+	return true
+}
+
+// Close stops accepting tool calls, waits for the ones in flight (their
+// writes complete; ctx bounds the wait), ends HTTP sessions and stops the
+// background loops. It is safe to call more than once.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	https := s.https
+	s.https = nil
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.calls.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	for _, h := range https {
+		if herr := h.Shutdown(ctx); herr != nil && err == nil {
+			err = herr
+		}
+	}
+	s.cancel()
+	s.loops.Wait()
+	return err
+}
+
+// streamable builds the Streamable HTTP transport for s, owned by s (Close
+// shuts it down).
+func (s *Server) streamable() *server.StreamableHTTPServer {
+	h := server.NewStreamableHTTPServer(s.mcp,
+		server.WithSessionIdManagerResolver(newSessionBinder()),
+		server.WithStreamableHTTPLogger(s.log),
+		server.WithSessionIdleTTL(time.Hour),
+		server.WithHeartbeatInterval(30*time.Second),
+	)
+	s.mu.Lock()
+	s.https = append(s.https, h)
+	s.mu.Unlock()
+	return h
+}
+
+var _ http.Handler = (*server.StreamableHTTPServer)(nil)
+
+// textResult is a successful tool result holding text.
+func textResult(text string) *mcp.CallToolResult { return mcp.NewToolResultText(text) }
