@@ -90,7 +90,7 @@ NAME is 1-64 of a-z, 0-9, '-', '_'.`,
 			})
 		},
 	}
-	cmd.AddCommand(add, list, show)
+	cmd.AddCommand(add, list, show, newAgentTokenCmd(g))
 	return cmd
 }
 

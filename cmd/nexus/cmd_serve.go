@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/mcpserver"
+)
+
+func init() { register(newServeCmd) }
+
+// serveOptions are the flags of 'nexus serve'.
+type serveOptions struct {
+	stdio          bool
+	http           string
+	tlsCert        string
+	tlsKey         string
+	insecureListen bool
+	logLevel       string
+}
+
+// version is reported to MCP clients.
+var version = "dev"
+
+func newServeCmd(g *globals) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [--stdio | --http ADDR]",
+		Short: "Serve the vault to AI agents over MCP (stdio or Streamable HTTP)",
+		Long: `Serve the vault over the Model Context Protocol: the tools memory,
+fact_write, fact_read, fact_remove, memory_search, memory_get, log_read,
+log_append, decision_record, decision_list, checkpoint_save, checkpoint_load
+and retain; the session_start prompt; and the vault's markdown notes as
+resources (the live log is subscribable).
+
+--stdio (the default) serves one agent, named by --agent or $NEXUS_AGENT:
+this is what an MCP client's config launches. Stdout carries the protocol;
+logs go to stderr.
+
+--http ADDR serves several agents over Streamable HTTP at http://ADDR/mcp.
+Every request must carry "Authorization: Bearer TOKEN", a token made by
+'nexus agent token NAME'; the token decides the agent. ADDR must be a
+loopback address unless --tls-cert/--tls-key are given or --insecure-listen
+is passed (for a trusted TLS-terminating proxy).
+
+SIGINT/SIGTERM shut down gracefully: calls in flight finish their writes.
+
+Examples:
+  nexus --agent lyra serve --stdio
+  nexus agent token lyra && nexus serve --http 127.0.0.1:7777`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.stdio && o.http != "" {
+				return usagef("pass either --stdio or --http ADDR, not both")
+			}
+			return runServe(g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.stdio, "stdio", false, "serve one agent (--agent) on stdin/stdout (default)")
+	f.StringVar(&o.http, "http", "", "serve Streamable HTTP on ADDR (host:port), bearer-token authenticated")
+	f.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate file for HTTPS")
+	f.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file for HTTPS")
+	f.BoolVar(&o.insecureListen, "insecure-listen", false, "allow plain HTTP on a non-loopback address")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	return cmd
+}
+
+// serveReady lets tests learn the HTTP address; nil in production.
+var serveReady func(net.Addr)
+
+func runServe(g *globals, o serveOptions) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	if o.http == "" && (o.tlsCert != "" || o.tlsKey != "" || o.insecureListen) {
+		return usagef("--tls-cert, --tls-key and --insecure-listen go with --http")
+	}
+	var agent string
+	if o.http == "" {
+		a, err := g.agentName()
+		if err != nil {
+			return err
+		}
+		agent = a
+	} else if err := mcpserver.CheckListenAddr(o.http, o.tlsCert != "" || o.tlsKey != "", o.insecureListen); err != nil {
+		return usagef("%v", err)
+	}
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := mcpserver.New(mcpserver.Options{Vault: v, Logger: logger, Now: g.now, Version: version})
+	if err != nil {
+		return err
+	}
+	ctx := g.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.http != "" {
+		err = srv.ListenAndServe(ctx, mcpserver.HTTPOptions{
+			Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, InsecureListen: o.insecureListen, Ready: serveReady,
+		})
+	} else {
+		stdin, stdout := g.stdin, g.stdout
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		err = srv.ServeStdio(ctx, agent, stdin, stdout)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if cerr := srv.Close(cctx); cerr != nil && err == nil {
+		err = fmt.Errorf("shut down: %w", cerr)
+	}
+	return err
+}

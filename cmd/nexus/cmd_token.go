@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/mcpserver"
+)
+
+// newAgentTokenCmd is 'nexus agent token NAME [--rotate]'.
+func newAgentTokenCmd(g *globals) *cobra.Command {
+	var rotate bool
+	cmd := &cobra.Command{
+		Use:   "token NAME [--rotate]",
+		Short: "Issue an agent's bearer token for 'nexus serve --http'",
+		Long: `Print a new bearer token for agent NAME, once. Only its SHA-256 hash is
+kept (in .nexus/config.yaml under agents: NAME: token_sha256), so store the
+token where the agent's MCP client can read it; it cannot be shown again.
+
+An agent that already has a token keeps it unless --rotate is given; then
+the old token stops working at once, also in a running server.
+
+Example:
+  nexus agent token lyra
+  curl -H "Authorization: Bearer nxs_..." http://127.0.0.1:7777/mcp ...`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := g.openVault()
+			if err != nil {
+				return err
+			}
+			token, err := identity.NewToken(v, args[0], rotate)
+			if errors.Is(err, identity.ErrTokenExists) {
+				return fmt.Errorf("%w; pass --rotate to replace it", err)
+			}
+			if err != nil {
+				return err
+			}
+			res := struct {
+				Agent    string `json:"agent"`
+				Token    string `json:"token"`
+				Rotated  bool   `json:"rotated"`
+				Endpoint string `json:"endpoint_path"`
+			}{args[0], token, rotate, mcpserver.EndpointPath}
+			return g.emit(res, nil, func(w io.Writer) {
+				fmt.Fprintf(w, "%s\n", token)
+				fmt.Fprintf(g.stderr, "Token for %s (shown once; only its hash is stored). Send it as 'Authorization: Bearer TOKEN' to %s.\n", args[0], mcpserver.EndpointPath)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&rotate, "rotate", false, "replace the agent's existing token")
+	return cmd
+}
