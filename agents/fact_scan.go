@@ -1,5 +1,5 @@
 package agents
 
-// scanFactText runs the security scan of SPEC §2 over fact text.
-// TODO(facts): call ScanText once the bounded-memory scanner lands.
-func scanFactText(s string) error { return nil }
+// scanFactText runs the security scan of SPEC §2 ([ScanText]) over fact
+// text, so a fact cannot carry what a memory entry may not.
+func scanFactText(s string) error { return ScanText(s) }
