@@ -146,8 +146,8 @@ func checkLine(field, s string, maxRunes int, required bool) error {
 }
 
 // ParseFact parses a fact file. It is lenient, as fact files may be written
-// by hand in Obsidian: without frontmatter, or with malformed YAML, the
-// whole file is the body; a missing name falls back to the slug and a
+// by hand in Obsidian: without frontmatter the whole file is the body,
+// malformed YAML is ignored; a missing name falls back to the slug and a
 // missing description to the body's first line. It fails only on text that
 // is not UTF-8.
 func ParseFact(slug string, data []byte) (Fact, error) {

@@ -345,7 +345,7 @@ func TestParseFactLenient(t *testing.T) {
 		{"full", "---\nname: N\ndescription: D\ntype: User\n---\nbody", "N", "D"},
 		{"crlf", "---\r\nname: N\r\ndescription: D\r\n---\r\nbody\r\n", "N", "D"},
 		{"no frontmatter", "# Title\nmore", "slug", "Title"},
-		{"bad yaml", "---\nname: [\n---\nline", "slug", "---"},
+		{"bad yaml", "---\nname: [\n---\nline", "slug", "line"},
 		{"list name", "---\nname: [a, b]\n---\n", "a, b", ""},
 		{"multiline description", "---\ndescription: |\n  a\n  b\n---\n", "slug", "a b"},
 	}
