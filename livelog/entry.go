@@ -1,0 +1,357 @@
+package livelog
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Size limits. A body of exactly MaxBodyBytes is accepted.
+const (
+	MaxSummaryRunes = 500     // code points, after folding to one line
+	MaxBodyBytes    = 1 << 20 // 1 MiB of UTF-8
+	MaxLabelRunes   = 64      // channel and kind
+)
+
+// Defaults for an entry that names no channel or kind.
+const (
+	DefaultChannel = "general"
+	DefaultKind    = "note"
+)
+
+// Entry is one block of a log file: a signed agent entry, or text a person
+// typed by hand (Signed false). Position fields say where it is on disk.
+type Entry struct {
+	Time    time.Time `json:"time"`
+	Agent   string    `json:"agent,omitempty"`
+	Channel string    `json:"channel,omitempty"`
+	Kind    string    `json:"kind,omitempty"`
+	Summary string    `json:"summary"`
+	Body    string    `json:"body,omitempty"`
+
+	// Prev is the chain hash of the signed entry before this one; Sig the
+	// agent's signature; Hash this entry's chain hash (SHA-256 of Sig).
+	// All three are unpadded base64url. Empty for unsigned text.
+	Prev string `json:"prev,omitempty"`
+	Sig  string `json:"sig,omitempty"`
+	Hash string `json:"hash,omitempty"`
+
+	// Signed is true when the block carries a signature line. It says
+	// nothing about whether the signature is valid: see [Log.Verify].
+	Signed bool `json:"signed"`
+	// Hand is true for text that does not follow the entry grammar at all
+	// (a person's paragraph); its Summary is its first line, Body all of it.
+	Hand bool `json:"hand,omitempty"`
+	// Torn is true for the partial record a crash left behind.
+	Torn bool `json:"torn,omitempty"`
+
+	Segment string `json:"segment"` // vault-relative file
+	Line    int    `json:"line"`    // 1-based line of the block's first line
+	Offset  int64  `json:"offset"`  // byte offset of the block
+	End     int64  `json:"end"`     // byte offset just after the block
+
+	timeText string // the time exactly as written, for the canonical form
+	stream   string
+	damaged  bool // a signature line without a header, or a malformed one
+}
+
+// Hash is a chain hash: the SHA-256 of an entry's signature.
+type Hash [32]byte
+
+// genesis is the Prev of the first entry of a chain.
+var genesis Hash
+
+func (h Hash) String() string { return b64.EncodeToString(h[:]) }
+
+var b64 = base64.RawURLEncoding
+
+func hashSig(sig []byte) Hash { return sha256.Sum256(sig) }
+
+func parseHash(s string) (Hash, bool) {
+	var h Hash
+	if len(s) != 43 {
+		return h, false
+	}
+	n, err := b64.Decode(h[:], []byte(s))
+	return h, err == nil && n == 32
+}
+
+// Streams name the two chains; they are part of what is signed, so an entry
+// cannot be moved from one log to the other.
+const (
+	streamLive      = "live"
+	streamDecisions = "decisions"
+)
+
+// Canonical returns the bytes an entry's signature covers: a domain tag
+// naming the log ("nexus-log-v1 live" or "nexus-log-v1 decisions"), then
+// time (as written), agent, channel, kind, summary and prev, each followed
+// by a NUL byte, then the body. Fields never contain NUL, and the body is
+// last, so the encoding is unambiguous.
+func (e *Entry) Canonical() []byte {
+	return canonical(nil, e.stream, e.timeText, e.Agent, e.Channel, e.Kind, e.Summary, e.Prev, e.Body)
+}
+
+func canonical(buf []byte, stream, ts, agent, channel, kind, summary, prev, body string) []byte {
+	buf = append(buf, "nexus-log-v1 "...)
+	buf = append(buf, stream...)
+	for _, f := range [...]string{ts, agent, channel, kind, summary, prev} {
+		buf = append(buf, 0)
+		buf = append(buf, f...)
+	}
+	buf = append(buf, 0)
+	return append(buf, body...)
+}
+
+// sign fills Prev, Sig and Hash.
+func (e *Entry) sign(s *identity.Signer, prev Hash) {
+	e.Prev = prev.String()
+	sig := s.Sign(e.Canonical())
+	e.Sig = b64.EncodeToString(sig)
+	e.Hash = hashSig(sig).String()
+	e.Signed = true
+}
+
+// record renders a signed entry as it is appended: header line, escaped
+// body lines, signature line, blank line.
+func (e *Entry) record() []byte {
+	var b strings.Builder
+	b.Grow(len(e.Body) + len(e.Summary) + 256)
+	b.WriteString(headerLine(e.timeText, e.Agent, e.Channel, e.Kind, e.Summary))
+	b.WriteByte('\n')
+	if e.Body != "" {
+		for _, line := range strings.Split(e.Body, "\n") {
+			b.WriteString(escapeLine(line))
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteString(sigPrefix + "prev=" + e.Prev + " sig=" + e.Sig + sigSuffix + "\n\n")
+	return []byte(b.String())
+}
+
+const (
+	headerPrefix = "### "
+	nexusComment = "<!-- nexus"
+	sigPrefix    = "<!-- nexus "
+	sigSuffix    = " -->"
+	tornMarker   = "<!-- nexus torn: the record above was cut short by a crash -->"
+	timeLayout   = "2006-01-02T15:04:05Z"
+)
+
+func headerLine(ts, agent, channel, kind, summary string) string {
+	s := headerPrefix + ts + " " + agent + " [" + channel + "/" + kind + "]"
+	if summary != "" {
+		s += " " + summary
+	}
+	return s
+}
+
+// header is a parsed header line.
+type header struct {
+	ts, agent, channel, kind, summary string
+	t                                 time.Time
+}
+
+// parseHeader recognises "### TIME AGENT [CHANNEL/KIND] SUMMARY".
+func parseHeader(line string) (header, bool) {
+	var h header
+	rest, ok := strings.CutPrefix(line, headerPrefix)
+	if !ok {
+		return h, false
+	}
+	if h.ts, rest, ok = strings.Cut(rest, " "); !ok {
+		return h, false
+	}
+	t, err := time.Parse(time.RFC3339, h.ts)
+	if err != nil {
+		return h, false
+	}
+	h.t = t.UTC()
+	if h.agent, rest, ok = strings.Cut(rest, " ["); !ok || identity.ValidName(h.agent) != nil {
+		return h, false
+	}
+	var labels string
+	if labels, rest, ok = strings.Cut(rest, "]"); !ok {
+		return h, false
+	}
+	if h.channel, h.kind, ok = strings.Cut(labels, "/"); !ok || checkLabel(h.channel) != nil || checkLabel(h.kind) != nil {
+		return h, false
+	}
+	switch {
+	case rest == "":
+	case rest[0] == ' ':
+		h.summary = rest[1:]
+	default:
+		return h, false
+	}
+	return h, true
+}
+
+// Reserved body lines are those the parser would take for a header or a
+// Nexus comment. They are written with one more leading backslash, which
+// markdown renders as nothing ("\###" shows as "###"), and read back
+// without it.
+func reserved(line string) bool {
+	return strings.HasPrefix(line, nexusComment) || (strings.HasPrefix(line, headerPrefix) && isHeader(line))
+}
+
+func isHeader(line string) bool { _, ok := parseHeader(line); return ok }
+
+func escapeLine(line string) string {
+	if reserved(strings.TrimLeft(line, `\`)) {
+		return `\` + line
+	}
+	return line
+}
+
+func unescapeLine(line string) string {
+	if strings.HasPrefix(line, `\`) && reserved(strings.TrimLeft(line, `\`)) {
+		return line[1:]
+	}
+	return line
+}
+
+// checkLabel validates a channel or kind: 1-64 letters (any script),
+// digits, '-', '_' or '.'.
+func checkLabel(s string) error {
+	if s == "" || utf8.RuneCountInString(s) > MaxLabelRunes {
+		return fmt.Errorf("%q must be 1-%d characters: %w", s, MaxLabelRunes, vault.ErrInvalid)
+	}
+	for _, r := range s {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("%q: only letters, digits, '-', '_' and '.' are allowed: %w", s, vault.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// invisible reports the first invisible or bidirectional-control code point
+// in s (SPEC §2's list), which could hide text from a reader.
+func invisible(s string) (rune, bool) {
+	for _, r := range s {
+		switch {
+		case r >= 0x200B && r <= 0x200D, r >= 0x2060 && r <= 0x2064, r == 0xFEFF,
+			r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+func checkField(field, s string, maxBytes int) error {
+	if err := vault.CheckText(field, s, 0); err != nil {
+		return err
+	}
+	if maxBytes > 0 && len(s) > maxBytes {
+		return fmt.Errorf("%s is %d bytes, more than the %d allowed: %w", field, len(s), maxBytes, ErrTooLarge)
+	}
+	if r, bad := invisible(s); bad {
+		return fmt.Errorf("%s contains the invisible character U+%04X: %w", field, r, vault.ErrInvalid)
+	}
+	return nil
+}
+
+// foldLine makes s one line: every run of whitespace that holds a line
+// break or a tab becomes one space, and the ends are trimmed. folded says
+// whether anything but trimming changed.
+func foldLine(s string) (out string, folded bool) {
+	s = strings.TrimSpace(s)
+	if !strings.ContainsAny(s, "\r\n\t\v\f\u0085\u2028\u2029") {
+		return s, false
+	}
+	return strings.Join(strings.Fields(s), " "), true
+}
+
+// normalizeBody turns CRLF and lone CR into LF, drops trailing white space,
+// and closes a code fence the body left open (so it cannot swallow the
+// entries after it when Obsidian renders the file).
+func normalizeBody(s string) (string, bool) {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	s = strings.TrimRight(s, " \t\n")
+	if s == "" {
+		return "", false
+	}
+	if fence := openFence(s); fence != "" {
+		return s + "\n" + fence, true
+	}
+	return s, false
+}
+
+// openFence returns the fence ("```" or "~~~" run) of a code block left open
+// at the end of s, or "".
+func openFence(s string) string {
+	open := ""
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimLeft(line, " ")
+		if len(line)-len(t) > 3 {
+			continue
+		}
+		for _, c := range []byte{'`', '~'} {
+			n := 0
+			for n < len(t) && t[n] == c {
+				n++
+			}
+			if n < 3 {
+				continue
+			}
+			switch {
+			case open == "":
+				open = t[:n]
+			case open[0] == c && n >= len(open) && strings.TrimSpace(t[n:]) == "":
+				open = ""
+			}
+		}
+	}
+	return open
+}
+
+// prepare validates and normalises an entry about to be appended, and
+// reports what it changed.
+func prepare(e *Entry) (notes []string, err error) {
+	if e.Channel == "" {
+		e.Channel = DefaultChannel
+	}
+	if e.Kind == "" {
+		e.Kind = DefaultKind
+	}
+	if err := checkLabel(e.Channel); err != nil {
+		return nil, fmt.Errorf("channel %w", err)
+	}
+	if err := checkLabel(e.Kind); err != nil {
+		return nil, fmt.Errorf("kind %w", err)
+	}
+	if err := checkField("summary", e.Summary, 0); err != nil {
+		return nil, err
+	}
+	var folded bool
+	e.Summary, folded = foldLine(e.Summary)
+	if n := utf8.RuneCountInString(e.Summary); n > MaxSummaryRunes {
+		return nil, fmt.Errorf("summary is %d characters, more than the %d allowed (put details in the body): %w", n, MaxSummaryRunes, ErrTooLarge)
+	}
+	if folded {
+		notes = append(notes, "summary folded to one line")
+	}
+	if e.Body != "" {
+		if strings.TrimSpace(e.Body) == "" {
+			e.Body = ""
+		} else {
+			if err := checkField("body", e.Body, MaxBodyBytes); err != nil {
+				return nil, err
+			}
+			var closed bool
+			e.Body, closed = normalizeBody(e.Body)
+			if closed {
+				notes = append(notes, "unclosed code fence in body closed")
+			}
+		}
+	}
+	return notes, nil
+}

@@ -1,0 +1,276 @@
+package livelog
+
+import (
+	"bytes"
+	"strings"
+)
+
+// parser splits the bytes of a log file into blocks (see [Entry]). It
+// starts at a block boundary: the start of a file or the End of a block.
+//
+// The grammar, line by line (a trailing "\r" is ignored when recognising a
+// line):
+//
+//	header  = "### " TIME " " AGENT " [" CHANNEL "/" KIND "]" [" " SUMMARY]
+//	sig     = "<!-- nexus prev=" HASH " sig=" SIGNATURE " -->"
+//	torn    = "<!-- nexus torn: ... -->"      (written after a torn tail)
+//
+// An entry is a header, the body lines after it, and a sig line; a header
+// block that reaches the next header, a torn marker or the end of the file
+// without a sig line is unsigned. Other text, up to the next header or
+// Nexus comment, is a hand-typed block. A block followed by a torn marker,
+// or left without a final newline at the end of the file while looking like
+// a record, is torn.
+type parser struct {
+	data    []byte
+	base    int64 // file offset of data[0]
+	pos     int
+	line    int // 1-based line number of data[pos]
+	stream  string
+	segment string
+}
+
+func newParser(data []byte, base int64, line int, stream, segment string) *parser {
+	if line < 1 {
+		line = 1
+	}
+	return &parser{data: data, base: base, line: line, stream: stream, segment: segment}
+}
+
+// peek returns the line at pos (without "\n" and a trailing "\r"), the
+// position after it, and whether it ended with "\n".
+func (p *parser) peek(pos int) (line []byte, next int, nl bool) {
+	i := bytes.IndexByte(p.data[pos:], '\n')
+	if i < 0 {
+		line, next = p.data[pos:], len(p.data)
+	} else {
+		line, next, nl = p.data[pos:pos+i], pos+i+1, true
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, next, nl
+}
+
+func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+type lineKind int
+
+const (
+	kindText lineKind = iota
+	kindHeader
+	kindSig   // a Nexus comment other than the torn marker
+	kindTorn  // the torn marker
+	kindBlank // empty or white space
+)
+
+func classify(line []byte) (lineKind, header) {
+	switch {
+	case len(line) == 0:
+		return kindBlank, header{}
+	case line[0] == '#' && bytes.HasPrefix(line, []byte(headerPrefix)):
+		if h, ok := parseHeader(string(line)); ok {
+			return kindHeader, h
+		}
+	case line[0] == '<' && bytes.HasPrefix(line, []byte(nexusComment)):
+		if bytes.HasPrefix(line, []byte(tornMarker[:len("<!-- nexus torn")])) {
+			return kindTorn, header{}
+		}
+		return kindSig, header{}
+	}
+	if blank(line) {
+		return kindBlank, header{}
+	}
+	return kindText, header{}
+}
+
+// parseSig reads "<!-- nexus prev=P sig=S -->".
+func parseSig(line []byte) (prev, sig string, ok bool) {
+	s, ok := strings.CutPrefix(string(line), sigPrefix+"prev=")
+	if !ok {
+		return "", "", false
+	}
+	s, ok = strings.CutSuffix(s, sigSuffix)
+	if !ok {
+		return "", "", false
+	}
+	prev, sig, ok = strings.Cut(s, " sig=")
+	if !ok || strings.ContainsAny(sig, " ") {
+		return "", "", false
+	}
+	return prev, sig, true
+}
+
+// looksLikeRecord reports whether an unterminated first line is the start
+// of a record cut short ("###", "### 2026-..."), as opposed to a person's
+// text that merely lacks a final newline.
+func looksLikeRecord(line []byte) bool {
+	if len(line) <= len(headerPrefix) {
+		return strings.HasPrefix(headerPrefix, string(line)) && len(line) > 0
+	}
+	return bytes.HasPrefix(line, []byte(headerPrefix)) && line[4] >= '0' && line[4] <= '9'
+}
+
+// next returns the next block, or false at the end of the data.
+func (p *parser) next() (Entry, bool) {
+	for {
+		// Skip blank lines and stray torn markers.
+		for p.pos < len(p.data) {
+			line, nxt, _ := p.peek(p.pos)
+			k, _ := classify(line)
+			if k != kindBlank && k != kindTorn {
+				break
+			}
+			p.pos, p.line = nxt, p.line+1
+		}
+		if p.pos >= len(p.data) {
+			return Entry{}, false
+		}
+		e, ok := p.block()
+		if ok {
+			return e, true
+		}
+	}
+}
+
+func (p *parser) block() (Entry, bool) {
+	start, startLine := p.pos, p.line
+	e := Entry{Segment: p.segment, Line: startLine, Offset: p.base + int64(start), stream: p.stream}
+	first, pos, nl := p.peek(start)
+	k, h := classify(first)
+	line := p.line + 1
+	switch k {
+	case kindHeader:
+		e.Time, e.timeText, e.Agent, e.Channel, e.Kind, e.Summary = h.t, h.ts, h.agent, h.channel, h.kind, h.summary
+	case kindSig:
+		// A signature line with no header above it: the header was
+		// damaged or deleted.
+		e.Hand, e.damaged = true, true
+		if prev, sig, ok := parseSig(first); ok && nl {
+			e.setSig(prev, sig)
+		} else if !nl {
+			e.Torn = true
+		}
+		e.Summary = strings.TrimSpace(string(first))
+		e.Body = e.Summary
+		p.pos, p.line = pos, line
+		p.skipRecordBlank()
+		e.End = p.base + int64(p.pos)
+		return e, true
+	default:
+		e.Hand = true
+		e.Summary = strings.TrimSpace(string(first))
+	}
+	if !nl {
+		// A lone unterminated line at the end of the file.
+		p.pos, p.line = pos, line
+		e.End = p.base + int64(pos)
+		e.Torn = k == kindHeader || looksLikeRecord(first)
+		if e.Hand {
+			e.Body = string(first)
+		}
+		return e, true
+	}
+	bodyStart := pos
+	lastText := pos // end of the last non-blank line consumed
+	escaped := false
+	for pos < len(p.data) {
+		l, nxt, lnl := p.peek(pos)
+		lk, _ := classify(l)
+		switch lk {
+		case kindHeader:
+			return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
+		case kindTorn:
+			e.Torn = true
+			e = p.finish(e, start, bodyStart, lastText, nxt, line+1, escaped)
+			return e, true
+		case kindSig:
+			prev, sig, ok := parseSig(l)
+			if !ok || !lnl {
+				// A damaged or cut-off signature line stays in the block.
+				if lnl {
+					e.damaged = true
+				} else {
+					e.Torn = true
+				}
+				lastText = nxt
+				pos, line = nxt, line+1
+				continue
+			}
+			if e.Hand {
+				e.damaged = true
+				e.Body = strings.TrimRight(string(p.data[start:pos]), "\r\n")
+			} else {
+				e.Body = p.body(bodyStart, pos, escaped)
+			}
+			e.setSig(prev, sig)
+			p.pos, p.line = nxt, line+1
+			p.skipRecordBlank()
+			e.End = p.base + int64(p.pos)
+			return e, true
+		case kindText:
+			if len(l) > 0 && l[0] == '\\' {
+				escaped = true
+			}
+			lastText = nxt
+			if !lnl {
+				// The file ends inside this block, without a newline.
+				e.Torn = !e.Hand || looksLikeRecord(first)
+			}
+		}
+		pos, line = nxt, line+1
+	}
+	return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
+}
+
+func (e *Entry) setSig(prev, sig string) {
+	e.Prev, e.Sig, e.Signed = prev, sig, true
+	if raw, err := b64.DecodeString(sig); err == nil {
+		e.Hash = hashSig(raw).String()
+	} else {
+		e.Hash = hashSig([]byte(sig)).String()
+	}
+}
+
+// skipRecordBlank consumes the one blank line that ends a record.
+func (p *parser) skipRecordBlank() {
+	if p.pos >= len(p.data) {
+		return
+	}
+	if l, n, nl := p.peek(p.pos); len(l) == 0 && nl {
+		p.pos, p.line = n, p.line+1
+	}
+}
+
+// finish ends an unsigned block whose last non-blank line ends at lastText;
+// the parser resumes at pos (line).
+func (p *parser) finish(e Entry, start, bodyStart, lastText, pos, line int, escaped bool) Entry {
+	e.End = p.base + int64(lastText)
+	if e.Hand {
+		e.Body = strings.TrimRight(string(p.data[start:lastText]), "\r\n")
+	} else {
+		e.Body = p.body(bodyStart, lastText, escaped)
+	}
+	p.pos, p.line = pos, line
+	return e
+}
+
+// body returns the body between from and to (to is just after a "\n" or the
+// end of the data), without the final newline, unescaped.
+func (p *parser) body(from, to int, escaped bool) string {
+	if to <= from {
+		return ""
+	}
+	b := p.data[from:to]
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if !escaped {
+		return string(b)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		lines[i] = unescapeLine(l)
+	}
+	return strings.Join(lines, "\n")
+}

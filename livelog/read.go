@@ -1,0 +1,485 @@
+package livelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// ReadOptions select entries for [Log.Read]. Zero fields do not filter.
+type ReadOptions struct {
+	// Last is how many of the newest matching entries to return (0: all).
+	Last int
+	// From keeps the entries written by this agent.
+	From    string
+	Channel string
+	Kind    string
+	// Since keeps entries at or after this time.
+	Since time.Time
+}
+
+func (o ReadOptions) filtered() bool {
+	return o.From != "" || o.Channel != "" || o.Kind != "" || !o.Since.IsZero()
+}
+
+// match reports whether e passes the filters. Hand-typed text has no agent,
+// channel or time, so it shows only in unfiltered reads. Torn records are
+// never shown.
+func (o ReadOptions) match(e *Entry) bool {
+	switch {
+	case e.Torn:
+		return false
+	case e.Hand:
+		return !o.filtered()
+	case o.From != "" && e.Agent != o.From,
+		o.Channel != "" && e.Channel != o.Channel,
+		o.Kind != "" && e.Kind != o.Kind,
+		!o.Since.IsZero() && e.Time.Before(o.Since):
+		return false
+	}
+	return true
+}
+
+// Read returns the matching entries, oldest first. With Last set it reads
+// the segments backwards in growing chunks, so the cost depends on how far
+// back the matches are, not on the size of the log.
+func (l *Log) Read(o ReadOptions) ([]Entry, error) {
+	segs, err := l.segments()
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry // newest segment first, each segment's entries in order
+	for i := len(segs) - 1; i >= 0; i-- {
+		seg := segs[i]
+		if !o.Since.IsZero() && seg < SegmentName(o.Since) {
+			break
+		}
+		need := 0
+		if o.Last > 0 {
+			need = o.Last - len(out)
+		}
+		got, err := l.readBack(seg, o, need)
+		if err != nil {
+			return nil, err
+		}
+		out = append(got, out...)
+		if o.Last > 0 && len(out) >= o.Last {
+			out = out[len(out)-o.Last:]
+			break
+		}
+	}
+	return out, nil
+}
+
+// readBack returns the last need matching entries of seg (all if need is
+// 0), reading the file from the end in chunks that grow fourfold.
+func (l *Log) readBack(seg string, o ReadOptions, need int) ([]Entry, error) {
+	f, err := os.Open(l.v.MustPath(seg))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", seg, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	chunk := int64(64 << 10)
+	if need == 0 {
+		chunk = size
+	}
+	for {
+		from := max(0, size-chunk)
+		data := make([]byte, size-from)
+		if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read %s: %w", seg, err)
+		}
+		start := 0
+		if from > 0 {
+			start = firstHeader(data)
+		}
+		var got []Entry
+		if start >= 0 {
+			p := newParser(data[start:], from+int64(start), 0, streamLive, seg)
+			for {
+				e, ok := p.next()
+				if !ok {
+					break
+				}
+				if o.match(&e) {
+					got = append(got, e)
+				}
+			}
+		}
+		if from == 0 || (need > 0 && len(got) >= need) {
+			if need > 0 && len(got) > need {
+				got = got[len(got)-need:]
+			}
+			if from > 0 {
+				numberLines(f, seg, got)
+			}
+			return got, nil
+		}
+		chunk *= 4
+	}
+}
+
+// firstHeader returns the offset of the first header line that starts after
+// the first newline of data, or -1.
+func firstHeader(data []byte) int {
+	p := newParser(data, 0, 0, "", "")
+	_, i, _ := p.peek(0)
+	for i < len(data) {
+		line, next, _ := p.peek(i)
+		if k, _ := classify(line); k == kindHeader {
+			return i
+		}
+		i = next
+	}
+	return -1
+}
+
+// numberLines fills in Line for entries read from the middle of a file; it
+// counts newlines up to the first one, which costs a read of the file.
+// Line numbers are for people; when the file is large (over 8 MiB before
+// the first entry) they are left 0 to keep reads cheap.
+func numberLines(f *os.File, seg string, es []Entry) {
+	if len(es) == 0 || es[0].Offset > 8<<20 {
+		for i := range es {
+			es[i].Line = 0
+		}
+		return
+	}
+	buf := make([]byte, es[len(es)-1].Offset)
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return
+	}
+	line, at := 1, int64(0)
+	for i := range es {
+		for ; at < es[i].Offset; at++ {
+			if buf[at] == '\n' {
+				line++
+			}
+		}
+		es[i].Line = line
+	}
+}
+
+// Cursor is an agent's read position in the live log.
+type Cursor struct {
+	pos
+	// Time is the time of the last entry read through, used to place the
+	// cursor again if the log was edited before it.
+	Time time.Time `json:"time"`
+}
+
+func cursorPath(agent string) string { return cursorsDir + "/" + agent + ".json" }
+
+func (l *Log) loadCursor(agent string) (Cursor, error) {
+	var c Cursor
+	err := readJSON(l.v.MustPath(cursorPath(agent)), &c)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Cursor{}, nil
+	}
+	if err != nil {
+		// A damaged cursor file: fall back to the start, losing nothing.
+		l.opts.Logger.Warn("live log: unreadable cursor, reading from the start", "agent", agent, "err", err)
+		return Cursor{}, nil
+	}
+	return c, nil
+}
+
+// place returns where agent's unread entries start: the cursor if the file
+// still has the same bytes before it, else the end of the entry whose chain
+// hash the cursor recorded, else the first entry after the cursor's time,
+// else the start of the log.
+func (l *Log) place(c Cursor, segs []string) (pos, error) {
+	if c.Segment == "" || l.valid(c.pos) {
+		return c.pos, nil
+	}
+	l.opts.Logger.Info("live log: file changed before the cursor; rescanning", "segment", c.Segment)
+	var byHash, byTime *pos
+	for _, seg := range segs {
+		data, err := os.ReadFile(l.v.MustPath(seg))
+		if err != nil {
+			return pos{}, fmt.Errorf("read %s: %w", seg, err)
+		}
+		p := newParser(data, 0, 0, streamLive, seg)
+		prevEnd := int64(0)
+		for {
+			e, ok := p.next()
+			if !ok {
+				break
+			}
+			if e.Signed && e.Hash == c.Head {
+				byHash = &pos{Segment: seg, Offset: e.End}
+			}
+			if byTime == nil && !c.Time.IsZero() && e.Time.After(c.Time) {
+				byTime = &pos{Segment: seg, Offset: prevEnd}
+			}
+			prevEnd = e.End
+		}
+	}
+	switch {
+	case byHash != nil:
+		return *byHash, nil
+	case byTime != nil:
+		return *byTime, nil
+	}
+	return pos{}, nil
+}
+
+// unread parses everything after agent's cursor. It returns the complete
+// blocks (own entries included) and the position after the last of them.
+func (l *Log) unread(agent string) ([]Entry, Cursor, error) {
+	if err := identity.ValidName(agent); err != nil {
+		return nil, Cursor{}, err
+	}
+	c, err := l.loadCursor(agent)
+	if err != nil {
+		return nil, c, err
+	}
+	segs, err := l.segments()
+	if err != nil {
+		return nil, c, err
+	}
+	at, err := l.place(c, segs)
+	if err != nil {
+		return nil, c, err
+	}
+	through := Cursor{pos: at, Time: c.Time}
+	var out []Entry
+	i := 0
+	if at.Segment != "" {
+		i = sort.SearchStrings(segs, at.Segment)
+	}
+	for ; i < len(segs); i++ {
+		seg := segs[i]
+		off := int64(0)
+		if seg == at.Segment {
+			off = at.Offset
+		}
+		data, err := readFrom(l.v.MustPath(seg), off)
+		if err != nil {
+			return nil, c, err
+		}
+		p := newParser(data, off, 0, streamLive, seg)
+		for {
+			e, ok := p.next()
+			if !ok {
+				break
+			}
+			if e.Torn && e.End == off+int64(len(data)) {
+				// A record still being written, or a torn tail that the
+				// next append will mark: not yet.
+				break
+			}
+			out = append(out, e)
+			through.Segment, through.Offset = seg, e.End
+			if e.Signed {
+				through.Head = e.Hash
+			}
+			if !e.Time.IsZero() {
+				through.Time = e.Time
+			}
+		}
+	}
+	return out, through, nil
+}
+
+func readFrom(path string, off int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < off {
+		return nil, fmt.Errorf("%s is shorter than the cursor: %w", path, ErrCorrupt)
+	}
+	data := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(data, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return data, nil
+}
+
+// unreadFor keeps what agent has not read: everything but its own entries
+// and torn records.
+func unreadFor(agent string, all []Entry) []Entry {
+	var out []Entry
+	for _, e := range all {
+		if e.Torn || (e.Agent == agent && !e.Hand) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Unread returns the entries after agent's cursor, oldest first: other
+// agents' entries and hand-typed text. An agent's own entries never count
+// as unread for itself. The cost is proportional to what is new, unless a
+// person changed the file before the cursor (then one scan re-places it).
+// An agent without a cursor has read nothing: the whole log is unread.
+func (l *Log) Unread(agent string) ([]Entry, error) {
+	all, _, err := l.unread(agent)
+	return unreadFor(agent, all), err
+}
+
+// ReadUnread is [Log.Unread] that, with ack, also moves agent's cursor past
+// everything it parsed (its own entries too), in one step.
+func (l *Log) ReadUnread(agent string, ack bool) ([]Entry, error) {
+	all, through, err := l.unread(agent)
+	if err != nil {
+		return nil, err
+	}
+	if ack && len(all) > 0 {
+		if err := l.saveCursor(agent, through); err != nil {
+			return nil, err
+		}
+	}
+	return unreadFor(agent, all), nil
+}
+
+// UnreadCount returns how many entries are unread for agent, in total and by
+// author (hand-typed text counts under ""). It is cheap enough to call after
+// every tool call.
+func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err error) {
+	all, _, err := l.unread(agent)
+	if err != nil {
+		return 0, nil, err
+	}
+	byAgent = map[string]int{}
+	for _, e := range unreadFor(agent, all) {
+		total++
+		byAgent[e.Agent]++
+	}
+	return total, byAgent, nil
+}
+
+// Ack moves agent's cursor to just after through, an entry returned by
+// [Log.Unread] or [Log.Read]. The cursor never moves back: acknowledging an
+// older entry than the cursor is a no-op.
+func (l *Log) Ack(agent string, through Entry) error {
+	if err := identity.ValidName(agent); err != nil {
+		return err
+	}
+	if through.Segment == "" || through.End <= 0 {
+		return fmt.Errorf("ack: entry has no position in the log: %w", vault.ErrInvalid)
+	}
+	c := Cursor{pos: pos{Segment: through.Segment, Offset: through.End, Head: through.Hash}, Time: through.Time}
+	return l.saveCursor(agent, c)
+}
+
+func (l *Log) saveCursor(agent string, c Cursor) error {
+	unlock, err := l.v.Lock("livelog-cursor-" + agent)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	old, err := l.loadCursor(agent)
+	if err != nil {
+		return err
+	}
+	if old.Segment != "" && l.valid(old.pos) &&
+		(old.Segment > c.Segment || old.Segment == c.Segment && old.Offset >= c.Offset) {
+		return nil
+	}
+	f, err := os.Open(l.v.MustPath(c.Segment))
+	if err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	c.Anchor, err = anchorAt(f, c.Offset)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	if c.Head == "" {
+		c.Head = old.Head
+	}
+	path := l.v.MustPath(cursorPath(agent))
+	if err := os.MkdirAll(l.v.MustPath(cursorsDir), 0o755); err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	data, err := jsonIndent(c)
+	if err != nil {
+		return err
+	}
+	return vault.WriteFile(path, data, 0o644)
+}
+
+// Follow calls fn with each entry appended after the call, in order, until
+// ctx is done (then it returns nil) or fn returns an error. It polls every
+// Options.PollInterval and runs in the caller's goroutine.
+func (l *Log) Follow(ctx context.Context, fn func(Entry) error) error {
+	segs, err := l.segments()
+	if err != nil {
+		return err
+	}
+	var at pos
+	if len(segs) > 0 {
+		at.Segment = segs[len(segs)-1]
+		if st, err := os.Stat(l.v.MustPath(at.Segment)); err == nil {
+			at.Offset = st.Size()
+		}
+	}
+	tick := time.NewTicker(l.opts.PollInterval)
+	defer tick.Stop()
+	for {
+		segs, err := l.segments()
+		if err != nil {
+			return err
+		}
+		for _, seg := range segs {
+			if seg < at.Segment {
+				continue
+			}
+			if seg > at.Segment {
+				at = pos{Segment: seg}
+			}
+			data, err := readFrom(l.v.MustPath(seg), at.Offset)
+			if err != nil {
+				// The file shrank (a person cut it): follow from its end.
+				if st, serr := os.Stat(l.v.MustPath(seg)); serr == nil {
+					at.Offset = st.Size()
+				}
+				continue
+			}
+			p := newParser(data, at.Offset, 0, streamLive, seg)
+			base := at.Offset
+			for {
+				e, ok := p.next()
+				if !ok {
+					break
+				}
+				if e.Torn && e.End == base+int64(len(data)) {
+					break // still being written
+				}
+				at.Offset = e.End
+				if e.Torn {
+					continue
+				}
+				if err := fn(e); err != nil {
+					return err
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}

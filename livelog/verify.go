@@ -1,0 +1,361 @@
+package livelog
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Status classifies one block of a log file in a [Report].
+type Status string
+
+// The classifications [Log.Verify] gives.
+const (
+	// StatusIntact: the signature verifies with the agent's key and the
+	// entry follows the one before it in the chain.
+	StatusIntact Status = "intact"
+	// StatusEdited: the signature does not verify (the text was changed
+	// after signing), or the signature line is damaged or has lost its
+	// header.
+	StatusEdited Status = "edited"
+	// StatusForged: the signature was made with another agent's key, or
+	// the entry names an agent that has no key.
+	StatusForged Status = "forged"
+	// StatusReordered: the entry's predecessor is elsewhere in the log.
+	StatusReordered Status = "reordered"
+	// StatusRemoved: the entry's predecessor is not in the log (an entry
+	// was deleted before it), or entries at the end of the log were
+	// removed.
+	StatusRemoved Status = "removed"
+	// StatusTruncated: a record cut short, by a crash (a torn tail) or by
+	// truncating the file.
+	StatusTruncated Status = "truncated"
+	// StatusUnsigned: text a person typed in by hand. Kept and shown; not
+	// an error unless verification is strict.
+	StatusUnsigned Status = "unsigned"
+)
+
+// Finding is one block that is not intact.
+type Finding struct {
+	Status  Status    `json:"status"`
+	File    string    `json:"file"`
+	Line    int       `json:"line"`
+	Offset  int64     `json:"offset"`
+	Agent   string    `json:"agent,omitempty"`
+	Time    time.Time `json:"time,omitzero"`
+	Summary string    `json:"summary,omitempty"`
+	Detail  string    `json:"detail"`
+}
+
+// Report is the result of [Log.Verify].
+type Report struct {
+	// Entries is the number of signed entries checked (live log and
+	// decision log).
+	Entries int `json:"entries"`
+	// Counts holds the number of blocks of each status.
+	Counts map[Status]int `json:"counts"`
+	// Findings lists every block that is not intact, in file order.
+	Findings []Finding `json:"findings"`
+	// Files are the files checked, in chain order.
+	Files []string `json:"files"`
+}
+
+// OK reports whether the log verified: nothing but intact entries, and, if
+// not strict, unsigned hand-typed text.
+func (r *Report) OK(strict bool) bool {
+	for _, f := range r.Findings {
+		if f.Status != StatusUnsigned || strict {
+			return false
+		}
+	}
+	return true
+}
+
+// Verify checks every block of the live log and the decision log: each
+// signature against the agent's public key in IDENTITY.md, and each link of
+// the chain. Signatures are checked on all cores. Appends may go on
+// meanwhile; Verify checks the files as they were when it started.
+func (l *Log) Verify(ctx context.Context) (*Report, error) {
+	kr, err := identity.LoadKeyring(l.v)
+	if err != nil {
+		return nil, err
+	}
+	// Snapshot sizes and the head hint under the append lock, so that the
+	// files and the hint agree.
+	unlock, err := l.v.LockContext(ctx, lockName)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := l.segments()
+	var sizes []int64
+	for _, s := range segs {
+		st, serr := os.Stat(l.v.MustPath(s))
+		if serr != nil {
+			err = errors.Join(err, serr)
+			break
+		}
+		sizes = append(sizes, st.Size())
+	}
+	var head pos
+	headErr := readJSON(l.v.MustPath(headFile), &head)
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Counts: map[Status]int{}, Findings: []Finding{}}
+	live := chainFiles{stream: streamLive, files: segs, sizes: sizes}
+	if headErr == nil {
+		live.head = head.Head
+	}
+	if err := l.verifyChain(ctx, kr, live, r); err != nil {
+		return nil, err
+	}
+	unlock, err = l.v.LockContext(ctx, decisionsLock)
+	if err != nil {
+		return nil, err
+	}
+	st, serr := os.Stat(l.v.MustPath(vault.DecisionsLog))
+	unlock()
+	if serr == nil {
+		dec := chainFiles{stream: streamDecisions, files: []string{vault.DecisionsLog}, sizes: []int64{st.Size()}}
+		if err := l.verifyChain(ctx, kr, dec, r); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(serr, fs.ErrNotExist) {
+		return nil, serr
+	}
+	return r, nil
+}
+
+type chainFiles struct {
+	stream string
+	files  []string
+	sizes  []int64
+	head   string // the head hint's hash, "" if unknown
+}
+
+type sigJob struct {
+	idx   int // index into findings placeholders
+	agent string
+	msg   []byte
+	sig   []byte
+}
+
+type sigBatch []sigJob
+
+// verifyChain walks one chain, checking links in order and fanning
+// signature checks out to one worker per core.
+func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles, r *Report) error {
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan sigBatch, workers*2)
+	type bad struct {
+		idx int
+		f   Finding
+	}
+	var (
+		mu   sync.Mutex // protects bads
+		bads []bad
+	)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				var mine []bad
+				for _, j := range b {
+					if kr.Verify(j.agent, j.msg, j.sig) {
+						continue
+					}
+					f := Finding{Status: StatusEdited, Detail: "signature does not verify: the entry was changed after it was signed"}
+					if len(j.sig) != 64 {
+						f.Detail = "signature is malformed"
+					} else if who, found := kr.Signer(j.msg, j.sig); found && who != j.agent {
+						f.Status, f.Detail = StatusForged, fmt.Sprintf("signed with %s's key, not %s's", who, j.agent)
+					} else if _, known := kr[j.agent]; !known {
+						f.Status, f.Detail = StatusForged, fmt.Sprintf("agent %s has no public key in the vault", j.agent)
+					}
+					mine = append(mine, bad{j.idx, f})
+				}
+				mu.Lock()
+				bads = append(bads, mine...)
+				mu.Unlock()
+			}
+		}()
+	}
+	stop := func() { close(jobs); wg.Wait() }
+
+	var (
+		meta     []Finding // one per signed entry awaiting its signature check
+		findings []Finding
+		batch    sigBatch
+		hashes   []uint64 // 8-byte prefixes of every chain hash, in order
+		breaks   []struct {
+			f    Finding
+			prev uint64
+		}
+		entries   int
+		last      = genesis.String()
+		lastTorn  bool
+		sawSigned bool
+	)
+	prefix := func(s string) uint64 {
+		h, ok := parseHash(s)
+		if !ok {
+			return 0
+		}
+		return binary.BigEndian.Uint64(h[:8])
+	}
+	for i, file := range c.files {
+		if err := ctx.Err(); err != nil {
+			stop()
+			return err
+		}
+		data, err := readFrom(l.v.MustPath(file), 0)
+		if err != nil {
+			stop()
+			return err
+		}
+		if int64(len(data)) > c.sizes[i] {
+			data = data[:c.sizes[i]]
+		}
+		r.Files = append(r.Files, file)
+		p := newParser(data, 0, 1, c.stream, file)
+		for {
+			e, ok := p.next()
+			if !ok {
+				break
+			}
+			lastTorn = e.Torn
+			f := Finding{File: file, Line: e.Line, Offset: e.Offset, Agent: e.Agent, Time: e.Time, Summary: clip(e.Summary, 120)}
+			switch {
+			case e.Torn:
+				f.Status, f.Detail = StatusTruncated, "record cut short (torn tail from a crash, or the file was truncated)"
+				findings = append(findings, f)
+				continue
+			case !e.Signed:
+				f.Status, f.Detail = StatusUnsigned, "text without a signature (typed by hand?)"
+				if e.Hand {
+					f.Agent = ""
+				}
+				findings = append(findings, f)
+				continue
+			}
+			sawSigned = true
+			r.Entries++
+			entries++
+			if e.Prev != last {
+				breaks = append(breaks, struct {
+					f    Finding
+					prev uint64
+				}{f, prefix(e.Prev)})
+			}
+			last = e.Hash
+			hashes = append(hashes, prefix(e.Hash))
+			if e.damaged {
+				f.Status, f.Detail = StatusEdited, "signature line without a valid entry header (the header was changed or removed)"
+				findings = append(findings, f)
+				continue
+			}
+			sig, err := b64.DecodeString(e.Sig)
+			if err != nil {
+				f.Status, f.Detail = StatusEdited, "signature is not valid base64url"
+				findings = append(findings, f)
+				continue
+			}
+			meta = append(meta, f)
+			batch = append(batch, sigJob{idx: len(meta) - 1, agent: e.Agent, msg: e.Canonical(), sig: sig})
+			if len(batch) == 512 {
+				jobs <- batch
+				batch = nil
+			}
+		}
+	}
+	if len(batch) > 0 {
+		jobs <- batch
+	}
+	stop()
+	for _, b := range bads {
+		f := meta[b.idx]
+		f.Status, f.Detail = b.f.Status, b.f.Detail
+		findings = append(findings, f)
+	}
+	signed := entries
+	if len(breaks) > 0 {
+		seen := make(map[uint64]struct{}, len(hashes))
+		for _, h := range hashes {
+			seen[h] = struct{}{}
+		}
+		for _, b := range breaks {
+			f := b.f
+			if _, ok := seen[b.prev]; ok {
+				f.Status, f.Detail = StatusReordered, "chain break: the entry before it in the chain is elsewhere in the log"
+			} else {
+				f.Status, f.Detail = StatusRemoved, "chain break: the entry before it in the chain is missing (deleted)"
+			}
+			findings = append(findings, f)
+		}
+	}
+	// The head hint names the last entry appended. If the log no longer
+	// holds it, entries were cut off its end.
+	if c.head != "" && c.head != genesis.String() && !lastTorn {
+		hp := prefix(c.head)
+		found := false
+		for i := len(hashes) - 1; i >= 0; i-- {
+			if hashes[i] == hp {
+				found = true
+				break
+			}
+		}
+		if !found {
+			f := Finding{Status: StatusRemoved, Detail: "the log ends before the last entry appended (" + c.head[:12] + "…): entries at the end were removed"}
+			if n := len(c.files); n > 0 {
+				f.File, f.Offset = c.files[n-1], c.sizes[n-1]
+			}
+			if !sawSigned {
+				f.Detail = "the log holds no signed entry, but entries were appended (" + c.head[:12] + "…): they were removed"
+			}
+			findings = append(findings, f)
+		}
+	}
+	order := map[string]int{}
+	for i, f := range c.files {
+		order[f] = i
+	}
+	sort.SliceStable(findings, func(i, j int) bool {
+		a, b := findings[i], findings[j]
+		if a.File != b.File {
+			return order[a.File] < order[b.File]
+		}
+		return a.Offset < b.Offset
+	})
+	// A signed entry is intact when no finding names it.
+	badPos := map[string]bool{}
+	for _, f := range findings {
+		r.Counts[f.Status]++
+		if f.Status != StatusUnsigned && f.Status != StatusTruncated && f.Line > 0 {
+			badPos[fmt.Sprintf("%s:%d", f.File, f.Offset)] = true
+		}
+	}
+	r.Counts[StatusIntact] += signed - len(badPos)
+	r.Findings = append(r.Findings, findings...)
+	return nil
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
