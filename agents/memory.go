@@ -307,8 +307,9 @@ func (m *Memory) prepare(ops []Op) ([]Op, error) {
 	out := make([]Op, len(ops))
 	for i, op := range ops {
 		pos := opPrefix(i, len(ops), op.Action)
-		op.Content = strings.TrimSpace(op.Content)
-		op.OldText = strings.TrimSpace(op.OldText)
+		// Entries are read back with LF line ends; store them so.
+		op.Content = strings.TrimSpace(normalizeNewlines(op.Content))
+		op.OldText = strings.TrimSpace(normalizeNewlines(op.OldText))
 		switch op.Action {
 		case ActionAdd, ActionReplace:
 			if err := m.checkText("content", op.Content); err != nil {
@@ -318,7 +319,7 @@ func (m *Memory) prepare(ops []Op) ([]Op, error) {
 				return nil, invalid(pos + err.Error())
 			}
 			if strings.Contains(op.Content, "§") {
-				for _, line := range strings.Split(strings.ReplaceAll(op.Content, "\r\n", "\n"), "\n") {
+				for _, line := range strings.Split(op.Content, "\n") {
 					if isSeparatorLine(line) {
 						return nil, invalid(pos + "content has a line holding only §, which separates entries on disk; put § inside a line or send separate entries")
 					}
@@ -407,7 +408,7 @@ func (m *Memory) plan(raw []byte, ops []Op) (*memPlan, error) {
 	parsed := ParseEntries(raw)
 	p := &memPlan{before: dedupeEntries(parsed)}
 	if raw != nil {
-		norm := strings.TrimSpace(strings.ReplaceAll(string(raw), "\r\n", "\n"))
+		norm := strings.TrimSpace(normalizeNewlines(string(raw)))
 		p.drift = string(FormatEntries(p.before)) != norm
 	}
 	if len(ops) == 1 {

@@ -14,10 +14,10 @@ const EntrySeparator = "\n§\n"
 //
 // A line holding only "§" (surrounding blanks allowed) separates entries;
 // "§" elsewhere in a line is text. Each entry is trimmed of surrounding
-// white space and empty entries are dropped. CRLF line ends are read as LF,
+// white space and empty entries are dropped. CRLF line ends are read as LF (CR before a line end is dropped),
 // and a trailing newline is ignored. Identical entries are all returned.
 func ParseEntries(data []byte) []string {
-	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	s := normalizeNewlines(string(data))
 	var entries []string
 	var cur strings.Builder
 	flush := func() {
@@ -40,6 +40,19 @@ func ParseEntries(data []byte) []string {
 	}
 	flush()
 	return entries
+}
+
+// normalizeNewlines turns CRLF (and any run of CR before LF, or at the end)
+// into LF, the way the file is read.
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // isSeparatorLine reports whether a line (without its newline) separates

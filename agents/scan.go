@@ -90,7 +90,7 @@ var scanRules = func() []scanRule {
 		{RuleExfiltration, "sends a secret variable over the network",
 			`\b(?:curl|wget|nc|ncat|invoke-webrequest|iwr|invoke-restmethod|irm|httpie|http)\b[^\n]{0,1000}\$\{?[a-z0-9_]*(?:key|token|secret|password|passwd|credentials?)s?\b`},
 		{RuleExfiltration, "reads a credentials file",
-			`\b(?:cat|less|more|head|tail|grep|source|type|base64|xxd|strings|cp|scp|rsync|curl|wget|open|read|print|dump|upload|send)\b[^\n]{0,512}(?:\.env\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/credentials\b)`},
+			`\b(?:cat|less|more|head|tail|grep|source|type|base64|xxd|strings|cp|scp|rsync|curl|wget|open|read|print|dump|upload|send)\b[^\n]{0,512}(?:\.env(?:$|[^a-z0-9_.-]|\.(?:local|prod|production|dev|development)\b)|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/credentials\b)`},
 		{RuleExfiltration, "mentions exfiltration",
 			`\bexfiltrat`},
 		{RulePersistence, "touches ssh authorized_keys",
