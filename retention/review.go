@@ -1,0 +1,490 @@
+package retention
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Filter narrows a listing. The zero Filter lists everything.
+type Filter struct {
+	Agent string
+}
+
+// List returns the pending items, oldest first (by proposal time, then id).
+// A file in review/pending/ that cannot be parsed is listed with Status
+// "invalid" and the reason in Error, so a person sees it.
+func List(v *vault.Vault, f Filter) ([]Item, error) {
+	des, err := os.ReadDir(v.MustPath(vault.PendingDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", vault.PendingDir, err)
+	}
+	items := make([]Item, 0, len(des))
+	for _, de := range des {
+		name := de.Name()
+		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		id := strings.TrimSuffix(name, ".md")
+		it, err := readItem(v, PendingPath(id))
+		if err != nil {
+			if errors.Is(err, ErrNoItem) {
+				continue
+			}
+			it = Item{ID: id, Status: "invalid", Error: err.Error(), Path: PendingPath(id)}
+		}
+		if f.Agent != "" && it.Agent != f.Agent {
+			continue
+		}
+		items = append(items, it)
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i].Provenance.Time, items[j].Provenance.Time
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return items[i].ID < items[j].ID
+	})
+	return items, nil
+}
+
+// PendingSummary is how many items wait for one agent and since when.
+type PendingSummary struct {
+	Count  int       `json:"count"`
+	Oldest time.Time `json:"oldest"`
+}
+
+// Pending counts the pending items per agent.
+func Pending(v *vault.Vault) (map[string]PendingSummary, error) {
+	items, err := List(v, Filter{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]PendingSummary{}
+	for _, it := range items {
+		s := out[it.Agent]
+		s.Count++
+		if s.Oldest.IsZero() || it.Provenance.Time.Before(s.Oldest) {
+			s.Oldest = it.Provenance.Time
+		}
+		out[it.Agent] = s
+	}
+	return out, nil
+}
+
+// Get reads one item: pending, or else archived.
+func Get(v *vault.Vault, id string) (Item, error) {
+	if err := validID(id); err != nil {
+		return Item{}, err
+	}
+	it, err := readItem(v, PendingPath(id))
+	if errors.Is(err, ErrNoItem) {
+		it, err = readItem(v, ArchivePath(id))
+	}
+	return it, err
+}
+
+func readItem(v *vault.Vault, rel string) (Item, error) {
+	it, _, err := readItemBytes(v, rel)
+	return it, err
+}
+
+func readItemBytes(v *vault.Vault, rel string) (Item, []byte, error) {
+	id := strings.TrimSuffix(rel[strings.LastIndex(rel, "/")+1:], ".md")
+	p, err := v.Path(rel)
+	if err != nil {
+		return Item{}, nil, fmt.Errorf("review item %q: %w", id, vault.ErrInvalid)
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Item{}, nil, fmt.Errorf("%s: %w", id, ErrNoItem)
+	}
+	if err != nil {
+		return Item{}, nil, fmt.Errorf("read review item %s: %w", id, err)
+	}
+	it, err := ParseItem(id, data)
+	it.Path = rel
+	return it, data, err
+}
+
+// Decision is a person's decision on an item.
+type Decision struct {
+	// By names who decided (a person, or "obsidian" for a status edit).
+	By string
+	// Why is the reason, recorded in the archive.
+	Why string
+	// Text, when not nil, replaces the proposed fact body (or the entry's
+	// content) before approval: an approve with edits.
+	Text *string
+	Now  time.Time
+}
+
+// Approve applies a pending item through the same code path as a direct
+// write ([agents.WriteFact], or [agents.Memory.Apply] for a memory write),
+// so limits and scans still hold, then moves it to review/archive/ with
+// status approved, decided_by, decided_at, why and result. If the apply
+// fails, the item stays in review/pending/ with status pending and the
+// reason in its error property, and the error wraps [ErrApply].
+//
+// Approve is for a person's decision; it must not be exposed to agents.
+func Approve(v *vault.Vault, id string, d Decision) (Item, error) {
+	unlock, err := v.Lock(reviewLock)
+	if err != nil {
+		return Item{}, err
+	}
+	defer unlock()
+	return decide(v, id, d, true)
+}
+
+// Reject moves a pending item to review/archive/ with status rejected and
+// the reason.
+func Reject(v *vault.Vault, id string, d Decision) (Item, error) {
+	unlock, err := v.Lock(reviewLock)
+	if err != nil {
+		return Item{}, err
+	}
+	defer unlock()
+	return decide(v, id, d, false)
+}
+
+// decide carries out one decision; the review lock is held.
+func decide(v *vault.Vault, id string, d Decision, approve bool) (Item, error) {
+	if err := validID(id); err != nil {
+		return Item{}, err
+	}
+	if strings.TrimSpace(d.By) == "" {
+		return Item{}, fmt.Errorf("a decision needs who decided: %w", vault.ErrInvalid)
+	}
+	if d.Now.IsZero() {
+		d.Now = time.Now()
+	}
+	d.Now = d.Now.UTC().Truncate(time.Second)
+	d.Why = strings.Join(strings.Fields(d.Why), " ")
+	it, old, err := readItemBytes(v, PendingPath(id))
+	if err != nil {
+		return it, err
+	}
+	if d.Text != nil {
+		if err := applyEdit(&it, *d.Text); err != nil {
+			return it, err
+		}
+	}
+	status := StatusRejected
+	if approve {
+		status = StatusApproved
+		result, aerr := apply(v, it, d.Now)
+		if aerr != nil {
+			return it, recordFailure(v, it, old, aerr)
+		}
+		it.Result = result
+	}
+	it.Status, it.DecidedBy, it.DecidedAt, it.Why, it.Error = status, d.By, d.Now, d.Why, ""
+	data, err := archivedBytes(old, it, d.Text != nil)
+	if err != nil {
+		return it, err
+	}
+	if err := archive(v, it.ID, data); err != nil {
+		return it, err
+	}
+	it.Path = ArchivePath(it.ID)
+	return it, nil
+}
+
+// applyEdit replaces the proposal's text with a person's edit.
+func applyEdit(it *Item, text string) error {
+	text = strings.TrimSpace(text)
+	if err := vault.CheckText("edited text", text, agents.MaxFactBodyBytes); err != nil {
+		return err
+	}
+	switch {
+	case it.Kind == KindFact:
+		it.Body = text
+	case len(it.Ops) == 1 && it.Ops[0].Action != agents.ActionRemove:
+		it.Ops[0].Content = text
+		it.Body = text
+	default:
+		return fmt.Errorf("item %s has no single text to edit (it removes an entry or holds several operations); approve or reject it as it is: %w", it.ID, vault.ErrInvalid)
+	}
+	return nil
+}
+
+// apply performs an approved item and returns what it wrote.
+func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
+	switch it.Kind {
+	case KindFact:
+		f, err := agents.WriteFact(v, it.Agent, it.FactInput(), now)
+		if err != nil {
+			return "", err
+		}
+		return f.Path, nil
+	case KindMemory:
+		t, err := agents.ParseTarget(it.Target)
+		if err != nil {
+			return "", err
+		}
+		m, err := agents.OpenMemory(v, it.Agent, t, agents.WithClock(func() time.Time { return now }))
+		if err != nil {
+			return "", err
+		}
+		res, err := m.Apply(it.Ops...)
+		if err != nil {
+			if res.Error != "" && !strings.Contains(err.Error(), res.Error) {
+				return "", fmt.Errorf("%w: %s", err, res.Error)
+			}
+			return "", err
+		}
+		return m.Path(), nil
+	}
+	return "", fmt.Errorf("item %s: unknown kind %q: %w", it.ID, it.Kind, vault.ErrInvalid)
+}
+
+// recordFailure keeps a failed approval pending, with the reason, changing
+// only the status and error properties of the person's file.
+func recordFailure(v *vault.Vault, it Item, old []byte, cause error) error {
+	reason := strings.Join(strings.Fields(cause.Error()), " ")
+	data, err := vault.SetProperty(old, "status", StatusPending)
+	if err == nil {
+		data, err = vault.SetProperty(data, "error", reason)
+	}
+	if err == nil {
+		err = vault.ReplaceIf(v.MustPath(it.Path), old, data, 0o644)
+	}
+	if err != nil && !errors.Is(err, vault.ErrConflict) {
+		return fmt.Errorf("%w: %v (and recording that failed: %v)", ErrApply, cause, err)
+	}
+	return fmt.Errorf("%s: %w: %w", it.ID, ErrApply, cause)
+}
+
+// archivedBytes is the person's pending file with the decision properties
+// set (other keys and the body keep their bytes), or re-rendered when the
+// body was edited or the frontmatter cannot be edited in place.
+func archivedBytes(old []byte, it Item, edited bool) ([]byte, error) {
+	if edited {
+		return it.Render()
+	}
+	data := removeProperty(old, "error")
+	var err error
+	for _, kv := range [][2]string{
+		{"status", it.Status},
+		{"decided_by", it.DecidedBy},
+		{"decided_at", fmtTime(it.DecidedAt)},
+		{"why", it.Why},
+		{"result", it.Result},
+	} {
+		if kv[1] == "" {
+			continue
+		}
+		if data, err = vault.SetProperty(data, kv[0], kv[1]); err != nil {
+			return it.Render()
+		}
+	}
+	return data, nil
+}
+
+// removeProperty drops a top-level frontmatter key and its continuation
+// lines, keeping every other byte.
+func removeProperty(data []byte, key string) []byte {
+	fm, body, ok := vault.SplitFrontmatter(data)
+	if !ok {
+		return data
+	}
+	lines := bytes.SplitAfter(fm, []byte("\n"))
+	var out bytes.Buffer
+	head := bytes.IndexByte(data, '\n') + 1 // fm starts after the opening fence
+	closing := data[head+len(fm) : len(data)-len(body)]
+	out.Write(data[:head])
+	for i := 0; i < len(lines); i++ {
+		l := string(lines[i])
+		if k, _, found := strings.Cut(l, ":"); found && strings.TrimSpace(k) == key && l != "" && l[0] != ' ' && l[0] != '\t' {
+			for i+1 < len(lines) && len(lines[i+1]) > 0 && (lines[i+1][0] == ' ' || lines[i+1][0] == '\t') {
+				i++
+			}
+			continue
+		}
+		out.Write(lines[i])
+	}
+	out.Write(closing)
+	out.Write(body)
+	return out.Bytes()
+}
+
+// archive writes review/archive/ID.md and removes the pending file.
+func archive(v *vault.Vault, id string, data []byte) error {
+	dst := v.MustPath(ArchivePath(id))
+	if err := os.MkdirAll(v.MustPath(vault.ArchiveDir), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", vault.ArchiveDir, err)
+	}
+	if err := vault.ReplaceIf(dst, nil, data, 0o644); err != nil {
+		if errors.Is(err, vault.ErrConflict) {
+			return fmt.Errorf("%s exists already; the pending copy is left in place: %w", ArchivePath(id), vault.ErrRefused)
+		}
+		return fmt.Errorf("archive %s: %w", id, err)
+	}
+	if err := os.Remove(v.MustPath(PendingPath(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove pending %s: %w", id, err)
+	}
+	return vault.SyncDir(v.MustPath(vault.PendingDir))
+}
+
+// ReconcileResult reports what [Reconcile] carried out.
+type ReconcileResult struct {
+	Approved []Item `json:"approved"`
+	Rejected []Item `json:"rejected"`
+	// Failed are approvals that could not be applied; they stay pending
+	// with the reason.
+	Failed []Item `json:"failed"`
+}
+
+// Reconcile carries out the decisions a person made in Obsidian by setting
+// status: approved or status: rejected in a pending file (with optional
+// why: and decided_by:, else "obsidian"). Call it at the start of review
+// commands and from the watch and serve loops. It is safe to run from
+// several processes at once.
+func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
+	var res ReconcileResult
+	items, err := List(v, Filter{})
+	if err != nil {
+		return res, err
+	}
+	var todo []Item
+	for _, it := range items {
+		if it.Status == StatusApproved || it.Status == StatusRejected {
+			todo = append(todo, it)
+		}
+	}
+	if len(todo) == 0 {
+		return res, nil
+	}
+	unlock, err := v.Lock(reviewLock)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	var errs []error
+	for _, it := range todo {
+		// Re-read under the lock: another process may have decided it.
+		cur, err := readItem(v, it.Path)
+		if err != nil || cur.Status != it.Status {
+			continue
+		}
+		by := cur.DecidedBy
+		if by == "" {
+			by = "obsidian"
+		}
+		done, err := decide(v, cur.ID, Decision{By: by, Why: cur.Why, Now: now}, cur.Status == StatusApproved)
+		switch {
+		case errors.Is(err, ErrApply):
+			done.Error = err.Error()
+			res.Failed = append(res.Failed, done)
+		case err != nil:
+			errs = append(errs, err)
+		case done.Status == StatusApproved:
+			res.Approved = append(res.Approved, done)
+		default:
+			res.Rejected = append(res.Rejected, done)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// BulkResult reports [ApproveAll].
+type BulkResult struct {
+	// Snapshot is the id of the snapshot taken before the change.
+	Snapshot string `json:"snapshot"`
+	Approved []Item `json:"approved"`
+	Failed   []Item `json:"failed"`
+}
+
+// ApproveAll approves every pending item (of f.Agent, if set), oldest
+// first, after taking a snapshot of every file it may change, so that
+// [Rollback] can undo it. Items that fail to apply stay pending and are
+// reported in Failed.
+func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
+	var res BulkResult
+	unlock, err := v.Lock(reviewLock)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	if d.Now.IsZero() {
+		d.Now = time.Now()
+	}
+	items, err := List(v, f)
+	if err != nil {
+		return res, err
+	}
+	var todo []Item
+	for _, it := range items {
+		if it.Status != "invalid" {
+			todo = append(todo, it)
+		}
+	}
+	if len(todo) == 0 {
+		return res, nil
+	}
+	snap, err := TakeSnapshot(v, fmt.Sprintf("before review approve --all (%d items)", len(todo)), affectedPaths(v, todo), d.Now)
+	if err != nil {
+		return res, err
+	}
+	res.Snapshot = snap.ID
+	var created []string
+	for _, it := range todo {
+		done, err := decide(v, it.ID, d, true)
+		if err != nil {
+			if errors.Is(err, ErrApply) {
+				done.Error = err.Error()
+				res.Failed = append(res.Failed, done)
+				continue
+			}
+			return res, err
+		}
+		created = append(created, done.Result)
+		res.Approved = append(res.Approved, done)
+	}
+	if err := snap.addCreated(v, created); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// affectedPaths lists every file approving items may write: the pending
+// and archive files, the proposed fact files, the agents' memory indexes
+// and bounded-memory files, and an existing fact an approval would update.
+func affectedPaths(v *vault.Vault, items []Item) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, it := range items {
+		add(PendingPath(it.ID))
+		add(ArchivePath(it.ID))
+		switch it.Kind {
+		case KindFact:
+			add(it.Target)
+			if f, err := agents.ReadFact(v, it.Agent, it.Name); err == nil {
+				add(f.Path)
+			}
+			add(agents.HomePath(it.Agent, agents.IndexFile))
+		case KindMemory:
+			if t, err := agents.ParseTarget(it.Target); err == nil {
+				add(agents.HomePath(it.Agent, t.File()))
+			}
+		}
+	}
+	return out
+}
