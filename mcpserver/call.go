@@ -91,7 +91,18 @@ func (s *Server) handler(name string, run runFunc) server.ToolHandlerFunc {
 	}
 }
 
+// maxArgsBytes bounds a call's arguments as sent.
+const maxArgsBytes = 1 << 20
+
 func argumentsOf(req mcp.CallToolRequest) (map[string]any, error) {
+	if raw := req.Params.RawArguments; raw != nil {
+		if len(raw) > maxArgsBytes {
+			return nil, fmt.Errorf("arguments are %d bytes, more than the %d allowed; send less text per call: %w", len(raw), maxArgsBytes, vault.ErrInvalid)
+		}
+		if !utf8.Valid(raw) {
+			return nil, fmt.Errorf("arguments contain invalid UTF-8; send text as UTF-8: %w", vault.ErrInvalid)
+		}
+	}
 	switch a := req.Params.Arguments.(type) {
 	case nil:
 		return map[string]any{}, nil
