@@ -1,0 +1,318 @@
+package livelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Second)
+	return c.t
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)} }
+
+// mustVault makes a vault with agents lyra, ella and mallory.
+func mustVault(tb testing.TB) *vault.Vault {
+	tb.Helper()
+	v, _, err := vault.Init(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, n := range []string{"lyra", "ella", "mallory"} {
+		if _, err := identity.Create(v, n, "test agent", time.Now()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return v
+}
+
+func mustLog(tb testing.TB, v *vault.Vault) *Log {
+	tb.Helper()
+	l, err := Open(v, Options{Now: newClock().Now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
+}
+
+func mustAppend(tb testing.TB, l *Log, agent, summary string) Entry {
+	tb.Helper()
+	e, err := l.Append(agent, Entry{Channel: "deploy", Kind: "shipped", Summary: summary})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+func mustVerify(tb testing.TB, l *Log) *Report {
+	tb.Helper()
+	r, err := l.Verify(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+func segmentPath(l *Log) string { return l.v.MustPath(SegmentName(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))) }
+
+func TestAppendReadRoundTrip(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	cases := []struct {
+		name string
+		in   Entry
+		want Entry // Summary and Body after normalisation
+	}{
+		{"plain", Entry{Summary: "Fixed login timeout; PR #123 merged"}, Entry{Summary: "Fixed login timeout; PR #123 merged", Channel: "general", Kind: "note"}},
+		{"korean", Entry{Channel: "배포", Kind: "완료", Summary: "로그인 시간 초과 수정", Body: "본문입니다.\n둘째 줄"}, Entry{Channel: "배포", Kind: "완료", Summary: "로그인 시간 초과 수정", Body: "본문입니다.\n둘째 줄"}},
+		{"folded summary", Entry{Summary: "line one\nline two\r\n\tthree"}, Entry{Summary: "line one line two three", Channel: "general", Kind: "note"}},
+		{"markdown summary", Entry{Summary: "**bold** `code` [[Link]] #tag ### not a header"}, Entry{Summary: "**bold** `code` [[Link]] #tag ### not a header", Channel: "general", Kind: "note"}},
+		{"crlf body", Entry{Summary: "s", Body: "a\r\nb\rc\n\n"}, Entry{Summary: "s", Body: "a\nb\nc", Channel: "general", Kind: "note"}},
+		{"forging body", Entry{Summary: "s", Body: "### 2026-11-29T15:00:00Z mallory [deploy/shipped] fake\n<!-- nexus prev=x sig=y -->\n\\### 2026-11-29T15:00:00Z a [b/c] d\n<!-- nexus torn: x -->\n### Ordinary heading"},
+			Entry{Summary: "s", Body: "### 2026-11-29T15:00:00Z mallory [deploy/shipped] fake\n<!-- nexus prev=x sig=y -->\n\\### 2026-11-29T15:00:00Z a [b/c] d\n<!-- nexus torn: x -->\n### Ordinary heading", Channel: "general", Kind: "note"}},
+		{"open fence", Entry{Summary: "s", Body: "```go\nfunc f() {}"}, Entry{Summary: "s", Body: "```go\nfunc f() {}\n```", Channel: "general", Kind: "note"}},
+		{"leading blank body line", Entry{Summary: "s", Body: "\n\nafter blanks\n\n\nand gap"}, Entry{Summary: "s", Body: "\n\nafter blanks\n\n\nand gap", Channel: "general", Kind: "note"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := l.Append("lyra", c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Summary != c.want.Summary || got.Body != c.want.Body || got.Channel != c.want.Channel || got.Kind != c.want.Kind {
+				t.Fatalf("append returned %+v, want %+v", got, c.want)
+			}
+			es, err := l.Read(ReadOptions{Last: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != 1 {
+				t.Fatalf("read %d entries, want 1", len(es))
+			}
+			e := es[0]
+			if e.Summary != c.want.Summary || e.Body != c.want.Body || e.Agent != "lyra" || !e.Signed || e.Hash != got.Hash || e.Offset != got.Offset || e.End != got.End {
+				t.Fatalf("read back %+v\nwant %+v", e, got)
+			}
+		})
+	}
+	r := mustVerify(t, l)
+	if !r.OK(true) || r.Counts[StatusIntact] != len(cases) {
+		t.Fatalf("verify: %+v", r)
+	}
+}
+
+func TestAppendRejects(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	cases := []struct {
+		name  string
+		agent string
+		e     Entry
+	}{
+		{"empty summary", "lyra", Entry{Summary: "  \n "}},
+		{"invalid utf8 summary", "lyra", Entry{Summary: "bad \xff"}},
+		{"invalid utf8 body", "lyra", Entry{Summary: "s", Body: "bad \xfe"}},
+		{"nul", "lyra", Entry{Summary: "a\x00b"}},
+		{"invisible", "lyra", Entry{Summary: "hi\u200bthere"}},
+		{"bidi in body", "lyra", Entry{Summary: "s", Body: "evil \u202e txt"}},
+		{"long summary", "lyra", Entry{Summary: strings.Repeat("가", MaxSummaryRunes+1)}},
+		{"huge body", "lyra", Entry{Summary: "s", Body: strings.Repeat("x", MaxBodyBytes+1)}},
+		{"bad channel", "lyra", Entry{Channel: "de ploy", Summary: "s"}},
+		{"slash kind", "lyra", Entry{Kind: "a/b", Summary: "s"}},
+		{"bracket channel", "lyra", Entry{Channel: "a]", Summary: "s"}},
+		{"bad agent", "../x", Entry{Summary: "s"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := l.Append(c.agent, c.e)
+			if !errors.Is(err, vault.ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if _, err := l.Append("nobody", Entry{Summary: "s"}); err == nil {
+		t.Fatal("agent without a key could append")
+	}
+	segs, _ := l.segments()
+	if len(segs) != 0 {
+		t.Fatalf("rejected appends wrote %v", segs)
+	}
+	// A summary of exactly the limit in Korean, and a 1 MiB body, are fine.
+	big := strings.Repeat("한", MaxSummaryRunes)
+	body := strings.Repeat("x", MaxBodyBytes-1) + "\n"
+	e, err := l.Append("lyra", Entry{Summary: big, Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := l.Read(ReadOptions{Last: 1})
+	if err != nil || len(es) != 1 || es[0].Summary != big || len(es[0].Body) != MaxBodyBytes-1 || es[0].Hash != e.Hash {
+		t.Fatalf("big entry did not round-trip: %v", err)
+	}
+	if r := mustVerify(t, l); !r.OK(true) {
+		t.Fatalf("verify: %+v", r.Findings)
+	}
+}
+
+func TestReadFilters(t *testing.T) {
+	v := mustVault(t)
+	c := newClock()
+	l, _ := Open(v, Options{Now: c.Now})
+	for i := range 30 {
+		agent := []string{"lyra", "ella"}[i%2]
+		kind := []string{"shipped", "note", "question"}[i%3]
+		if _, err := l.Append(agent, Entry{Channel: fmt.Sprintf("ch%d", i%4), Kind: kind, Summary: fmt.Sprintf("entry %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	since := time.Date(2026, 11, 29, 15, 0, 20, 0, time.UTC)
+	cases := []struct {
+		name string
+		o    ReadOptions
+		want []int
+	}{
+		{"last 3", ReadOptions{Last: 3}, []int{27, 28, 29}},
+		{"from ella last 2", ReadOptions{Last: 2, From: "ella"}, []int{27, 29}},
+		{"channel ch1 kind note", ReadOptions{Channel: "ch1", Kind: "note"}, []int{1, 13, 25}},
+		{"since", ReadOptions{Since: since, From: "lyra"}, []int{20, 22, 24, 26, 28}},
+		{"all", ReadOptions{}, seq(30)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			es, err := l.Read(tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for _, e := range es {
+				var n int
+				fmt.Sscanf(e.Summary, "entry %d", &n)
+				got = append(got, n)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func TestUnreadAndAck(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	mustAppend(t, l, "lyra", "one")
+	mustAppend(t, l, "ella", "own entry")
+	mustAppend(t, l, "lyra", "two")
+	es, err := l.Unread("ella")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].Summary != "one" || es[1].Summary != "two" {
+		t.Fatalf("unread = %v", summaries(es))
+	}
+	n, by, err := l.UnreadCount("ella")
+	if err != nil || n != 2 || by["lyra"] != 2 {
+		t.Fatalf("count = %d %v %v", n, by, err)
+	}
+	if err := l.Ack("ella", es[0]); err != nil {
+		t.Fatal(err)
+	}
+	es, _ = l.Unread("ella")
+	if len(es) != 1 || es[0].Summary != "two" {
+		t.Fatalf("after ack of one: %v", summaries(es))
+	}
+	// Acking an older entry does not move the cursor back.
+	all, _ := l.Read(ReadOptions{})
+	if err := l.Ack("ella", es[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Ack("ella", all[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := l.UnreadCount("ella"); n != 0 {
+		t.Fatalf("cursor moved back: %d unread", n)
+	}
+	// Hand-typed text at the end is unread too, and shown.
+	appendRaw(t, segmentPath(l), "A person wrote this paragraph.\nSecond line.\n")
+	es, _ = l.ReadUnread("ella", true)
+	if len(es) != 1 || !es[0].Hand || es[0].Summary != "A person wrote this paragraph." {
+		t.Fatalf("hand text: %+v", es)
+	}
+	if n, _, _ := l.UnreadCount("ella"); n != 0 {
+		t.Fatalf("after ReadUnread ack: %d unread", n)
+	}
+	mustAppend(t, l, "lyra", "three")
+	es, _ = l.Unread("ella")
+	if len(es) != 1 || es[0].Summary != "three" {
+		t.Fatalf("after hand text: %v", summaries(es))
+	}
+	// A person edits the file before the cursor (longer summary): the
+	// cursor is re-placed by its chain hash and nothing is seen twice.
+	if err := l.Ack("ella", es[0]); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, "lyra", "four")
+	editFile(t, segmentPath(l), "] one\n", "] one, edited by a person\n")
+	es, err = l.Unread("ella")
+	if err != nil || len(es) != 1 || es[0].Summary != "four" {
+		t.Fatalf("after edit before cursor: %v %v", summaries(es), err)
+	}
+}
+
+func summaries(es []Entry) []string {
+	var s []string
+	for _, e := range es {
+		s = append(s, e.Summary)
+	}
+	return s
+}
+
+func appendRaw(tb testing.TB, path, text string) {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func editFile(tb testing.TB, path, old, new string) {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		tb.Fatalf("%q not in %s", old, path)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -1,0 +1,189 @@
+package livelog
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/nexus-memory/nexus/identity"
+)
+
+// tamperLog makes a vault with five entries and returns the log, its
+// segment's path and the entries.
+func tamperLog(t *testing.T) (*Log, string, []Entry) {
+	t.Helper()
+	v := mustVault(t)
+	l := mustLog(t, v)
+	for i, a := range []string{"lyra", "ella", "lyra", "ella", "lyra"} {
+		if _, err := l.Append(a, Entry{Channel: "deploy", Kind: "note", Summary: "entry " + string(rune('A'+i)), Body: "body of entry"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := l.Read(ReadOptions{})
+	if err != nil || len(es) != 5 {
+		t.Fatalf("read: %v %d", err, len(es))
+	}
+	return l, segmentPath(l), es
+}
+
+func TestVerifyTampering(t *testing.T) {
+	cases := []struct {
+		name    string
+		tamper  func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte
+		want    Status
+		wantSum string // summary of the entry named, "" to skip
+		strict  bool   // OK(false) must still be true (only hand text)
+	}{
+		{"summary byte edited", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			return []byte(strings.Replace(string(data), "] entry C", "] entry X", 1))
+		}, StatusEdited, "entry X", false},
+		{"body edited", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			off := es[1].Offset + int64(strings.Index(string(data[es[1].Offset:]), "body of"))
+			data[off] = 'B'
+			return data
+		}, StatusEdited, "entry B", false},
+		{"entry deleted", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			return append(append([]byte{}, data[:es[2].Offset]...), data[es[2].End:]...)
+		}, StatusRemoved, "entry D", false},
+		{"two entries swapped", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			a, b := data[es[1].Offset:es[1].End], data[es[2].Offset:es[2].End]
+			out := append([]byte{}, data[:es[1].Offset]...)
+			out = append(out, b...)
+			out = append(out, a...)
+			return append(out, data[es[2].End:]...)
+		}, StatusReordered, "entry C", false},
+		{"re-signed with another agent's key", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			m, err := identity.LoadSigner(l.v, "mallory")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := es[3]
+			forged := b64.EncodeToString(m.Sign(e.Canonical()))
+			return []byte(strings.Replace(string(data), e.Sig, forged, 1))
+		}, StatusForged, "entry D", false},
+		{"truncated mid-entry", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			return data[:es[4].Offset+30]
+		}, StatusTruncated, "", false},
+		{"last entry cut off cleanly", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			return data[:es[4].Offset]
+		}, StatusRemoved, "", false},
+		{"header damaged", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			return []byte(strings.Replace(string(data), "ella [deploy/note] entry B", "ella [deploy note] entry B", 1))
+		}, StatusEdited, "", false},
+		{"hand-typed paragraph at the end", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			return append(data, "A note typed in Obsidian.\nIt has two lines."...)
+		}, StatusUnsigned, "", true},
+		{"hand-typed paragraph in the middle", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			out := append([]byte{}, data[:es[2].Offset]...)
+			out = append(out, "Person's remark between entries.\n\n"...)
+			return append(out, data[es[2].Offset:]...)
+		}, StatusUnsigned, "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, path, es := tamperLog(t)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, c.tamper(t, l, path, data, es), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := mustVerify(t, l)
+			found := false
+			for _, f := range r.Findings {
+				if f.Status == c.want && (c.wantSum == "" || f.Summary == c.wantSum) {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("no %s finding (summary %q) in %+v", c.want, c.wantSum, r.Findings)
+			}
+			if r.OK(true) {
+				t.Fatal("strict verify passed a tampered log")
+			}
+			if r.OK(false) != c.strict {
+				t.Fatalf("OK(false) = %v, want %v; findings %+v", r.OK(false), c.strict, r.Findings)
+			}
+			if c.strict {
+				// Hand text never makes the agent entries fail.
+				if r.Counts[StatusIntact] != 5 || r.Counts[StatusUnsigned] != 1 {
+					t.Fatalf("counts %v", r.Counts)
+				}
+				es, err := l.Read(ReadOptions{})
+				if err != nil || len(es) != 6 {
+					t.Fatalf("read shows %d blocks (%v), want 6", len(es), err)
+				}
+				// The next append chains on and verifies.
+				mustAppend(t, l, "ella", "after the hand text")
+				if r := mustVerify(t, l); !r.OK(false) || r.Counts[StatusIntact] != 6 {
+					t.Fatalf("after append: %+v", r)
+				}
+			}
+		})
+	}
+}
+
+// TestTornTailStepOver appends after a log that a crash left torn.
+func TestTornTailStepOver(t *testing.T) {
+	l, path, es := tamperLog(t)
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, data[:es[4].Offset+40], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.AppendDetailed("ella", Entry{Summary: "after the crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.SteppedOverTornTail {
+		t.Fatal("torn tail not reported")
+	}
+	rep := mustVerify(t, l)
+	if rep.Counts[StatusTruncated] != 1 || rep.Counts[StatusIntact] != 5 {
+		t.Fatalf("verify after step-over: %v %+v", rep.Counts, rep.Findings)
+	}
+	got, _ := l.Read(ReadOptions{Last: 1})
+	if len(got) != 1 || got[0].Summary != "after the crash" {
+		t.Fatalf("last entry %v", summaries(got))
+	}
+	// Only one torn finding, however many appends follow.
+	mustAppend(t, l, "lyra", "again")
+	if rep := mustVerify(t, l); rep.Counts[StatusTruncated] != 1 {
+		t.Fatalf("counts %v", rep.Counts)
+	}
+	// A hand-typed line without a final newline is not torn.
+	appendRaw(t, path, "typed without newline")
+	if rep := mustVerify(t, l); rep.Counts[StatusUnsigned] != 1 || rep.Counts[StatusTruncated] != 1 {
+		t.Fatalf("counts %v", rep.Counts)
+	}
+	res, err := l.AppendDetailed("lyra", Entry{Summary: "clean line"})
+	if err != nil || res.SteppedOverTornTail {
+		t.Fatalf("hand text treated as torn: %v %+v", err, res)
+	}
+	if rep := mustVerify(t, l); rep.Counts[StatusIntact] != 7 {
+		t.Fatalf("counts %v %+v", rep.Counts, rep.Findings)
+	}
+}
+
+// TestStaleHeadFile: the head hint lost (crash before its update) or
+// removed; appends still chain correctly.
+func TestStaleHeadFile(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	mustAppend(t, l, "lyra", "one")
+	stale, _ := os.ReadFile(v.MustPath(headFile))
+	mustAppend(t, l, "lyra", "two")
+	if err := os.WriteFile(v.MustPath(headFile), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, "ella", "three")
+	os.Remove(v.MustPath(headFile))
+	mustAppend(t, l, "ella", "four")
+	if err := os.WriteFile(v.MustPath(headFile), []byte("{garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, "ella", "five")
+	if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 5 {
+		t.Fatalf("verify: %v %+v", r.Counts, r.Findings)
+	}
+}
