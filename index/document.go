@@ -1,0 +1,226 @@
+package index
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nexus-memory/nexus/internal/markdown"
+)
+
+// splitRunes is the note length (in code points of plain text) above which
+// a note is split into one document per heading section (levels 1-3).
+const splitRunes = 2000
+
+// Document kinds.
+const (
+	KindNote     = "note"
+	KindLog      = "log"      // one live-log entry (log/live/*.md)
+	KindDecision = "decision" // one decision (log/decisions.md)
+)
+
+// doc is one search document: a whole note, one of its sections, a log
+// entry or a decision. Field names are the index's field names.
+type doc struct {
+	Path     string    `json:"path"`
+	Line     int       `json:"line"`
+	End      int       `json:"end"`
+	Title    string    `json:"title"`
+	Aliases  string    `json:"aliases"`
+	Heading  string    `json:"heading"`
+	Headings string    `json:"headings"`
+	TagText  string    `json:"tagtext"`
+	Tags     []string  `json:"tag"`
+	Body     string    `json:"body"`
+	Agent    string    `json:"agent"`
+	Type     string    `json:"type"`
+	Kind     string    `json:"kind"`
+	Date     time.Time `json:"date"`
+}
+
+func (d *doc) id() string { return d.Path + "#" + strconv.Itoa(d.Line) }
+
+var (
+	rfc3339Re  = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)`)
+	agentRe    = regexp.MustCompile(`(?i)\bagent\W{0,4}\s*([a-z0-9][a-z0-9_-]{0,63})`)
+	agentDirRe = regexp.MustCompile(`^agents/([^/]+)/`)
+)
+
+// logKind says whether a vault path is a log whose "##" sections are each
+// a document.
+func logKind(rel string) string {
+	switch {
+	case rel == "log/decisions.md":
+		return KindDecision
+	case strings.HasPrefix(rel, "log/live/"):
+		return KindLog
+	}
+	return KindNote
+}
+
+// buildDocs turns one parsed note into its search documents. mtime is the
+// fallback date.
+func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
+	kind := logKind(rel)
+	base := doc{
+		Path:    rel,
+		Title:   n.Title,
+		Aliases: strings.Join(n.Aliases, "\n"),
+		Tags:    n.Tags,
+		TagText: strings.Join(n.Tags, " "),
+		Agent:   propString(n.Props, "agent", "author"),
+		Type:    strings.ToLower(propString(n.Props, "type")),
+		Kind:    kind,
+		Date:    propTime(n.Props, "updated", "date", "created"),
+	}
+	if base.Agent == "" {
+		if m := agentDirRe.FindStringSubmatch(rel); m != nil {
+			base.Agent = m[1]
+		}
+	}
+	base.Agent = strings.ToLower(base.Agent)
+	if base.Date.IsZero() {
+		base.Date = mtime.UTC()
+	}
+	if base.Type == "" && kind != KindNote {
+		base.Type = kind
+	}
+	total := 0
+	for _, s := range n.Sections {
+		total += utf8.RuneCountInString(s.Text)
+	}
+	var groups [][]markdown.Section
+	switch {
+	case kind != KindNote:
+		groups = group(n.Sections, 2)
+	case total > splitRunes:
+		groups = group(n.Sections, 3)
+	default:
+		groups = [][]markdown.Section{n.Sections}
+	}
+	docs := make([]doc, 0, len(groups))
+	for _, g := range groups {
+		d := base
+		if len(g) == 0 {
+			d.Line, d.End = n.BodyLine, n.BodyLine
+			docs = append(docs, d)
+			continue
+		}
+		d.Line, d.End = g[0].Line, g[len(g)-1].EndLine
+		if len(groups) == 1 {
+			d.Line = 1
+		}
+		var heads, body []string
+		for _, s := range g {
+			if s.Heading != "" {
+				heads = append(heads, s.Heading)
+			}
+			if s.Text != "" {
+				body = append(body, s.Text)
+			}
+		}
+		if len(g[0].Path) > 1 {
+			heads = append(append([]string(nil), g[0].Path[:len(g[0].Path)-1]...), heads...)
+		}
+		d.Heading = g[0].Heading
+		d.Headings = strings.Join(heads, "\n")
+		d.Body = strings.Join(body, "\n")
+		if kind != KindNote && g[0].Level > 0 {
+			// A log entry: its own time and agent when it names them.
+			head := g[0].Heading + "\n" + firstLines(d.Body, 6)
+			if ts := rfc3339Re.FindString(head); ts != "" {
+				if t, err := time.Parse(time.RFC3339, ts); err == nil {
+					d.Date = t.UTC()
+				}
+			}
+			if m := agentRe.FindStringSubmatch(head); m != nil {
+				d.Agent = strings.ToLower(m[1])
+			}
+		}
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+// group cuts sections into runs that start at each heading of level 1..max
+// (deeper headings stay with their parent).
+func group(secs []markdown.Section, max int) [][]markdown.Section {
+	var out [][]markdown.Section
+	for _, s := range secs {
+		if len(out) == 0 || (s.Level >= 1 && s.Level <= max) {
+			out = append(out, []markdown.Section{s})
+			continue
+		}
+		out[len(out)-1] = append(out[len(out)-1], s)
+	}
+	if len(out) == 0 {
+		out = append(out, nil)
+	}
+	return out
+}
+
+func firstLines(s string, n int) string {
+	for i, c := 0, 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			c++
+			if c == n {
+				return s[:i]
+			}
+		}
+	}
+	return s
+}
+
+func propString(props map[string]any, keys ...string) string {
+	for _, k := range keys {
+		switch v := props[k].(type) {
+		case string:
+			if s := strings.TrimSpace(v); s != "" {
+				return strings.Trim(s, "[]\"' ")
+			}
+		case []any:
+			if len(v) > 0 {
+				if s, ok := v[0].(string); ok {
+					return strings.Trim(strings.TrimSpace(s), "[]\"' ")
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// propTime reads a date property: a YAML timestamp, RFC 3339, or a plain
+// YYYY-MM-DD.
+func propTime(props map[string]any, keys ...string) time.Time {
+	for _, k := range keys {
+		switch v := props[k].(type) {
+		case time.Time:
+			return v.UTC()
+		case string:
+			if t, err := parseDate(strings.TrimSpace(v)); err == nil {
+				return t
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// parseDate accepts RFC 3339, "YYYY-MM-DD HH:MM" and "YYYY-MM-DD" (UTC).
+func parseDate(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("date %q: want YYYY-MM-DD or RFC 3339", s)
+}
+
+// noteName is the file name without ".md".
+func noteName(rel string) string {
+	b := path.Base(rel)
+	return strings.TrimSuffix(b, path.Ext(b))
+}

@@ -1,0 +1,10 @@
+package index
+
+import "errors"
+
+// ErrBusy is returned when another process holds the index and cannot be
+// reached to answer for it (it is starting up, or hung). Retry later.
+var ErrBusy = errors.New("search index is held by another process that does not answer")
+
+// ErrClosed is returned by calls on a closed [Index].
+var ErrClosed = errors.New("search index is closed")

@@ -1,0 +1,917 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/internal/markdown"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// schemaVersion changes whenever the mapping or the document model does;
+// an index of another version is rebuilt on open.
+const schemaVersion = 1
+
+const (
+	bleveSubdir  = "bleve"
+	manifestFile = "manifest.json"
+	serveFile    = "serve.json"
+)
+
+// Options tune an [Index]. The zero value is usable.
+type Options struct {
+	// Logger receives warnings about odd files (skipped binaries, malformed
+	// frontmatter). Default: discard.
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Debounce is how long a file must be quiet after a change before it is
+	// indexed. Default 100ms.
+	Debounce time.Duration
+	// ReconcileEvery is the period of the size+mtime walk that catches
+	// changes the watcher missed. Default 1 minute; negative disables it.
+	ReconcileEvery time.Duration
+	// MaxFileBytes is the largest note indexed; bigger ones are skipped
+	// with a warning. Default 32 MiB.
+	MaxFileBytes int64
+	// NoServe keeps the holder from answering other processes.
+	NoServe bool
+	// OpenTimeout bounds how long Open waits for the index file lock before
+	// deciding another process holds it. Default 300ms.
+	OpenTimeout time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = 100 * time.Millisecond
+	}
+	if o.ReconcileEvery == 0 {
+		o.ReconcileEvery = time.Minute
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = 32 << 20
+	}
+	if o.OpenTimeout <= 0 {
+		o.OpenTimeout = 300 * time.Millisecond
+	}
+}
+
+// fileState is what the index knows about one indexed file.
+type fileState struct {
+	Size  int64  `json:"s"`
+	Mtime int64  `json:"m"`           // unix nanoseconds
+	Disk  string `json:"d,omitempty"` // on-disk relative path when it differs from the NFC key
+}
+
+type manifest struct {
+	Schema     int                  `json:"schema"`
+	LastUpdate time.Time            `json:"last_update"`
+	Files      map[string]fileState `json:"files"`
+}
+
+// Index is an open search index: either held by this process (local) or
+// held by another process and reached over loopback (remote). All methods
+// are safe for concurrent use. Searches run concurrently; changes to the
+// index are serialised.
+type Index struct {
+	v    *vault.Vault
+	opts Options
+	dir  string // .nexus/index
+
+	// mu serialises changes to the index (apply, rebuild, mode switches)
+	// and protects man.
+	mu    sync.Mutex
+	man   manifest
+	dirty bool // man not yet saved
+
+	// bmu protects bi and remote, swapped by Rebuild and takeover.
+	bmu    sync.RWMutex
+	bi     bleve.Index
+	remote *client
+
+	ver struct { // bumped after every committed change
+		sync.Mutex
+		n  uint64
+		ch chan struct{}
+	}
+
+	warnMu   sync.Mutex // protects warnings
+	warnings []string
+
+	w        *watcher        // nil unless Start was called (and this process holds the index)
+	startCtx context.Context // Start's ctx, to start watching after a takeover
+	srv      *server         // nil when remote or NoServe
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// Open opens the vault's search index, creating an empty one if there is
+// none (call [Index.Sync] or [Index.Start] to fill it). If another process
+// holds the index, the returned Index forwards calls to it.
+func Open(v *vault.Vault, opts Options) (*Index, error) {
+	opts.defaults()
+	ix := &Index{v: v, opts: opts, dir: filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir)), closed: make(chan struct{})}
+	ix.ver.ch = make(chan struct{})
+	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := ix.openLocal()
+		if err == nil {
+			return ix, nil
+		}
+		if !isLocked(err) {
+			return nil, err
+		}
+		c, cerr := dialHolder(ix.dir)
+		if cerr == nil {
+			ix.remote = c
+			return ix, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("open index: %w (%v)", ErrBusy, cerr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func isLocked(err error) bool {
+	return errors.Is(err, bolt.ErrTimeout) || (err != nil && strings.Contains(err.Error(), "timeout"))
+}
+
+// openLocal opens (or creates) the bleve index and takes it over.
+func (ix *Index) openLocal() error {
+	bdir := filepath.Join(ix.dir, bleveSubdir)
+	man := ix.loadManifest()
+	rc := map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()}
+	bi, err := bleve.OpenUsing(bdir, rc)
+	if err == nil && man.Schema != schemaVersion {
+		// An old or unknown index: start afresh.
+		bi.Close()
+		if err := os.RemoveAll(bdir); err != nil {
+			return fmt.Errorf("remove old index: %w", err)
+		}
+		bi, err = nil, bleve.ErrorIndexPathDoesNotExist
+	}
+	if err != nil {
+		if isLocked(err) {
+			return err
+		}
+		if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) && !errors.Is(err, bleve.ErrorIndexMetaMissing) {
+			// A damaged index is derived state: rebuild it.
+			ix.warn(fmt.Sprintf("index unreadable, recreating: %v", err))
+		}
+		os.RemoveAll(bdir)
+		bi, err = newBleve(bdir, rc)
+		if err != nil {
+			return fmt.Errorf("create index: %w", err)
+		}
+		man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
+		ix.dirty = true
+	}
+	ix.man = man
+	ix.bmu.Lock()
+	ix.bi = bi
+	old := ix.remote
+	ix.remote = nil
+	ix.bmu.Unlock()
+	if old != nil {
+		old.close()
+	}
+	if !ix.opts.NoServe {
+		srv, err := startServer(ix)
+		if err != nil {
+			ix.opts.Logger.Warn("search index: cannot answer other processes", "err", err)
+		} else {
+			ix.srv = srv
+		}
+	}
+	return nil
+}
+
+func newBleve(dir string, rc map[string]any) (bleve.Index, error) {
+	m, err := newMapping()
+	if err != nil {
+		return nil, err
+	}
+	return bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, rc)
+}
+
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	m := bleve.NewIndexMapping()
+	if err := addAnalyzer(m); err != nil {
+		return nil, err
+	}
+	m.ScoringModel = bleveindex.BM25Scoring
+	m.DefaultAnalyzer = analyzerName
+	dm := bleve.NewDocumentStaticMapping()
+	text := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = analyzerName
+		f.Store = store
+		f.IncludeInAll = false
+		f.IncludeTermVectors = true
+		f.DocValues = false
+		return f
+	}
+	kw := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store = store
+		f.IncludeInAll = false
+		f.IncludeTermVectors = false
+		f.DocValues = false
+		return f
+	}
+	num := bleve.NewNumericFieldMapping()
+	num.IncludeInAll = false
+	num.Index = false
+	num.DocValues = false
+	date := bleve.NewDateTimeFieldMapping()
+	date.IncludeInAll = false
+	date.Store = true
+	date.DocValues = false
+	dm.AddFieldMappingsAt("title", text(true))
+	dm.AddFieldMappingsAt("aliases", text(false))
+	dm.AddFieldMappingsAt("heading", kw(true))
+	dm.AddFieldMappingsAt("headings", text(false))
+	dm.AddFieldMappingsAt("tagtext", text(false))
+	dm.AddFieldMappingsAt("body", text(false))
+	dm.AddFieldMappingsAt("tag", kw(false))
+	dm.AddFieldMappingsAt("path", kw(true))
+	dm.AddFieldMappingsAt("agent", kw(true))
+	dm.AddFieldMappingsAt("type", kw(true))
+	dm.AddFieldMappingsAt("kind", kw(true))
+	dm.AddFieldMappingsAt("line", num)
+	dm.AddFieldMappingsAt("end", num)
+	dm.AddFieldMappingsAt("date", date)
+	m.DefaultMapping = dm
+	m.DefaultField = "body"
+	return m, nil
+}
+
+func (ix *Index) loadManifest() manifest {
+	var m manifest
+	data, err := os.ReadFile(filepath.Join(ix.dir, manifestFile))
+	if err == nil {
+		_ = json.Unmarshal(data, &m)
+	}
+	if m.Files == nil {
+		m.Files = map[string]fileState{}
+	}
+	return m
+}
+
+// saveManifest writes the manifest if it changed. ix.mu must be held.
+func (ix *Index) saveManifest() error {
+	if !ix.dirty {
+		return nil
+	}
+	data, err := json.Marshal(ix.man)
+	if err != nil {
+		return err
+	}
+	if err := vault.WriteFile(filepath.Join(ix.dir, manifestFile), data, 0o644); err != nil {
+		return fmt.Errorf("save index manifest: %w", err)
+	}
+	ix.dirty = false
+	return nil
+}
+
+// Close stops watching and serving, saves the index's state and closes it.
+// It waits for its goroutines to finish.
+func (ix *Index) Close() error {
+	var err error
+	ix.closeOnce.Do(func() {
+		close(ix.closed)
+		if ix.w != nil {
+			ix.w.close()
+		}
+		if ix.srv != nil {
+			ix.srv.close()
+		}
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		ix.bmu.Lock()
+		defer ix.bmu.Unlock()
+		if ix.bi != nil {
+			err = ix.saveManifest()
+			if cerr := ix.bi.Close(); err == nil {
+				err = cerr
+			}
+			ix.bi = nil
+		}
+		if ix.remote != nil {
+			ix.remote.close()
+		}
+	})
+	return err
+}
+
+func (ix *Index) isClosed() bool {
+	select {
+	case <-ix.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Remote reports whether another process holds the index and this Index
+// forwards calls to it.
+func (ix *Index) Remote() bool {
+	ix.bmu.RLock()
+	defer ix.bmu.RUnlock()
+	return ix.remote != nil
+}
+
+// Version counts the changes committed to the index since it was opened.
+func (ix *Index) Version() uint64 {
+	ix.ver.Lock()
+	defer ix.ver.Unlock()
+	return ix.ver.n
+}
+
+// Wait blocks until the index's version is greater than after (some
+// change was committed after that version was read) and returns the new
+// version. Use it to wait for the watcher without sleeping:
+//
+//	v := ix.Version()
+//	for !found() { v, err = ix.Wait(ctx, v) }
+func (ix *Index) Wait(ctx context.Context, after uint64) (uint64, error) {
+	for {
+		ix.ver.Lock()
+		n, ch := ix.ver.n, ix.ver.ch
+		ix.ver.Unlock()
+		if n > after {
+			return n, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return n, ctx.Err()
+		case <-ix.closed:
+			return n, ErrClosed
+		}
+	}
+}
+
+func (ix *Index) bump() {
+	ix.ver.Lock()
+	ix.ver.n++
+	close(ix.ver.ch)
+	ix.ver.ch = make(chan struct{})
+	ix.ver.Unlock()
+}
+
+func (ix *Index) warn(msg string) {
+	ix.opts.Logger.Warn("search index: " + msg)
+	ix.warnMu.Lock()
+	defer ix.warnMu.Unlock()
+	ix.warnings = append(ix.warnings, msg)
+	if len(ix.warnings) > 100 {
+		ix.warnings = ix.warnings[len(ix.warnings)-100:]
+	}
+}
+
+// Warnings returns the most recent warnings about odd files (at most 100).
+func (ix *Index) Warnings() []string {
+	ix.warnMu.Lock()
+	defer ix.warnMu.Unlock()
+	return append([]string(nil), ix.warnings...)
+}
+
+// diskFile is a markdown file found on disk.
+type diskFile struct {
+	key  string // NFC vault-relative slash path
+	disk string // on-disk vault-relative slash path
+	st   fileState
+}
+
+// isNote reports whether a vault-relative path is a note the index covers:
+// a .md file outside every dot-folder.
+func isNote(rel string) bool {
+	return strings.EqualFold(filepath.Ext(rel), ".md") && !vault.Hidden(rel)
+}
+
+// walk lists every note in the vault with its size and mtime. It never
+// enters dot-folders (so never reads .obsidian/) and skips symlinks.
+func (ix *Index) walk(ctx context.Context) (map[string]diskFile, error) {
+	root := ix.v.Root()
+	files := map[string]diskFile{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // a folder vanished or is unreadable: skip it
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && strings.HasPrefix(name, ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.EqualFold(filepath.Ext(name), ".md") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return nil
+		}
+		disk := filepath.ToSlash(rel)
+		key := norm.NFC.String(disk)
+		files[key] = diskFile{key: key, disk: disk, st: fileState{Size: info.Size(), Mtime: info.ModTime().UnixNano()}}
+		return nil
+	})
+	return files, err
+}
+
+// diff compares the disk with the manifest: paths to (re)index and paths
+// to drop. ix.mu must be held.
+func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []string) {
+	for k, f := range files {
+		old, ok := ix.man.Files[k]
+		if !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime {
+			changed = append(changed, f)
+		}
+	}
+	for k := range ix.man.Files {
+		if _, ok := files[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	sort.Slice(changed, func(i, j int) bool { return changed[i].key < changed[j].key })
+	sort.Strings(gone)
+	return changed, gone
+}
+
+// parsed is one file read and turned into documents.
+type parsed struct {
+	f    diskFile
+	docs []doc
+	skip bool // unreadable or not text: drop from the index
+}
+
+// load reads and parses one file. It re-reads until the file is stable
+// (same size and mtime before and after reading).
+func (ix *Index) load(f diskFile) parsed {
+	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
+	for attempt := 0; ; attempt++ {
+		st1, err := os.Lstat(abs)
+		if err != nil || !st1.Mode().IsRegular() {
+			return parsed{f: f, skip: true}
+		}
+		if st1.Size() > ix.opts.MaxFileBytes {
+			ix.warn(fmt.Sprintf("%s: %d bytes, larger than %d; not indexed", f.key, st1.Size(), ix.opts.MaxFileBytes))
+			f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.st.Disk}
+			return parsed{f: f}
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return parsed{f: f, skip: true}
+		}
+		st2, err := os.Lstat(abs)
+		if err != nil {
+			return parsed{f: f, skip: true}
+		}
+		if (st2.Size() != st1.Size() || !st2.ModTime().Equal(st1.ModTime()) || int64(len(data)) != st2.Size()) && attempt < 5 {
+			time.Sleep(ix.opts.Debounce / 4)
+			continue
+		}
+		f.st = fileState{Size: st2.Size(), Mtime: st2.ModTime().UnixNano()}
+		if f.disk != f.key {
+			f.st.Disk = f.disk
+		}
+		head := data
+		if len(head) > 8000 {
+			head = head[:8000]
+		}
+		if bytes.IndexByte(head, 0) >= 0 {
+			ix.warn(fmt.Sprintf("%s: binary content, not indexed", f.key))
+			return parsed{f: f}
+		}
+		n := markdown.Parse(f.key, data)
+		for _, w := range n.Warnings {
+			ix.warn(f.key + ": " + w)
+		}
+		return parsed{f: f, docs: buildDocs(f.key, n, st2.ModTime())}
+	}
+}
+
+// apply indexes changed files and drops gone ones, in batches. fresh means
+// the index is known to hold none of these files (a rebuild), so no old
+// documents need deleting. ix.mu must be held.
+func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, gone []string, fresh bool, progress func(done, total int)) error {
+	total := len(changed) + len(gone)
+	if total == 0 {
+		return nil
+	}
+	batch := bi.NewBatch()
+	done := 0
+	flush := func() error {
+		if batch.Size() == 0 {
+			return nil
+		}
+		if err := bi.Batch(batch); err != nil {
+			return fmt.Errorf("update index: %w", err)
+		}
+		batch.Reset()
+		return nil
+	}
+	for _, k := range gone {
+		if err := ix.deleteDocs(bi, batch, k); err != nil {
+			return err
+		}
+		delete(ix.man.Files, k)
+		ix.dirty = true
+		done++
+	}
+	// Parse in parallel, index in order.
+	workers := runtime.GOMAXPROCS(0)
+	in := make(chan diskFile)
+	out := make(chan parsed, workers*4)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range in {
+				out <- ix.load(f)
+			}
+		}()
+	}
+	go func() {
+		defer close(in)
+		for _, f := range changed {
+			select {
+			case in <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+	var firstErr error
+	docsInBatch := 0
+	for p := range out {
+		if firstErr != nil {
+			continue // drain
+		}
+		if !fresh {
+			if err := ix.deleteDocs(bi, batch, p.f.key); err != nil {
+				firstErr = err
+				continue
+			}
+		}
+		if p.skip {
+			delete(ix.man.Files, p.f.key)
+		} else {
+			for i := range p.docs {
+				if err := batch.Index(p.docs[i].id(), &p.docs[i]); err != nil {
+					firstErr = fmt.Errorf("index %s: %w", p.f.key, err)
+					break
+				}
+			}
+			docsInBatch += len(p.docs)
+			ix.man.Files[p.f.key] = p.f.st
+		}
+		ix.dirty = true
+		done++
+		if docsInBatch >= 2000 {
+			if err := flush(); err != nil {
+				firstErr = err
+			}
+			docsInBatch = 0
+		}
+		if progress != nil && (done%500 == 0 || done == total) {
+			progress(done, total)
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if progress != nil {
+		progress(total, total)
+	}
+	ix.man.LastUpdate = ix.opts.Now().UTC()
+	ix.bump()
+	return nil
+}
+
+// deleteDocs adds deletes for every document of path key to batch.
+func (ix *Index) deleteDocs(bi bleve.Index, batch *bleve.Batch, key string) error {
+	q := bleve.NewTermQuery(key)
+	q.SetField("path")
+	req := bleve.NewSearchRequestOptions(q, 100000, 0, false)
+	res, err := bi.Search(req)
+	if err != nil {
+		return fmt.Errorf("find old documents of %s: %w", key, err)
+	}
+	for _, h := range res.Hits {
+		batch.Delete(h.ID)
+	}
+	return nil
+}
+
+// local returns the bleve index, or nil if the index is remote.
+func (ix *Index) local() (bleve.Index, *client) {
+	ix.bmu.RLock()
+	defer ix.bmu.RUnlock()
+	return ix.bi, ix.remote
+}
+
+// Sync brings the index up to date with the files on disk: it indexes what
+// is queued and walks the vault for changes (size and mtime), and returns
+// when they are all in the index.
+func (ix *Index) Sync(ctx context.Context) error {
+	if ix.isClosed() {
+		return ErrClosed
+	}
+	if c := ix.remoteOrTakeover(); c != nil {
+		err := c.sync(ctx)
+		if !isConnErr(err) {
+			return err
+		}
+		if ix.takeover() {
+			return ix.Sync(ctx)
+		}
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.syncLocked(ctx, nil)
+}
+
+func (ix *Index) syncLocked(ctx context.Context, progress func(done, total int)) error {
+	bi, _ := ix.local()
+	if bi == nil {
+		return ErrClosed
+	}
+	if ix.w != nil {
+		if queued := ix.w.drain(); len(queued) > 0 {
+			if err := ix.update(ctx, queued); err != nil {
+				return err
+			}
+		}
+	}
+	files, err := ix.walk(ctx)
+	if err != nil {
+		return fmt.Errorf("scan vault: %w", err)
+	}
+	changed, gone := ix.diff(files)
+	if err := ix.apply(ctx, bi, changed, gone, false, progress); err != nil {
+		return err
+	}
+	return ix.saveManifest()
+}
+
+// update indexes the given vault-relative paths (files or folders) as they
+// are now on disk: changed, new, or gone. ix.mu must be held.
+func (ix *Index) update(ctx context.Context, rels []string) error {
+	bi, _ := ix.local()
+	if bi == nil {
+		return ErrClosed
+	}
+	var changed []diskFile
+	var gone []string
+	seen := map[string]bool{}
+	root := ix.v.Root()
+	for _, rel := range rels {
+		key := norm.NFC.String(rel)
+		if seen[key] || vault.Hidden(key) {
+			continue
+		}
+		seen[key] = true
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		st, err := os.Lstat(abs)
+		switch {
+		case err != nil:
+			// Gone: the file, or a folder and everything under it.
+			prefix := key + "/"
+			for k := range ix.man.Files {
+				if k == key || strings.HasPrefix(k, prefix) {
+					gone = append(gone, k)
+				}
+			}
+		case st.IsDir():
+			// A new or moved-in folder: index what is in it, and drop
+			// what the index thinks is in it but is not.
+			sub, _ := ix.walkDir(ctx, rel)
+			prefix := key + "/"
+			for k, f := range sub {
+				if old, ok := ix.man.Files[k]; !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime {
+					changed = append(changed, f)
+				}
+			}
+			for k := range ix.man.Files {
+				if strings.HasPrefix(k, prefix) {
+					if _, ok := sub[k]; !ok {
+						gone = append(gone, k)
+					}
+				}
+			}
+		case st.Mode().IsRegular() && isNote(key):
+			changed = append(changed, diskFile{key: key, disk: filepath.ToSlash(rel)})
+		default:
+			if _, ok := ix.man.Files[key]; ok {
+				gone = append(gone, key)
+			}
+		}
+	}
+	return ix.apply(ctx, bi, changed, gone, false, nil)
+}
+
+// walkDir is walk limited to one folder.
+func (ix *Index) walkDir(ctx context.Context, rel string) (map[string]diskFile, error) {
+	all := map[string]diskFile{}
+	root := filepath.Join(ix.v.Root(), filepath.FromSlash(rel))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != root && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") || !strings.EqualFold(filepath.Ext(d.Name()), ".md") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		r, err := filepath.Rel(ix.v.Root(), p)
+		if err != nil {
+			return nil
+		}
+		disk := filepath.ToSlash(r)
+		key := norm.NFC.String(disk)
+		all[key] = diskFile{key: key, disk: disk, st: fileState{Size: info.Size(), Mtime: info.ModTime().UnixNano()}}
+		return nil
+	})
+	return all, err
+}
+
+// Notify tells the index that Nexus just wrote, moved or deleted these
+// vault-relative paths, so they are indexed at once instead of after the
+// watcher's debounce or the next reconcile. When the index is not being
+// watched (no [Index.Start]) the paths are indexed before Notify returns.
+// Errors are logged, not returned: the reconcile will catch up.
+func (ix *Index) Notify(paths ...string) {
+	if ix.isClosed() || len(paths) == 0 {
+		return
+	}
+	var clean []string
+	for _, p := range paths {
+		if c, err := vault.CleanRel(p); err == nil {
+			clean = append(clean, c)
+		}
+	}
+	if c := ix.remoteOrTakeover(); c != nil {
+		if err := c.notify(context.Background(), clean); err != nil {
+			ix.opts.Logger.Warn("search index: notify holder", "err", err)
+		}
+		return
+	}
+	ix.mu.Lock()
+	if w := ix.w; w != nil {
+		ix.mu.Unlock()
+		w.push(clean, true)
+		return
+	}
+	defer ix.mu.Unlock()
+	if err := ix.update(context.Background(), clean); err != nil {
+		ix.opts.Logger.Warn("search index: update", "err", err)
+	}
+	_ = ix.saveManifest()
+}
+
+// Progress reports how far a rebuild is.
+type Progress struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// Rebuild recreates the index from the markdown alone. Searches keep
+// answering from the old index until the new one is complete.
+func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
+	if ix.isClosed() {
+		return ErrClosed
+	}
+	if c := ix.remoteOrTakeover(); c != nil {
+		err := c.rebuild(ctx, progress)
+		if !isConnErr(err) {
+			return err
+		}
+		if ix.takeover() {
+			return ix.Rebuild(ctx, progress)
+		}
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	newDir := filepath.Join(ix.dir, bleveSubdir+".new")
+	os.RemoveAll(newDir)
+	nbi, err := newBleve(newDir, nil)
+	if err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	files, err := ix.walk(ctx)
+	if err != nil {
+		nbi.Close()
+		os.RemoveAll(newDir)
+		return fmt.Errorf("scan vault: %w", err)
+	}
+	list := make([]diskFile, 0, len(files))
+	for _, f := range files {
+		list = append(list, f)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].key < list[j].key })
+	oldMan := ix.man
+	ix.man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
+	var pf func(done, total int)
+	if progress != nil {
+		pf = func(done, total int) { progress(Progress{Done: done, Total: total}) }
+		progress(Progress{Done: 0, Total: len(list)})
+	}
+	if err := ix.apply(ctx, nbi, list, nil, true, pf); err != nil {
+		nbi.Close()
+		os.RemoveAll(newDir)
+		ix.man = oldMan
+		return err
+	}
+	if len(list) == 0 {
+		ix.man.LastUpdate = ix.opts.Now().UTC()
+		ix.bump()
+	}
+	// Swap: close both, move the new one in place, reopen.
+	if err := nbi.Close(); err != nil {
+		return fmt.Errorf("close new index: %w", err)
+	}
+	ix.bmu.Lock()
+	defer ix.bmu.Unlock()
+	bdir := filepath.Join(ix.dir, bleveSubdir)
+	oldDir := filepath.Join(ix.dir, bleveSubdir+".old")
+	if ix.bi != nil {
+		ix.bi.Close()
+		ix.bi = nil
+	}
+	os.RemoveAll(oldDir)
+	if err := os.Rename(bdir, oldDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("swap index: %w", err)
+	}
+	if err := os.Rename(newDir, bdir); err != nil {
+		return fmt.Errorf("swap index: %w", err)
+	}
+	os.RemoveAll(oldDir)
+	bi, err := bleve.OpenUsing(bdir, map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()})
+	if err != nil {
+		return fmt.Errorf("reopen index: %w", err)
+	}
+	ix.bi = bi
+	ix.dirty = true
+	return ix.saveManifest()
+}

@@ -1,0 +1,292 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// holderInfo is .nexus/index/serve.json: where the holder answers.
+type holderInfo struct {
+	Addr  string `json:"addr"`
+	Token string `json:"token"`
+	PID   int    `json:"pid"`
+}
+
+// server answers for a held index on loopback TCP (the same on Linux, macOS
+// and Windows; a random token in a 0600 file keeps other users out).
+type server struct {
+	ix    *Index
+	ln    net.Listener
+	hs    *http.Server
+	token string
+	path  string
+	wg    sync.WaitGroup
+}
+
+func startServer(ix *Index) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	tok := make([]byte, 16)
+	if _, err := rand.Read(tok); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s := &server{ix: ix, ln: ln, token: hex.EncodeToString(tok), path: filepath.Join(ix.dir, serveFile)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /search", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+		var q Query
+		if err := json.Unmarshal(body, &q); err != nil {
+			return nil, err
+		}
+		return ix.Search(ctx, q)
+	}))
+	mux.HandleFunc("POST /status", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+		return ix.Status(ctx)
+	}))
+	mux.HandleFunc("POST /sync", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+		return struct{}{}, ix.Sync(ctx)
+	}))
+	mux.HandleFunc("POST /notify", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+		var paths []string
+		if err := json.Unmarshal(body, &paths); err != nil {
+			return nil, err
+		}
+		ix.Notify(paths...)
+		return struct{}{}, nil
+	}))
+	mux.HandleFunc("POST /rebuild", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+		fl, _ := w.(http.Flusher)
+		enc := json.NewEncoder(w)
+		err := ix.Rebuild(ctx, func(p Progress) {
+			enc.Encode(remoteReply{Progress: &p})
+			if fl != nil {
+				fl.Flush()
+			}
+		})
+		return struct{}{}, err
+	}))
+	s.hs = &http.Server{Handler: mux}
+	info, _ := json.Marshal(holderInfo{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid()})
+	if err := vault.WriteFile(s.path, info, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.hs.Serve(ln)
+	}()
+	return s, nil
+}
+
+// remoteReply is one line of a reply: progress lines, then the result.
+type remoteReply struct {
+	Progress *Progress       `json:"progress,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Invalid  bool            `json:"invalid,omitempty"` // the error wraps vault.ErrInvalid
+}
+
+func (s *server) handle(f func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.token)) != 1 {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		res, err := f(r.Context(), body, w)
+		var rep remoteReply
+		if err != nil {
+			rep.Error = err.Error()
+			rep.Invalid = errors.Is(err, vault.ErrInvalid)
+		} else {
+			rep.Result, _ = json.Marshal(res)
+		}
+		json.NewEncoder(w).Encode(rep)
+	}
+}
+
+func (s *server) close() {
+	s.hs.Close()
+	s.wg.Wait()
+	// Remove serve.json only if it is still ours.
+	if data, err := os.ReadFile(s.path); err == nil {
+		var info holderInfo
+		if json.Unmarshal(data, &info) == nil && info.Token == s.token {
+			os.Remove(s.path)
+		}
+	}
+}
+
+// client asks the holder.
+type client struct {
+	info holderInfo
+	hc   *http.Client
+}
+
+// dialHolder reads serve.json and checks that the holder answers.
+func dialHolder(dir string) (*client, error) {
+	data, err := os.ReadFile(filepath.Join(dir, serveFile))
+	if err != nil {
+		return nil, err
+	}
+	var info holderInfo
+	if err := json.Unmarshal(data, &info); err != nil || info.Addr == "" {
+		return nil, fmt.Errorf("read %s: bad content", serveFile)
+	}
+	c := &client{info: info, hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConns: 4}}}
+	if _, err := c.status(context.Background()); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *client) close() { c.hc.CloseIdleConnections() }
+
+// call posts in and decodes the result into out; progress lines go to
+// progress.
+func (c *client) call(ctx context.Context, op string, in, out any, progress func(Progress)) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.info.Addr+"/"+op, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.info.Token)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return connErr{err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return connErr{fmt.Errorf("index holder answered %s", resp.Status)}
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var rep remoteReply
+		if err := json.Unmarshal(sc.Bytes(), &rep); err != nil {
+			return fmt.Errorf("index holder: bad reply: %w", err)
+		}
+		if rep.Progress != nil {
+			if progress != nil {
+				progress(*rep.Progress)
+			}
+			continue
+		}
+		if rep.Error != "" {
+			if rep.Invalid {
+				return fmt.Errorf("%s: %w", rep.Error, vault.ErrInvalid)
+			}
+			return errors.New(rep.Error)
+		}
+		if out != nil {
+			return json.Unmarshal(rep.Result, out)
+		}
+		return nil
+	}
+	if err := sc.Err(); err != nil {
+		return connErr{err}
+	}
+	return connErr{io.ErrUnexpectedEOF}
+}
+
+func (c *client) search(ctx context.Context, q Query) (*Results, error) {
+	var res Results
+	if err := c.call(ctx, "search", q, &res, nil); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (c *client) status(ctx context.Context) (Status, error) {
+	var st Status
+	err := c.call(ctx, "status", struct{}{}, &st, nil)
+	return st, err
+}
+
+func (c *client) sync(ctx context.Context) error { return c.call(ctx, "sync", struct{}{}, nil, nil) }
+
+func (c *client) notify(ctx context.Context, paths []string) error {
+	return c.call(ctx, "notify", paths, nil, nil)
+}
+
+func (c *client) rebuild(ctx context.Context, progress func(Progress)) error {
+	return c.call(ctx, "rebuild", struct{}{}, nil, progress)
+}
+
+// connErr marks a failure to reach the holder (as opposed to an error the
+// holder reported).
+type connErr struct{ err error }
+
+func (e connErr) Error() string { return "reach index holder: " + e.err.Error() }
+func (e connErr) Unwrap() error { return e.err }
+
+func isConnErr(err error) bool {
+	var ce connErr
+	return errors.As(err, &ce) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// remoteOrTakeover returns the holder's client, or nil when this process
+// holds the index.
+func (ix *Index) remoteOrTakeover() *client {
+	ix.bmu.RLock()
+	defer ix.bmu.RUnlock()
+	return ix.remote
+}
+
+// takeover tries to hold the index after the holder went away. It reports
+// whether this process now holds it, or reaches a new holder.
+func (ix *Index) takeover() bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.isClosed() {
+		return false
+	}
+	ix.bmu.RLock()
+	old := ix.remote
+	ix.bmu.RUnlock()
+	if old == nil {
+		return true // taken over already
+	}
+	if err := ix.openLocal(); err == nil {
+		if ix.startCtx != nil {
+			ix.startWatcher(ix.startCtx)
+		}
+		return true
+	}
+	c, err := dialHolder(ix.dir)
+	if err != nil {
+		return false
+	}
+	ix.bmu.Lock()
+	ix.remote = c
+	ix.bmu.Unlock()
+	old.close()
+	return true
+}

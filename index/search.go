@@ -1,0 +1,478 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Query is one search.
+type Query struct {
+	// Text is the query: plain words (ranked, any may match), "exact
+	// phrase" (must match), title:word or title:"a phrase" (must match the
+	// title or an alias), -word or -"phrase" (must not match), and the
+	// filters tag:T, path:P, agent:A, type:T written inline.
+	Text string `json:"text"`
+	// Limit is the most hits returned; default 10, at most 1000.
+	Limit int `json:"limit,omitempty"`
+	// MinScore drops hits scoring below it.
+	MinScore float64 `json:"min_score,omitempty"`
+	// Filters. Agent, Type and Tag compare case-insensitively; PathPrefix
+	// is a vault-relative path prefix ("projects/"); Since and Until bound
+	// the document's date (frontmatter updated/date/created, the log
+	// entry's time, else the file's mtime), both inclusive.
+	Agent      string    `json:"agent,omitempty"`
+	Type       string    `json:"type,omitempty"`
+	Tag        string    `json:"tag,omitempty"`
+	PathPrefix string    `json:"path_prefix,omitempty"`
+	Since      time.Time `json:"since,omitzero"`
+	Until      time.Time `json:"until,omitzero"`
+	// NoSnippets skips reading the files for snippets (faster).
+	NoSnippets bool `json:"no_snippets,omitempty"`
+}
+
+// Hit is one search result: a note, a section of one, a log entry or a
+// decision.
+type Hit struct {
+	Path    string    `json:"path"`
+	Line    int       `json:"line"`     // 1-based line where the section starts
+	EndLine int       `json:"end_line"` // last line of the section
+	Title   string    `json:"title"`
+	Heading string    `json:"heading,omitempty"`
+	Score   float64   `json:"score"`
+	Snippet string    `json:"snippet"` // matched words wrapped in ** **
+	Kind    string    `json:"kind"`    // note, log or decision
+	Agent   string    `json:"agent,omitempty"`
+	Type    string    `json:"type,omitempty"`
+	Date    time.Time `json:"date,omitzero"`
+}
+
+// Results are the hits of a search, best first.
+type Results struct {
+	Query string `json:"query"`
+	Total uint64 `json:"total"` // matching documents, of which Hits are the best
+	Hits  []Hit  `json:"hits"`
+}
+
+// field boosts: title and aliases over tags and headings over body.
+var fieldBoosts = []struct {
+	field string
+	boost float64
+}{
+	{"title", 3}, {"aliases", 3}, {"tagtext", 2}, {"headings", 2}, {"body", 1},
+}
+
+// parsedQuery is Query.Text taken apart.
+type parsedQuery struct {
+	words    []string // plain words, in order
+	phrases  []string // "exact phrases"
+	titles   []string // title:x
+	excludes []string // -word, -"phrase"
+	tags     []string
+	paths    []string
+	agents   []string
+	types    []string
+}
+
+// parseQueryText splits the query syntax. It never fails: an unclosed
+// quote runs to the end.
+func parseQueryText(s string) parsedQuery {
+	var p parsedQuery
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			i += n
+			continue
+		}
+		neg := false
+		if r == '-' && i+1 < len(s) && s[i+1] != ' ' {
+			neg = true
+			i++
+		}
+		field := ""
+		// field:value
+		if j := strings.IndexFunc(s[i:], func(r rune) bool { return unicode.IsSpace(r) || r == '"' || r == ':' }); j > 0 && i+j < len(s) && s[i+j] == ':' {
+			f := strings.ToLower(s[i : i+j])
+			switch f {
+			case "title", "tag", "path", "agent", "type":
+				field = f
+				i += j + 1
+			}
+		}
+		var tok string
+		quoted := false
+		if i < len(s) && s[i] == '"' {
+			quoted = true
+			end := strings.IndexByte(s[i+1:], '"')
+			if end < 0 {
+				tok = s[i+1:]
+				i = len(s)
+			} else {
+				tok = s[i+1 : i+1+end]
+				i += end + 2
+			}
+		} else {
+			end := strings.IndexFunc(s[i:], unicode.IsSpace)
+			if end < 0 {
+				end = len(s) - i
+			}
+			tok = s[i : i+end]
+			i += end
+		}
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			continue
+		}
+		switch {
+		case neg:
+			p.excludes = append(p.excludes, tok)
+		case field == "title":
+			p.titles = append(p.titles, tok)
+		case field == "tag":
+			p.tags = append(p.tags, tok)
+		case field == "path":
+			p.paths = append(p.paths, tok)
+		case field == "agent":
+			p.agents = append(p.agents, tok)
+		case field == "type":
+			p.types = append(p.types, tok)
+		case quoted:
+			p.phrases = append(p.phrases, tok)
+		default:
+			p.words = append(p.words, tok)
+		}
+	}
+	return p
+}
+
+func matchField(text, field string, boost float64) query.Query {
+	q := bleve.NewMatchQuery(text)
+	q.SetField(field)
+	q.SetBoost(boost)
+	return q
+}
+
+func phraseField(text, field string, boost float64) query.Query {
+	q := bleve.NewMatchPhraseQuery(text)
+	q.SetField(field)
+	q.SetBoost(boost)
+	return q
+}
+
+// anyField matches text (as a phrase when phrase is set) in any text field.
+func anyField(text string, phrase bool) query.Query {
+	var qs []query.Query
+	for _, fb := range fieldBoosts {
+		if phrase {
+			qs = append(qs, phraseField(text, fb.field, fb.boost))
+		} else {
+			qs = append(qs, matchField(text, fb.field, fb.boost))
+		}
+	}
+	return bleve.NewDisjunctionQuery(qs...)
+}
+
+// buildQuery turns a Query into a bleve query. It returns a usage error
+// (wrapping vault.ErrInvalid) for a query that has nothing to look for.
+func buildQuery(q Query) (query.Query, parsedQuery, error) {
+	p := parseQueryText(q.Text)
+	b := bleve.NewBooleanQuery()
+	scored := false
+	if len(p.words) > 0 {
+		free := strings.Join(p.words, " ")
+		var should []query.Query
+		for _, fb := range fieldBoosts {
+			should = append(should, matchField(free, fb.field, fb.boost))
+		}
+		if len(p.words) > 1 {
+			// Proximity: the words together, and each adjacent pair.
+			should = append(should, phraseField(free, "body", 3), phraseField(free, "title", 4), phraseField(free, "headings", 3))
+			for i := 0; i+1 < len(p.words); i++ {
+				should = append(should, phraseField(p.words[i]+" "+p.words[i+1], "body", 1.5))
+			}
+		}
+		b.AddShould(should...)
+		b.SetMinShould(1)
+		scored = true
+	}
+	for _, ph := range p.phrases {
+		b.AddMust(anyField(ph, true))
+		scored = true
+	}
+	for _, t := range p.titles {
+		b.AddMust(bleve.NewDisjunctionQuery(phraseField(t, "title", 4), phraseField(t, "aliases", 4)))
+		scored = true
+	}
+	for _, x := range p.excludes {
+		b.AddMustNot(anyField(x, true))
+	}
+	var filters []query.Query
+	term := func(field, v string) {
+		t := bleve.NewTermQuery(v)
+		t.SetField(field)
+		filters = append(filters, t)
+	}
+	for _, a := range append(p.agents, q.Agent) {
+		if a = strings.ToLower(strings.TrimSpace(a)); a != "" {
+			term("agent", a)
+		}
+	}
+	for _, t := range append(p.types, q.Type) {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+			term("type", t)
+		}
+	}
+	for _, t := range append(p.tags, q.Tag) {
+		if t = strings.ToLower(strings.Trim(strings.TrimSpace(t), "#")); t != "" {
+			term("tag", t)
+		}
+	}
+	for _, pp := range append(p.paths, q.PathPrefix) {
+		if pp = strings.TrimSpace(pp); pp != "" {
+			c, err := vault.CleanRel(pp)
+			if err != nil {
+				return nil, p, fmt.Errorf("path filter %q: %w", pp, vault.ErrInvalid)
+			}
+			if strings.HasSuffix(pp, "/") {
+				c += "/"
+			}
+			pq := bleve.NewPrefixQuery(c)
+			pq.SetField("path")
+			filters = append(filters, pq)
+		}
+	}
+	if !q.Since.IsZero() || !q.Until.IsZero() {
+		yes := true
+		dq := bleve.NewDateRangeInclusiveQuery(q.Since, q.Until, &yes, &yes)
+		dq.SetField("date")
+		filters = append(filters, dq)
+	}
+	if !scored {
+		if len(filters) == 0 {
+			return nil, p, fmt.Errorf("empty search: give words to look for, or a filter: %w", vault.ErrInvalid)
+		}
+		b.AddMust(bleve.NewMatchAllQuery())
+	}
+	if len(filters) > 0 {
+		b.AddFilter(bleve.NewConjunctionQuery(filters...))
+	}
+	return b, p, nil
+}
+
+// Search runs a query. In a holder process it answers from the index as
+// it is (call [Index.Sync] first, or keep [Index.Start] running, for
+// current answers); otherwise it asks the holder.
+func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
+	if ix.isClosed() {
+		return nil, ErrClosed
+	}
+	if q.Limit <= 0 {
+		q.Limit = 10
+	}
+	if q.Limit > 1000 {
+		q.Limit = 1000
+	}
+	bq, pq, err := buildQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	if c := ix.remoteOrTakeover(); c != nil {
+		res, err := c.search(ctx, q)
+		if !isConnErr(err) {
+			return res, err
+		}
+		if ix.takeover() {
+			return ix.Search(ctx, q)
+		}
+		return nil, err
+	}
+	ix.bmu.RLock()
+	defer ix.bmu.RUnlock()
+	if ix.bi == nil {
+		return nil, ErrClosed
+	}
+	req := bleve.NewSearchRequestOptions(bq, q.Limit, 0, false)
+	req.Fields = []string{"path", "title", "heading", "line", "end", "agent", "type", "kind", "date"}
+	if len(pq.words) == 0 && len(pq.phrases) == 0 && len(pq.titles) == 0 {
+		req.SortBy([]string{"-date", "_id"})
+	}
+	sr, err := ix.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	res := &Results{Query: q.Text, Total: sr.Total, Hits: []Hit{}}
+	var an analysis.Analyzer
+	if !q.NoSnippets {
+		an = ix.bi.Mapping().AnalyzerNamed(analyzerName)
+	}
+	terms := queryTerms(an, pq)
+	for _, h := range sr.Hits {
+		if q.MinScore > 0 && h.Score < q.MinScore {
+			continue
+		}
+		hit := Hit{Score: h.Score}
+		hit.Path, _ = h.Fields["path"].(string)
+		hit.Title, _ = h.Fields["title"].(string)
+		hit.Heading, _ = h.Fields["heading"].(string)
+		hit.Kind, _ = h.Fields["kind"].(string)
+		hit.Agent, _ = h.Fields["agent"].(string)
+		hit.Type, _ = h.Fields["type"].(string)
+		if f, ok := h.Fields["line"].(float64); ok {
+			hit.Line = int(f)
+		}
+		if f, ok := h.Fields["end"].(float64); ok {
+			hit.EndLine = int(f)
+		}
+		if s, ok := h.Fields["date"].(string); ok {
+			hit.Date, _ = time.Parse(time.RFC3339Nano, s)
+		}
+		if an != nil {
+			hit.Snippet = ix.snippet(an, terms, hit)
+		}
+		res.Hits = append(res.Hits, hit)
+	}
+	return res, nil
+}
+
+// queryTerms analyses the query's words and phrases into index terms, for
+// highlighting.
+func queryTerms(an analysis.Analyzer, p parsedQuery) map[string]bool {
+	terms := map[string]bool{}
+	if an == nil {
+		return terms
+	}
+	all := append(append(append([]string(nil), p.words...), p.phrases...), p.titles...)
+	for _, t := range an.Analyze([]byte(strings.Join(all, " "))) {
+		terms[string(t.Term)] = true
+	}
+	return terms
+}
+
+const snippetRunes = 200
+
+// snippet reads the hit's section from its file and returns the window
+// with the most distinct query terms, terms wrapped in ** **.
+func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) string {
+	text := ix.sectionText(h)
+	if text == "" {
+		return ""
+	}
+	type span struct {
+		start, end int
+		term       string
+	}
+	var spans []span
+	for _, t := range an.Analyze([]byte(text)) {
+		if terms[string(t.Term)] {
+			spans = append(spans, span{t.Start, t.End, string(t.Term)})
+		}
+	}
+	maxBytes := snippetRunes * 2
+	start := 0
+	if len(spans) > 0 {
+		best, bestN := 0, 0
+		for i := range spans {
+			seen := map[string]bool{}
+			for j := i; j < len(spans) && spans[j].end-spans[i].start <= maxBytes; j++ {
+				seen[spans[j].term] = true
+			}
+			if len(seen) > bestN {
+				best, bestN = i, len(seen)
+			}
+		}
+		start = spans[best].start - 40
+	}
+	if start < 0 {
+		start = 0
+	}
+	for start > 0 && !utf8.RuneStart(text[start]) {
+		start--
+	}
+	// Start on a word boundary.
+	if start > 0 {
+		if k := strings.IndexAny(text[start:], " \n"); k >= 0 && k < 30 {
+			start += k + 1
+		}
+	}
+	end := start
+	for n := 0; end < len(text) && n < snippetRunes; n++ {
+		_, sz := utf8.DecodeRuneInString(text[end:])
+		end += sz
+	}
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString("…")
+	}
+	pos := start
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	for _, s := range spans {
+		if s.start < pos || s.end > end {
+			continue
+		}
+		b.WriteString(text[pos:s.start])
+		b.WriteString("**" + text[s.start:s.end] + "**")
+		pos = s.end
+	}
+	b.WriteString(text[pos:end])
+	if end < len(text) {
+		b.WriteString("…")
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// sectionText returns the lines of a hit's section, with the frontmatter
+// and the simplest markup taken away. At most 64 KiB.
+func (ix *Index) sectionText(h Hit) string {
+	// Paths are indexed NFC; a file saved with an NFD name (macOS) is
+	// found by its NFD form.
+	data, err := os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(h.Path)))
+	if err != nil {
+		data, err = os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(norm.NFD.String(h.Path))))
+	}
+	if err != nil || !utf8.Valid(data) {
+		return ""
+	}
+	_, body, ok := vault.SplitFrontmatter(data)
+	skip := 0
+	if ok {
+		skip = strings.Count(string(data[:len(data)-len(body)]), "\n")
+	}
+	lines := strings.Split(string(data), "\n")
+	from, to := h.Line-1, h.EndLine
+	if from < skip {
+		from = skip
+	}
+	if to > len(lines) || to <= from {
+		to = len(lines)
+	}
+	if from >= len(lines) {
+		return ""
+	}
+	s := strings.Join(lines[from:to], "\n")
+	if len(s) > 64<<10 {
+		s = s[:64<<10]
+		for len(s) > 0 && !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return markupCleaner.Replace(s)
+}
+
+// markupCleaner blanks the markup characters that would clutter a snippet,
+// keeping every byte offset (same-length replacements).
+var markupCleaner = strings.NewReplacer("[[", "  ", "]]", "  ", "**", "  ", "__", "  ", "`", " ", "\r", " ")

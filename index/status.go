@@ -1,0 +1,93 @@
+package index
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Status describes the index, for "nexus index status" and the doctor.
+type Status struct {
+	// Dir is the index folder, vault-relative.
+	Dir string `json:"dir"`
+	// Documents is the number of search documents (notes, sections, log
+	// entries, decisions); Files the number of markdown files indexed.
+	Documents uint64 `json:"documents"`
+	Files     int    `json:"files"`
+	// SizeBytes is the index's size on disk.
+	SizeBytes int64 `json:"size_bytes"`
+	// LastUpdate is when the index last changed.
+	LastUpdate time.Time `json:"last_update,omitzero"`
+	// Pending counts files changed on disk (new, edited, deleted) that the
+	// index does not reflect yet; PendingPaths names up to 20 of them.
+	Pending      int      `json:"pending"`
+	PendingPaths []string `json:"pending_paths,omitempty"`
+	// Watching is true when the holder keeps the index current.
+	Watching bool `json:"watching"`
+	// HolderPID is the process holding the index; Remote is true when that
+	// is another process.
+	HolderPID int  `json:"holder_pid"`
+	Remote    bool `json:"remote"`
+	// Warnings are recent warnings about odd files.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Status reports the index's size and freshness. It walks the vault
+// (sizes and mtimes only) to count pending changes, so it is cheap enough
+// for a health check but not free on a huge vault.
+func (ix *Index) Status(ctx context.Context) (Status, error) {
+	if ix.isClosed() {
+		return Status{}, ErrClosed
+	}
+	if c := ix.remoteOrTakeover(); c != nil {
+		st, err := c.status(ctx)
+		if err == nil || !isConnErr(err) {
+			st.Remote = true
+			return st, err
+		}
+		if ix.takeover() {
+			return ix.Status(ctx)
+		}
+		return st, err
+	}
+	st := Status{Dir: ".nexus/index", HolderPID: os.Getpid(), Warnings: ix.Warnings()}
+	ix.bmu.RLock()
+	if ix.bi != nil {
+		st.Documents, _ = ix.bi.DocCount()
+	}
+	ix.bmu.RUnlock()
+	files, err := ix.walk(ctx)
+	if err != nil {
+		return st, err
+	}
+	ix.mu.Lock()
+	st.Watching = ix.w != nil
+	st.Files = len(ix.man.Files)
+	st.LastUpdate = ix.man.LastUpdate
+	changed, gone := ix.diff(files)
+	ix.mu.Unlock()
+	st.Pending = len(changed) + len(gone)
+	for _, f := range changed {
+		if len(st.PendingPaths) == 20 {
+			break
+		}
+		st.PendingPaths = append(st.PendingPaths, f.key)
+	}
+	for _, g := range gone {
+		if len(st.PendingPaths) == 20 {
+			break
+		}
+		st.PendingPaths = append(st.PendingPaths, g)
+	}
+	filepath.WalkDir(filepath.Join(ix.dir, bleveSubdir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				st.SizeBytes += info.Size()
+			}
+		}
+		return nil
+	})
+	return st, nil
+}

@@ -1,0 +1,243 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Start keeps the index current until ctx is done or the Index is closed:
+// it first catches up with the files (like [Index.Sync]), then watches
+// every folder of the vault (folders created later included) and runs the
+// periodic reconcile. If another process holds the index, that process
+// keeps it current; Start then only remembers to watch should this
+// process take the index over.
+func (ix *Index) Start(ctx context.Context) error {
+	if ix.isClosed() {
+		return ErrClosed
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.startCtx = ctx
+	if bi, _ := ix.local(); bi == nil {
+		return nil
+	}
+	if ix.w != nil {
+		return nil
+	}
+	if err := ix.syncLocked(ctx, nil); err != nil {
+		return err
+	}
+	return ix.startWatcher(ctx)
+}
+
+// watcher turns file system events into index updates. ix.mu is held only
+// while applying, never while waiting for events.
+type watcher struct {
+	ix     *Index
+	fw     *fsnotify.Watcher
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex           // protects pending
+	pending map[string]time.Time // vault-relative path -> when it is due
+	kick    chan struct{}        // wakes the loop when pending changed
+}
+
+// startWatcher starts watching. ix.mu must be held.
+func (ix *Index) startWatcher(ctx context.Context) error {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch vault: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watcher{ix: ix, fw: fw, cancel: cancel, pending: map[string]time.Time{}, kick: make(chan struct{}, 1)}
+	w.addTree(ix.v.Root())
+	ix.w = w
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.loop(ctx)
+	}()
+	return nil
+}
+
+// close stops the loop and waits for it.
+func (w *watcher) close() {
+	w.cancel()
+	w.wg.Wait()
+	w.fw.Close()
+}
+
+// addTree watches dir and every folder under it, skipping dot-folders.
+func (w *watcher) addTree(dir string) {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != w.ix.v.Root() && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if err := w.fw.Add(p); err != nil {
+			w.ix.warn(fmt.Sprintf("cannot watch %s (the periodic reconcile covers it): %v", p, err))
+		}
+		return nil
+	})
+}
+
+// push queues paths; immediate ones are due now, others after the
+// debounce (each new event for a path pushes it back).
+func (w *watcher) push(rels []string, immediate bool) {
+	due := time.Now()
+	if !immediate {
+		due = due.Add(w.ix.opts.Debounce)
+	}
+	w.mu.Lock()
+	for _, r := range rels {
+		w.pending[r] = due
+	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// drain takes every queued path, due or not.
+func (w *watcher) drain() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.pending))
+	for r := range w.pending {
+		out = append(out, r)
+	}
+	clear(w.pending)
+	return out
+}
+
+// due takes the paths that are due and says when the next one will be.
+func (w *watcher) due(now time.Time) (ready []string, next time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	next = -1
+	for r, t := range w.pending {
+		if !t.After(now) {
+			ready = append(ready, r)
+			delete(w.pending, r)
+		} else if d := t.Sub(now); next < 0 || d < next {
+			next = d
+		}
+	}
+	return ready, next
+}
+
+func (w *watcher) loop(ctx context.Context) {
+	ix := w.ix
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var reconcile <-chan time.Time
+	if ix.opts.ReconcileEvery > 0 {
+		t := time.NewTicker(ix.opts.ReconcileEvery)
+		defer t.Stop()
+		reconcile = t.C
+	}
+	save := time.NewTicker(2 * time.Second)
+	defer save.Stop()
+	root := ix.v.Root()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.fw.Events:
+			if !ok {
+				return
+			}
+			rel, err := filepath.Rel(root, ev.Name)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				continue
+			}
+			rel = filepath.ToSlash(rel)
+			if isHiddenRel(rel) {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				if st, err := os.Lstat(ev.Name); err == nil && st.IsDir() {
+					// A new or moved-in folder: watch it and index what
+					// was written into it before the watch was in place.
+					w.addTree(ev.Name)
+					w.push([]string{rel}, false)
+					continue
+				}
+			}
+			if isNote(rel) || ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				w.push([]string{rel}, false)
+			}
+		case err, ok := <-w.fw.Errors:
+			if !ok {
+				return
+			}
+			// Most likely an event queue overflow: catch up by walking.
+			ix.warn(fmt.Sprintf("watcher: %v; reconciling", err))
+			w.apply(ctx, nil, true)
+		case <-w.kick:
+		case <-timer.C:
+		case <-reconcile:
+			w.apply(ctx, nil, true)
+		case <-save.C:
+			ix.mu.Lock()
+			if err := ix.saveManifest(); err != nil {
+				ix.warn(err.Error())
+			}
+			ix.mu.Unlock()
+		}
+		ready, next := w.due(time.Now())
+		if len(ready) > 0 {
+			w.apply(ctx, ready, false)
+			_, next = w.due(time.Now())
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if next >= 0 {
+			timer.Reset(next)
+		} else {
+			timer.Reset(time.Hour)
+		}
+	}
+}
+
+func (w *watcher) apply(ctx context.Context, paths []string, full bool) {
+	ix := w.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var err error
+	if full {
+		err = ix.syncLocked(ctx, nil)
+	} else {
+		err = ix.update(ctx, paths)
+	}
+	if err != nil && ctx.Err() == nil {
+		ix.warn(fmt.Sprintf("update index: %v", err))
+	}
+}
+
+// isHiddenRel reports a path with a dot-segment (.obsidian/, .trash/,
+// .nexus/, editors' temp files).
+func isHiddenRel(rel string) bool {
+	for _, seg := range strings.Split(rel, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return false
+}
