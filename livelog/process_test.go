@@ -1,0 +1,237 @@
+package livelog
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// The multi-process tests re-execute the test binary as TestHelperProcess
+// with these variables set.
+const (
+	envHelper = "NEXUS_LIVELOG_HELPER" // "append" or "append-forever"
+	envVault  = "NEXUS_LIVELOG_VAULT"
+	envAgent  = "NEXUS_LIVELOG_AGENT"
+	envID     = "NEXUS_LIVELOG_ID"
+	envCount  = "NEXUS_LIVELOG_COUNT"
+	envBody   = "NEXUS_LIVELOG_BODY" // body size in bytes
+)
+
+// TestHelperProcess is not a test: it is the child process of the
+// multi-process tests. It appends NEXUS_LIVELOG_COUNT entries (or appends
+// until killed), printing a line after each.
+func TestHelperProcess(t *testing.T) {
+	mode := os.Getenv(envHelper)
+	if mode == "" {
+		t.Skip("helper process only")
+	}
+	v, err := vault.Open(os.Getenv(envVault))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	l, _ := Open(v, Options{})
+	agent, id := os.Getenv(envAgent), os.Getenv(envID)
+	n, _ := strconv.Atoi(os.Getenv(envCount))
+	size, _ := strconv.Atoi(os.Getenv(envBody))
+	body := strings.Repeat("x", size)
+	out := bufio.NewWriter(os.Stdout)
+	for i := 0; mode == "append-forever" || i < n; i++ {
+		if _, err := l.Append(agent, Entry{Channel: "load", Kind: "test", Summary: fmt.Sprintf("p%s n%d", id, i), Body: body}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(4)
+		}
+		if mode == "append-forever" {
+			fmt.Fprintln(out, i)
+			out.Flush()
+		}
+	}
+	out.Flush()
+	os.Exit(0)
+}
+
+func helperCmd(v *vault.Vault, mode, agent string, id, count, body int) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), envHelper+"="+mode, envVault+"="+v.Root(), envAgent+"="+agent,
+		envID+"="+strconv.Itoa(id), envCount+"="+strconv.Itoa(count), envBody+"="+strconv.Itoa(body))
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// concurrentAppends runs procs processes of perProc appends each, at once,
+// and checks that every entry is there, intact, in each process's order.
+func concurrentAppends(t *testing.T, procs, perProc int) {
+	v := mustVault(t)
+	var cmds []*exec.Cmd
+	for p := range procs {
+		cmd := helperCmd(v, "append", []string{"lyra", "ella"}[p%2], p, perProc, 0)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("helper: %v", err)
+		}
+	}
+	l := mustLog(t, v)
+	es, err := l.Read(ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != procs*perProc {
+		t.Fatalf("%d entries, want %d", len(es), procs*perProc)
+	}
+	next := make([]int, procs)
+	for _, e := range es {
+		var p, n int
+		if _, err := fmt.Sscanf(e.Summary, "p%d n%d", &p, &n); err != nil || !e.Signed || e.Torn || e.Hand {
+			t.Fatalf("bad entry %+v", e)
+		}
+		if n != next[p] {
+			t.Fatalf("process %d: entry n%d after n%d", p, n, next[p]-1)
+		}
+		next[p]++
+	}
+	r := mustVerify(t, l)
+	if !r.OK(true) || r.Counts[StatusIntact] != procs*perProc {
+		t.Fatalf("verify: %v %+v", r.Counts, r.Findings[:min(5, len(r.Findings))])
+	}
+}
+
+// TestConcurrentProcesses: 8 processes appending at once. The full
+// 8 × 2,000 runs behind the soak build tag (TestConcurrentProcessesSoak).
+func TestConcurrentProcesses(t *testing.T) {
+	concurrentAppends(t, 8, 250)
+}
+
+// TestSIGKILLMidAppend kills appenders of large entries again and again;
+// the log stays readable, each kill leaves at most one torn tail, and the
+// next append is clean.
+func TestSIGKILLMidAppend(t *testing.T) {
+	v := mustVault(t)
+	const kills = 6
+	for k := range kills {
+		cmd := helperCmd(v, "append-forever", "lyra", k, 0, 300<<10)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until it has appended k+1 entries, then kill it while it is
+		// busy with the next.
+		sc := bufio.NewScanner(stdout)
+		for i := 0; i <= k && sc.Scan(); i++ {
+		}
+		time.Sleep(time.Duration(k*300) * time.Microsecond) // vary where the kill lands
+		cmd.Process.Kill() // SIGKILL on Unix
+		cmd.Wait()
+	}
+	l := mustLog(t, v)
+	if _, err := l.Read(ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.AppendDetailed("ella", Entry{Summary: "after the kills"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustVerify(t, l)
+	for _, f := range r.Findings {
+		if f.Status != StatusTruncated && f.Status != StatusUnsigned {
+			t.Errorf("unexpected finding %+v", f)
+		}
+	}
+	if n := r.Counts[StatusTruncated] + r.Counts[StatusUnsigned]; n > kills {
+		t.Fatalf("%d torn tails for %d kills", n, kills)
+	}
+	last, _ := l.Read(ReadOptions{Last: 1})
+	if len(last) != 1 || last[0].Summary != "after the kills" || last[0].Hash != res.Entry.Hash {
+		t.Fatalf("last entry %+v", last)
+	}
+	if r.Counts[StatusIntact] < kills*(kills+1)/2+1 {
+		t.Fatalf("only %d intact entries", r.Counts[StatusIntact])
+	}
+	t.Logf("kills %d: %v", kills, r.Counts)
+}
+
+// TestCursorExactlyOnce: ella reads and acknowledges in many rounds while
+// other processes append; she sees each of lyra's entries exactly once, in
+// order.
+func TestCursorExactlyOnce(t *testing.T) {
+	v := mustVault(t)
+	const perProc = 150
+	var cmds []*exec.Cmd
+	for p, agent := range []string{"lyra", "mallory", "lyra"} {
+		cmd := helperCmd(v, "append", agent, p, perProc, 0)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	done := make(chan struct{})
+	go func() {
+		for _, c := range cmds {
+			c.Wait()
+		}
+		close(done)
+	}()
+	l := mustLog(t, v)
+	seen := map[string]int{}
+	var order []string
+	rounds := 0
+	read := func() {
+		es, err := l.ReadUnread("ella", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if e.Agent == "lyra" {
+				seen[e.Summary]++
+				order = append(order, e.Summary)
+			}
+		}
+		rounds++
+	}
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			read()
+			time.Sleep(time.Millisecond)
+		}
+	}
+	read()
+	if len(seen) != 2*perProc {
+		t.Fatalf("saw %d distinct lyra entries, want %d", len(seen), 2*perProc)
+	}
+	for s, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s seen %d times", s, n)
+		}
+	}
+	last := map[string]int{"p0": -1, "p2": -1}
+	for _, s := range order {
+		var p, n int
+		fmt.Sscanf(s, "p%d n%d", &p, &n)
+		key := fmt.Sprintf("p%d", p)
+		if n != last[key]+1 {
+			t.Fatalf("%s after n%d", s, last[key])
+		}
+		last[key] = n
+	}
+	if n, _, _ := l.UnreadCount("ella"); n != 0 {
+		t.Fatalf("%d still unread", n)
+	}
+	t.Logf("%d rounds", rounds)
+}
