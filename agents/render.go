@@ -24,8 +24,9 @@ const (
 
 // RenderSnapshot renders the session-start view of an agent (the "frozen
 // snapshot"): its identity (the body of IDENTITY.md, frontmatter left out),
-// then the MEMORY.md and USER.md blocks exactly as Hermes Agent renders them.
-// Empty files are left out. Entries that fail the security scan appear as
+// then the MEMORY.md and USER.md blocks exactly as Hermes Agent renders them,
+// then the memory index of fact files (see [RenderIndex]). Empty files are
+// left out. Entries that fail the security scan appear as
 // their [BLOCKED: ...] line. Take it once per session: writes during the
 // session do not change what the agent was shown.
 //
@@ -51,6 +52,13 @@ func RenderSnapshot(v *vault.Vault, agent string) (string, error) {
 		if b := RenderMemoryBlock(t, entries, m.Limit()); b != "" {
 			blocks = append(blocks, b)
 		}
+	}
+	idx, err := RenderIndex(v, agent)
+	if err != nil {
+		return "", err
+	}
+	if idx = strings.TrimRight(idx, "\n"); idx != "" {
+		blocks = append(blocks, idx)
 	}
 	if len(blocks) == 0 {
 		return "", nil

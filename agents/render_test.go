@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nexus-memory/nexus/identity"
@@ -140,5 +141,23 @@ func TestRenderIdentityBlockWithoutBody(t *testing.T) {
 	}
 	if got := RenderIdentityBlock(nil); got != "" {
 		t.Fatalf("nil identity rendered %q", got)
+	}
+}
+
+func TestRenderSnapshotIncludesTheMemoryIndex(t *testing.T) {
+	v := memTestVault(t, 0, 0)
+	if _, err := WriteFact(v, "lyra", FactInput{Name: "Staging host", Description: "where staging lives", Type: FactReference, Body: "10.0.1.50"}, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := memOpen(t, v, TargetMemory).Apply(add("note")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := RenderSnapshot(v, "lyra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, idx := strings.Index(got, "MEMORY (your personal notes)"), strings.Index(got, IndexBanner)
+	if mem < 0 || idx < mem || !strings.Contains(got[idx:], "where staging lives") {
+		t.Fatalf("index block missing or before MEMORY:\n%s", got)
 	}
 }
