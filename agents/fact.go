@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/text/unicode/norm"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"

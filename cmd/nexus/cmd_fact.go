@@ -1,0 +1,221 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+func init() { register(newFactCmd) }
+
+// factWriteOptions are the flags of 'nexus fact write'.
+type factWriteOptions struct {
+	agents.FactInput
+}
+
+func newFactCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fact",
+		Short: "Write, read, list and remove an agent's durable facts",
+		Long: `Facts are an agent's durable knowledge, one markdown file per fact in
+agents/AGENT/memory/SLUG.md, listed one line each in memory/INDEX.md (which
+the session-start render always includes). Every fact command first brings
+INDEX.md in step with fact files a person created, edited, renamed or
+deleted in Obsidian.`,
+	}
+	var o factWriteOptions
+	write := &cobra.Command{
+		Use:   "write --name NAME --type TYPE --description TEXT [--source S] [--update] [BODY | -]",
+		Short: "Create a fact file (or replace one with --update)",
+		Long: `Create agents/AGENT/memory/SLUG.md with frontmatter name, description,
+type, created, updated and source, and the body (the argument, or stdin if
+it is '-' or missing). The slug comes from the name: lower case, letters and
+digits of any script kept, other runs turned into '-' ("배포 규칙" becomes
+"배포-규칙"); another fact with the same slug gets -2, -3...
+
+A fact with the same name (ignoring case) is refused unless --update is
+given, which replaces its description, type, source and body and keeps its
+created time and any keys a person added. Text is scanned like memory
+entries (injection, secrets, invisible Unicode). A new fact beyond the index
+limit (memory_index_line_limit, default 200) is refused: merge or archive.
+
+Types: user, feedback, project, reference.
+
+Example:
+  nexus --agent lyra fact write --name "Staging SSH" --type project \
+    --description "staging host needs port 2222" "Staging (10.0.1.50) listens on 2222."`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body := "-"
+			if len(args) == 1 {
+				body = args[0]
+			}
+			if body == "-" {
+				data, err := io.ReadAll(io.LimitReader(g.stdin, 4<<20))
+				if err != nil {
+					return fmt.Errorf("read body from stdin: %w", err)
+				}
+				body = string(data)
+			}
+			o.Body = body
+			return runFactWrite(g, o)
+		},
+	}
+	f := write.Flags()
+	f.StringVar(&o.Name, "name", "", "the fact's name (one line); the file name is made from it")
+	f.StringVar(&o.Description, "description", "", "one line shown in the memory index")
+	f.StringVar(&o.Type, "type", "", "user, feedback, project or reference")
+	f.StringVar(&o.Source, "source", "", "where the fact came from (a session, a log entry...)")
+	f.BoolVar(&o.Update, "update", false, "replace the fact of the same name if it exists")
+	for _, name := range []string{"name", "description", "type"} {
+		write.MarkFlagRequired(name)
+	}
+
+	read := &cobra.Command{
+		Use:   "read SLUG|NAME",
+		Short: "Print one fact with its frontmatter fields",
+		Long: `Print a fact of the agent, by slug (its file name without .md) or by name.
+
+Example:
+  nexus --agent lyra fact read staging-ssh`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, agent, err := factSetup(g)
+			if err != nil {
+				return err
+			}
+			fact, err := agents.ReadFact(v, agent, args[0])
+			if err != nil {
+				return err
+			}
+			return g.emit(fact, nil, func(w io.Writer) {
+				fmt.Fprintf(w, "%s (%s)\n%s\ntype: %s  created: %s  updated: %s\n", fact.Name, fact.Path, fact.Description,
+					fact.Type, fmtDate(fact.Created), fmtDate(fact.Updated))
+				if fact.Source != "" {
+					fmt.Fprintf(w, "source: %s\n", fact.Source)
+				}
+				fmt.Fprintf(w, "\n%s\n", fact.Body)
+			})
+		},
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the agent's facts in index order",
+		Long: `List the agent's facts: slug, type, name and description, in the order of
+memory/INDEX.md.
+
+Example:
+  nexus --agent lyra fact list --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, agent, err := factSetup(g)
+			if err != nil {
+				return err
+			}
+			facts, err := agents.ListFacts(v, agent)
+			if err != nil {
+				return err
+			}
+			facts = nonNil(facts)
+			return g.emit(facts, nil, func(w io.Writer) {
+				if len(facts) == 0 {
+					fmt.Fprintf(w, "%s has no facts.\n", agent)
+					return
+				}
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "SLUG\tTYPE\tNAME\tDESCRIPTION")
+				for _, f := range facts {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Slug, f.Type, f.Name, f.Description)
+				}
+				tw.Flush()
+				fmt.Fprintf(w, "%d facts; index limit %d lines\n", len(facts), v.Config().MemoryIndexLineLimit)
+			})
+		},
+	}
+	remove := &cobra.Command{
+		Use:   "remove SLUG|NAME",
+		Short: "Archive a fact (it moves to review/archive/facts/; nothing is destroyed)",
+		Long: `Move a fact file, byte for byte, to review/archive/facts/AGENT/SLUG.TIME.md
+and drop it from memory/INDEX.md. Nothing is destroyed: move it back to
+restore it.
+
+Example:
+  nexus --agent lyra fact remove staging-ssh`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, agent, err := factSetup(g)
+			if err != nil {
+				return err
+			}
+			archived, err := agents.RemoveFact(v, agent, args[0], g.now())
+			if err != nil {
+				return err
+			}
+			res := struct {
+				Agent    string `json:"agent"`
+				Removed  string `json:"removed"`
+				Archived string `json:"archived"`
+			}{agent, args[0], archived}
+			return g.emit(res, nil, func(w io.Writer) {
+				fmt.Fprintf(w, "Archived %s to %s\n", args[0], archived)
+			})
+		},
+	}
+	cmd.AddCommand(write, read, list, remove)
+	return cmd
+}
+
+// factSetup opens the vault, names the agent, and brings its memory index
+// in step with the files (a full index is reported, not fatal).
+func factSetup(g *globals) (*vault.Vault, string, error) {
+	agent, err := g.agentName()
+	if err != nil {
+		return nil, "", err
+	}
+	v, err := g.openVault()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := agents.SyncIndex(v, agent); err != nil {
+		if !errors.Is(err, agents.ErrIndexFull) {
+			return nil, "", err
+		}
+		fmt.Fprintf(g.stderr, "nexus: warning: %v\n", err)
+	}
+	return v, agent, nil
+}
+
+func runFactWrite(g *globals, o factWriteOptions) error {
+	v, agent, err := factSetup(g)
+	if err != nil {
+		return err
+	}
+	fact, err := agents.WriteFact(v, agent, o.FactInput, g.now())
+	if err != nil {
+		return err
+	}
+	fact.Body = ""
+	return g.emit(fact, nil, func(w io.Writer) {
+		verb := "Wrote"
+		if !fact.Created.Equal(fact.Updated) {
+			verb = "Updated"
+		}
+		fmt.Fprintf(w, "%s %s\n  %s\n", verb, fact.Path, strings.TrimPrefix(agents.IndexLine(fact.Slug, fact.Name, fact.Description), "- "))
+	})
+}
+
+// fmtDate prints a time as "2006-01-02 15:04 UTC", or "-" when unknown.
+func fmtDate(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}

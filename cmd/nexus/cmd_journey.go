@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/retention"
+)
+
+func init() { register(newJourneyCmd) }
+
+func newJourneyCmd(g *globals) *cobra.Command {
+	var since string
+	cmd := &cobra.Command{
+		Use:   "journey [--agent NAME] [--since DATE]",
+		Short: "One timeline of what agents learned: facts, reviews, decisions",
+		Long: `Print one timeline, oldest first, of what agents learned and decided, read
+from the files' own metadata: facts created, updated and archived, proposals
+and who approved or rejected them (memory writes held for review included),
+and the decision log. --agent NAME keeps one agent; --since DATE
+(2026-11-01 or RFC 3339) drops older events.
+
+Example:
+  nexus journey --agent lyra --since 2026-11-01`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := retention.JourneyOptions{Agent: g.agent}
+			if since != "" {
+				t, err := parseSince(since)
+				if err != nil {
+					return err
+				}
+				o.Since = t
+			}
+			v, err := g.openVault()
+			if err != nil {
+				return err
+			}
+			evs, err := retention.Journey(v, o)
+			if err != nil {
+				return err
+			}
+			evs = nonNil(evs)
+			return g.emit(evs, nil, func(w io.Writer) {
+				if len(evs) == 0 {
+					fmt.Fprintln(w, "Nothing learned yet.")
+					return
+				}
+				for _, e := range evs {
+					fmt.Fprintf(w, "%s  %-8s %-14s %s  (%s)\n", e.Time.UTC().Format("2006-01-02 15:04"), e.Agent, e.Kind, e.Title, e.Path)
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&since, "since", "", "only events at or after this date (2026-11-01 or RFC 3339)")
+	return cmd
+}
+
+func parseSince(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, usagef("--since %q: use a date like 2026-11-01 or an RFC 3339 time", s)
+}

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/retention"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+func init() { register(newReviewCmd) }
+
+// reviewOptions are the flags of 'nexus review' and its subcommands.
+type reviewOptions struct {
+	all  bool
+	edit bool
+	text string
+	why  string
+	by   string
+	// only is 'approve --all --only AGENT' (--agent is the global flag,
+	// and naming an agent there refuses approval).
+	only string
+}
+
+func newReviewCmd(g *globals) *cobra.Command {
+	var o reviewOptions
+	cmd := &cobra.Command{
+		Use:   "review [list|show|approve|reject]",
+		Short: "List, show, approve and reject what agents proposed to keep",
+		Long: `Show the items waiting in review/pending/ (oldest first: id, agent, kind,
+one line each) and decide them. Approval applies an item through the same
+code path as a direct write (limits and scans still hold); an item whose
+apply fails stays pending with the reason. Decided items move to
+review/archive/ with who decided, when and why.
+
+In Obsidian, a person can decide by setting status: approved or
+status: rejected (and optionally why:) in a pending file's frontmatter;
+every review command first carries such decisions out, as 'nexus watch' and
+'nexus serve' do.
+
+Only a person approves: approve, reject and rollback refuse to run when
+--agent or $NEXUS_AGENT names an agent (run them as yourself, e.g.
+'NEXUS_AGENT= nexus review approve ID'). The decider is recorded as --by,
+else $NEXUS_REVIEWER, else your login name.
+
+Example:
+  nexus review
+  nexus review show r-3f9c2a
+  nexus review approve r-3f9c2a
+  nexus review reject r-3f9c2a --why "wrong, user uses English"
+  nexus review approve --all`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runReviewList(g) },
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List pending items, oldest first (also: plain 'nexus review')",
+		Long: `List the pending items, oldest first, with how many wait and since when.
+--agent NAME lists only that agent's items.
+
+Example:
+  nexus review list --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runReviewList(g) },
+	}
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one item in full, with provenance",
+		Long: `Print a pending (or decided) item: what it proposes, its target, its
+provenance, and the text.
+
+Example:
+  nexus review show r-3f9c2a`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := reviewSetup(g)
+			if err != nil {
+				return err
+			}
+			it, err := retention.Get(v, args[0])
+			if err != nil {
+				return err
+			}
+			return g.emit(it, nil, func(w io.Writer) { printItem(w, it) })
+		},
+	}
+	approve := &cobra.Command{
+		Use:   "approve ID [--edit | --text TEXT] | --all",
+		Short: "Approve an item (or every pending item with --all)",
+		Long: `Apply a pending item and archive it as approved: a fact proposal becomes a
+fact file, a held memory write lands in MEMORY.md or USER.md.
+
+--edit opens $VISUAL or $EDITOR on the proposed text and approves what you
+save; --text TEXT ('-' reads stdin) approves with that text instead. Both
+work on facts and single add/replace memory writes.
+
+--all approves every pending item (only those of --only AGENT if given),
+oldest first, after taking a snapshot that
+'nexus rollback' restores. Items that fail stay pending.
+
+Example:
+  nexus review approve r-3f9c2a --text "User wants PR descriptions in Korean, titles in English"
+  nexus review approve --all`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.all != (len(args) == 0) {
+				return usagef("approve takes an item ID, or --all")
+			}
+			if o.all && (o.edit || o.text != "") {
+				return usagef("--edit and --text approve one item; they do not go with --all")
+			}
+			if o.all {
+				return runApproveAll(g, o)
+			}
+			return runDecide(g, o, args[0], true)
+		},
+	}
+	reject := &cobra.Command{
+		Use:   "reject ID --why REASON",
+		Short: "Reject an item, with the reason",
+		Long: `Archive a pending item as rejected, with who decided and why. Nothing is
+written to the agent's memory.
+
+Example:
+  nexus review reject r-3f9c2a --why "wrong, user uses English"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(o.why) == "" {
+				return usagef("reject needs --why REASON")
+			}
+			return runDecide(g, o, args[0], false)
+		},
+	}
+	for _, c := range []*cobra.Command{approve, reject} {
+		c.Flags().StringVar(&o.why, "why", "", "the reason, kept in the archive")
+		c.Flags().StringVar(&o.by, "by", "", "who decides (default $NEXUS_REVIEWER, else your login name)")
+	}
+	approve.Flags().BoolVar(&o.all, "all", false, "approve every pending item, after a snapshot")
+	approve.Flags().BoolVar(&o.edit, "edit", false, "edit the text in $VISUAL/$EDITOR before approving")
+	approve.Flags().StringVar(&o.text, "text", "", "approve with this text instead of the proposed one ('-' reads stdin)")
+	approve.Flags().StringVar(&o.only, "only", "", "with --all: approve only this agent's items")
+	cmd.AddCommand(list, show, approve, reject)
+	return cmd
+}
+
+// reviewSetup opens the vault and carries out decisions made in Obsidian.
+func reviewSetup(g *globals) (*vault.Vault, error) {
+	v, err := g.openVault()
+	if err != nil {
+		return nil, err
+	}
+	res, err := retention.Reconcile(v, g.now())
+	for _, it := range res.Approved {
+		fmt.Fprintf(g.stderr, "nexus: carried out %s's approval of %s (set in Obsidian)\n", it.DecidedBy, it.ID)
+	}
+	for _, it := range res.Rejected {
+		fmt.Fprintf(g.stderr, "nexus: carried out %s's rejection of %s (set in Obsidian)\n", it.DecidedBy, it.ID)
+	}
+	for _, it := range res.Failed {
+		fmt.Fprintf(g.stderr, "nexus: approval of %s set in Obsidian could not be applied; it stays pending: %s\n", it.ID, it.Error)
+	}
+	if err != nil {
+		fmt.Fprintf(g.stderr, "nexus: warning: %v\n", err)
+	}
+	return v, nil
+}
+
+// personOnly refuses decisions made in an agent's name.
+func personOnly(g *globals) error {
+	if g.agent != "" || os.Getenv("NEXUS_AGENT") != "" {
+		return usagef("only a person approves, rejects or rolls back, and this command runs as an agent (--agent or $NEXUS_AGENT is set); run it without them, e.g. 'NEXUS_AGENT= nexus review ...'")
+	}
+	return nil
+}
+
+// decider names who decides.
+func decider(by string) string {
+	if by = strings.TrimSpace(by); by != "" {
+		return by
+	}
+	if r := os.Getenv("NEXUS_REVIEWER"); r != "" {
+		return r
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "person"
+}
+
+type reviewListJSON struct {
+	Count  int              `json:"count"`
+	Oldest time.Time        `json:"oldest,omitzero"`
+	Items  []retention.Item `json:"items"`
+}
+
+func runReviewList(g *globals) error {
+	v, err := reviewSetup(g)
+	if err != nil {
+		return err
+	}
+	items, err := retention.List(v, retention.Filter{Agent: g.agent})
+	if err != nil {
+		return err
+	}
+	res := reviewListJSON{Count: len(items), Items: nonNil(items)}
+	for _, it := range items {
+		if res.Oldest.IsZero() || it.Provenance.Time.Before(res.Oldest) {
+			res.Oldest = it.Provenance.Time
+		}
+	}
+	return g.emit(res, nil, func(w io.Writer) {
+		if len(items) == 0 {
+			fmt.Fprintln(w, "Nothing waits for review.")
+			return
+		}
+		fmt.Fprintf(w, "%d pending since %s (oldest first)\n", res.Count, fmtDate(res.Oldest))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tAGENT\tKIND\tPROPOSED\tSUMMARY")
+		for _, it := range items {
+			sum := it.Summary()
+			if it.Error != "" {
+				sum += "  [last approval failed: " + it.Error + "]"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.ID, it.Agent, it.Kind, fmtDate(it.Provenance.Time), sum)
+		}
+		tw.Flush()
+	})
+}
+
+func printItem(w io.Writer, it retention.Item) {
+	fmt.Fprintf(w, "%s  %s  %s → %s\n", it.ID, it.Status, it.Kind, it.Target)
+	fmt.Fprintf(w, "agent:    %s\nproposed: %s", it.Agent, fmtDate(it.Provenance.Time))
+	if it.Provenance.Session != "" {
+		fmt.Fprintf(w, "  session %s", it.Provenance.Session)
+	}
+	if it.Provenance.Source != "" {
+		fmt.Fprintf(w, "  source %s", it.Provenance.Source)
+	}
+	fmt.Fprintln(w)
+	if it.Kind == retention.KindFact {
+		fmt.Fprintf(w, "name:     %s\ndescription: %s\ntype:     %s\n", it.Name, it.Description, it.FactType)
+	} else {
+		for i, op := range it.Ops {
+			fmt.Fprintf(w, "op %d:     %s", i+1, op.Action)
+			if op.OldText != "" {
+				fmt.Fprintf(w, " (entry matching %q)", op.OldText)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if it.DecidedBy != "" {
+		fmt.Fprintf(w, "decided:  %s by %s", fmtDate(it.DecidedAt), it.DecidedBy)
+		if it.Why != "" {
+			fmt.Fprintf(w, ": %s", it.Why)
+		}
+		fmt.Fprintln(w)
+	}
+	if it.Error != "" {
+		fmt.Fprintf(w, "last approval failed: %s\n", it.Error)
+	}
+	fmt.Fprintf(w, "file:     %s\n\n%s\n", it.Path, it.Body)
+}
+
+func runDecide(g *globals, o reviewOptions, id string, approve bool) error {
+	if err := personOnly(g); err != nil {
+		return err
+	}
+	if o.edit && o.text != "" {
+		return usagef("give --edit or --text, not both")
+	}
+	v, err := reviewSetup(g)
+	if err != nil {
+		return err
+	}
+	d := retention.Decision{By: decider(o.by), Why: o.why, Now: g.now()}
+	switch {
+	case o.text == "-":
+		data, err := io.ReadAll(io.LimitReader(g.stdin, 4<<20))
+		if err != nil {
+			return fmt.Errorf("read text from stdin: %w", err)
+		}
+		s := string(data)
+		d.Text = &s
+	case o.text != "":
+		d.Text = &o.text
+	case o.edit:
+		it, err := retention.Get(v, id)
+		if err != nil {
+			return err
+		}
+		s, err := editText(g, it.Body)
+		if err != nil {
+			return err
+		}
+		d.Text = &s
+	}
+	var it retention.Item
+	if approve {
+		it, err = retention.Approve(v, id, d)
+	} else {
+		it, err = retention.Reject(v, id, d)
+	}
+	if err != nil && errors.Is(err, retention.ErrApply) {
+		it.Error = err.Error()
+		return g.emit(it, err, nil)
+	}
+	if err != nil {
+		return err
+	}
+	return g.emit(it, nil, func(w io.Writer) {
+		if approve {
+			fmt.Fprintf(w, "Approved %s: wrote %s; archived as %s\n", it.ID, it.Result, it.Path)
+		} else {
+			fmt.Fprintf(w, "Rejected %s; archived as %s\n", it.ID, it.Path)
+		}
+	})
+}
+
+// editText lets a person edit text in $VISUAL or $EDITOR, in a temp file
+// outside the vault.
+func editText(g *globals, text string) (string, error) {
+	editor := os.Getenv("VISUAL")
+	if editor == "" {
+		editor = os.Getenv("EDITOR")
+	}
+	if editor == "" {
+		return "", usagef("--edit needs $VISUAL or $EDITOR; or pass the new text with --text")
+	}
+	f, err := os.CreateTemp("", "nexus-review-*.md")
+	if err != nil {
+		return "", fmt.Errorf("edit: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(text + "\n"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("edit: %w", err)
+	}
+	f.Close()
+	fields := strings.Fields(editor)
+	c := exec.CommandContext(g.ctx, fields[0], append(fields[1:], f.Name())...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, g.stderr, g.stderr
+	if err := c.Run(); err != nil {
+		return "", fmt.Errorf("editor %s: %w", fields[0], err)
+	}
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		return "", fmt.Errorf("edit: %w", err)
+	}
+	return string(data), nil
+}
+
+func runApproveAll(g *globals, o reviewOptions) error {
+	if err := personOnly(g); err != nil {
+		return err
+	}
+	v, err := reviewSetup(g)
+	if err != nil {
+		return err
+	}
+	res, err := retention.ApproveAll(v, retention.Filter{Agent: o.only}, retention.Decision{By: decider(o.by), Why: o.why, Now: g.now()})
+	res.Approved, res.Failed = nonNil(res.Approved), nonNil(res.Failed)
+	if err == nil && len(res.Failed) > 0 {
+		err = fmt.Errorf("%d of %d items could not be applied and stay pending: %w", len(res.Failed), len(res.Failed)+len(res.Approved), retention.ErrApply)
+	}
+	return g.emit(res, err, func(w io.Writer) {
+		if res.Snapshot == "" {
+			fmt.Fprintln(w, "Nothing waits for review.")
+			return
+		}
+		fmt.Fprintf(w, "Approved %d items (snapshot %s; undo with 'nexus rollback %s')\n", len(res.Approved), res.Snapshot, res.Snapshot)
+		for _, it := range res.Approved {
+			fmt.Fprintf(w, "  %s → %s\n", it.ID, it.Result)
+		}
+		for _, it := range res.Failed {
+			fmt.Fprintf(w, "  %s stays pending: %s\n", it.ID, it.Error)
+		}
+	})
+}
