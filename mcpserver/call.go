@@ -22,7 +22,7 @@ import (
 // maxStringArg bounds any one string argument. Real arguments (a memory
 // entry, a fact, a checkpoint) are far smaller; anything bigger is refused
 // before it reaches the domain packages.
-const maxStringArg = 256 << 10
+const maxStringArg = 1 << 20
 
 // runFunc is one tool's body: it gets the transport's agent and the
 // arguments, and returns a JSON-able result shaped like the CLI's --json
@@ -92,7 +92,7 @@ func (s *Server) handler(name string, run runFunc) server.ToolHandlerFunc {
 }
 
 // maxArgsBytes bounds a call's arguments as sent.
-const maxArgsBytes = 1 << 20
+const maxArgsBytes = 2 << 20
 
 func argumentsOf(req mcp.CallToolRequest) (map[string]any, error) {
 	if raw := req.Params.RawArguments; raw != nil {

@@ -2,12 +2,11 @@ package mcpserver
 
 import (
 	"context"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/nexus-memory/nexus/agents"
-	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/livelog"
 )
 
 func (s *Server) addPrompts() {
@@ -31,17 +30,20 @@ func (s *Server) sessionStartPrompt(ctx context.Context, req mcp.GetPromptReques
 	}), nil
 }
 
-// sessionStart renders the session-start text for agent.
+// sessionStart renders the session-start text of agent: the frozen
+// snapshot (identity, MEMORY, USER, memory index), then the unread log
+// entries, the latest checkpoint and the current decisions.
 func (s *Server) sessionStart(agent string) (string, error) {
-	id, err := identity.Load(s.v, agent)
+	snap, err := agents.RenderSnapshot(s.v, agent)
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(id.Body))
-	b.WriteString("\n")
-	if idx, err := agents.RenderIndex(s.v, agent); err == nil && strings.TrimSpace(idx) != "" {
-		b.WriteString("\n" + strings.TrimRight(idx, "\n") + "\n")
+	sections, err := livelog.RenderPromptSections(s.v, agent, 0)
+	if err != nil {
+		return "", err
 	}
-	return b.String(), nil
+	if snap == "" {
+		return sections, nil
+	}
+	return snap + "\n" + sections, nil
 }

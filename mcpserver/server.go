@@ -12,6 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/index"
+	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -47,6 +49,11 @@ type Server struct {
 	opts   Options
 	subs   *subscriptions
 	res    *resourceList
+	lg     *livelog.Log
+
+	// ixMu protects ix, the search index (nil until opened).
+	ixMu sync.Mutex
+	ix   *index.Index
 
 	// calls counts in-flight tool calls so Close lets writes finish.
 	calls sync.WaitGroup
@@ -90,6 +97,11 @@ func New(opts Options) (*Server, error) {
 		opts:   opts,
 		subs:   newSubscriptions(),
 	}
+	lg, err := livelog.Open(opts.Vault, livelog.Options{Now: opts.Now, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s.lg = lg
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
@@ -109,10 +121,14 @@ func New(opts Options) (*Server, error) {
 	}
 	s.addPrompts()
 	s.addResources(hooks)
-	s.loops.Add(1)
+	s.loops.Add(2)
 	go func() {
 		defer s.loops.Done()
 		s.watchLiveLog(s.ctx)
+	}()
+	go func() {
+		defer s.loops.Done()
+		s.keepIndex(s.ctx)
 	}()
 	return s, nil
 }
@@ -121,7 +137,7 @@ func New(opts Options) (*Server, error) {
 // model's system prompt.
 const instructions = `Nexus is the shared, durable memory of the agents you work with, kept as markdown that people also edit.
 - At the start of a session read the session_start prompt: your identity, bounded memory, user profile, memory index, unread log entries, checkpoint and decisions.
-- When a tool result ends with "N new log entries from ... — call log_read", call log_read (with ack true once you have read them) before you reply.
+- When a tool result ends with "N new log entries from ... — call log_read", call log_read before you reply.
 - Keep MEMORY.md/USER.md small with the memory tool; put durable facts in fact files (fact_write); record decisions with decision_record; save a checkpoint during long work.
 - Find things with memory_search, then read them with memory_get.`
 
@@ -167,6 +183,14 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.cancel()
 	s.loops.Wait()
+	s.ixMu.Lock()
+	if s.ix != nil {
+		if cerr := s.ix.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		s.ix = nil
+	}
+	s.ixMu.Unlock()
 	return err
 }
 

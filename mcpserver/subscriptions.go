@@ -15,8 +15,8 @@ import (
 // resources/subscribe and are notified by session ID; newer ones open a
 // subscriptions/listen stream and are notified on it while it lasts.
 type subscriptions struct {
-	mu     sync.Mutex                      // protects byURI
-	byURI  map[string]map[string]*subscriber // URI -> key -> subscriber
+	mu    sync.Mutex                        // protects byURI
+	byURI map[string]map[string]*subscriber // URI -> key -> subscriber
 }
 
 type subscriber struct {

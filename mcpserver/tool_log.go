@@ -1,0 +1,263 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nexus-memory/nexus/livelog"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// maxLogRead bounds the entries one log_read returns.
+const maxLogRead = 100
+
+// logEntry is a live-log entry as tools show it: what an agent needs to
+// read it, and where it is (for memory_get), without the signature fields.
+type logEntry struct {
+	Time    time.Time `json:"time,omitzero"`
+	Agent   string    `json:"agent,omitempty"`
+	Channel string    `json:"channel,omitempty"`
+	Kind    string    `json:"kind,omitempty"`
+	Summary string    `json:"summary"`
+	Body    string    `json:"body,omitempty"`
+	Signed  bool      `json:"signed"`
+	Hand    bool      `json:"hand,omitempty"`
+	Segment string    `json:"segment"`
+	Line    int       `json:"line"`
+}
+
+func toLogEntries(es []livelog.Entry) []logEntry {
+	out := make([]logEntry, 0, len(es))
+	for _, e := range es {
+		out = append(out, logEntry{Time: e.Time, Agent: e.Agent, Channel: e.Channel, Kind: e.Kind, Summary: e.Summary, Body: e.Body, Signed: e.Signed, Hand: e.Hand, Segment: e.Segment, Line: e.Line})
+	}
+	return out
+}
+
+type logReadResult struct {
+	Mode         string     `json:"mode"` // "unread" or "last"
+	Entries      []logEntry `json:"entries"`
+	Count        int        `json:"count"`
+	Remaining    int        `json:"remaining"`
+	Acknowledged bool       `json:"acknowledged"`
+}
+
+func (s *Server) logTools() []tool {
+	return []tool{
+		{
+			def: newTool("log_read", `Read the shared live log: by default the entries that are new for you (written by other agents or typed by a person since you last read), oldest first.
+
+Call it at the start of a session and whenever a tool result ends with "N new log entries from ... — call log_read", before you reply, so you act on what the others did.
+ack (default true) marks the returned entries as read, so the next call returns only newer ones; pass ack false to peek. At most 100 entries come back per call; remaining says how many more unread entries wait — call again to get them.
+Pass last N to see the newest N entries regardless of what you have read (your own included; nothing is acknowledged). channel, kind and from filter the last-N view.
+Returns {mode, entries: [{time, agent, channel, kind, summary, body, segment, line}], count, remaining, acknowledged}.`,
+				objectSchema(map[string]prop{
+					"ack":     boolProp("Mark the returned unread entries as read (default true)."),
+					"last":    intProp("Instead of unread entries, return the newest N entries (1-100)."),
+					"limit":   intProp("Most unread entries to return (default and maximum 100)."),
+					"channel": strProp("With last: only this channel."),
+					"kind":    strProp("With last: only this kind."),
+					"from":    strProp("With last: only entries by this agent."),
+				}),
+				hints{title: "Read the live log"}),
+			run: s.logRead,
+		},
+		{
+			def: newTool("log_append", `Append a signed entry to the shared live log that every agent reads before replying.
+
+Use it to tell the other agents what you did, found, started or need: a one-line summary (what a reader must know) and, if useful, a markdown body with details. It is signed with your key and chained to the previous entry; it cannot be edited later, so write nothing secret.
+channel groups entries (default "general"; e.g. a project name); kind says what it is (default "note"; e.g. status, question, handoff, result).
+Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, notes}.`,
+				objectSchema(map[string]prop{
+					"summary": strProp("One line (at most 500 characters): what happened or what you need."),
+					"body":    strProp("Optional details in markdown."),
+					"channel": strProp(`Channel (default "general").`),
+					"kind":    strProp(`Kind of entry (default "note"), e.g. status, question, handoff, result.`),
+				}, "summary"),
+				hints{title: "Append to the live log"}),
+			run: s.logAppend,
+		},
+		{
+			def: newTool("decision_record", `Record a decision in the shared decision log (log/decisions.md), signed by you, with the next id (D-0001, ...).
+
+Use it when you and the user or other agents settle something others must follow: a choice of approach, a convention, a scope cut. Give a short title, the decision itself and the rationale. To change an earlier decision, record a new one with supersedes set to the old id; the old one stays in the file, marked superseded.
+Returns the decision {id, time, agent, title, decision, rationale, supersedes}.`,
+				objectSchema(map[string]prop{
+					"title":      strProp("Short title."),
+					"decision":   strProp("What was decided."),
+					"rationale":  strProp("Why."),
+					"supersedes": strProp("Id of the earlier decision this replaces, e.g. D-0003."),
+				}, "title", "decision"),
+				hints{title: "Record a decision"}),
+			run: s.decisionRecord,
+		},
+		{
+			def: newTool("decision_list", `List the decisions in the shared decision log, oldest first: by default only the current ones (not superseded); all true includes superseded decisions, each with superseded_by.
+
+Check it before proposing a change of approach, so you follow what was decided.
+Returns {decisions: [{id, time, agent, title, decision, rationale, supersedes, superseded_by}]}.`,
+				objectSchema(map[string]prop{
+					"all": boolProp("Include superseded decisions (default false)."),
+				}),
+				hints{title: "List decisions", readOnly: true, idempotent: true}),
+			run: s.decisionList,
+		},
+		{
+			def: newTool("checkpoint_save", `Save your work checkpoint (agents/YOU/checkpoints/CURRENT.md), replacing the previous one, which is kept as history.
+
+Save one during long work — after each meaningful step and before anything risky — so you (or a new session) can resume after a crash: the task, where it stands, the next step, the files touched and free notes.
+Returns the saved checkpoint {agent, time, task, state, next, files, notes, path}.`,
+				objectSchema(map[string]prop{
+					"task":  strProp("The task you are working on."),
+					"state": strProp("Where it stands: what is done, what is half done."),
+					"next":  strProp("The next step to take."),
+					"files": strListProp("Files touched (paths)."),
+					"notes": strProp("Anything else needed to resume."),
+				}, "task"),
+				hints{title: "Save a checkpoint"}),
+			run: s.checkpointSave,
+		},
+		{
+			def: newTool("checkpoint_load", `Load your latest work checkpoint, to resume a task after a crash or in a new session.
+
+Returns {found: true, checkpoint: {agent, time, task, state, next, files, notes, path}}, or {found: false} when you have never saved one.`,
+				objectSchema(map[string]prop{}),
+				hints{title: "Load your checkpoint", readOnly: true, idempotent: true}),
+			run: s.checkpointLoad,
+		},
+	}
+}
+
+func (s *Server) logRead(ctx context.Context, c *call) (any, error) {
+	ack := c.boolean("ack", true)
+	last := c.integer("last", 0, 0, maxLogRead)
+	limit := c.integer("limit", maxLogRead, 1, maxLogRead)
+	channel := strings.TrimSpace(c.str("channel", false))
+	kind := strings.TrimSpace(c.str("kind", false))
+	from := strings.TrimSpace(c.str("from", false))
+	if c.err != nil {
+		return nil, c.err
+	}
+	if last > 0 {
+		es, err := s.lg.Read(livelog.ReadOptions{Last: last, Channel: channel, Kind: kind, From: from})
+		if err != nil {
+			return nil, err
+		}
+		return logReadResult{Mode: "last", Entries: toLogEntries(es), Count: len(es)}, nil
+	}
+	if channel != "" || kind != "" || from != "" {
+		return nil, fmt.Errorf("channel, kind and from filter the last-N view; pass last too: %w", vault.ErrInvalid)
+	}
+	es, err := s.lg.Unread(c.agent)
+	if err != nil {
+		return nil, err
+	}
+	res := logReadResult{Mode: "unread"}
+	if len(es) > limit {
+		res.Remaining = len(es) - limit
+		es = es[:limit]
+	}
+	if ack && len(es) > 0 {
+		if err := s.lg.Ack(c.agent, es[len(es)-1]); err != nil {
+			return nil, err
+		}
+		res.Acknowledged = true
+	}
+	res.Entries, res.Count = toLogEntries(es), len(es)
+	return res, nil
+}
+
+func (s *Server) logAppend(ctx context.Context, c *call) (any, error) {
+	e := livelog.Entry{
+		Summary: c.str("summary", true),
+		Body:    c.str("body", false),
+		Channel: strings.TrimSpace(c.str("channel", false)),
+		Kind:    strings.TrimSpace(c.str("kind", false)),
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	r, err := s.lg.AppendDetailed(c.agent, e)
+	if err != nil {
+		return nil, err
+	}
+	s.notifyIndex(r.Entry.Segment)
+	return struct {
+		Entry logEntry `json:"entry"`
+		Notes []string `json:"notes,omitempty"`
+	}{toLogEntries([]livelog.Entry{r.Entry})[0], r.Notes}, nil
+}
+
+func (s *Server) decisionRecord(ctx context.Context, c *call) (any, error) {
+	d := livelog.Decision{
+		Title:      c.str("title", true),
+		Decision:   c.str("decision", true),
+		Rationale:  c.str("rationale", false),
+		Supersedes: strings.TrimSpace(c.str("supersedes", false)),
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	d, err := s.lg.Record(c.agent, d)
+	if err != nil {
+		return nil, err
+	}
+	s.notifyIndex(vault.DecisionsLog)
+	return d, nil
+}
+
+func (s *Server) decisionList(ctx context.Context, c *call) (any, error) {
+	all := c.boolean("all", false)
+	if c.err != nil {
+		return nil, c.err
+	}
+	ds, err := s.lg.ListDecisions(all)
+	if err != nil {
+		return nil, err
+	}
+	if ds == nil {
+		ds = []livelog.Decision{}
+	}
+	return struct {
+		Decisions []livelog.Decision `json:"decisions"`
+	}{ds}, nil
+}
+
+func (s *Server) checkpointSave(ctx context.Context, c *call) (any, error) {
+	cp := livelog.Checkpoint{
+		Task:  c.str("task", true),
+		State: c.str("state", false),
+		Next:  c.str("next", false),
+		Files: c.strs("files"),
+		Notes: c.str("notes", false),
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	cp, err := livelog.SaveCheckpoint(s.v, c.agent, cp, s.now())
+	if err != nil {
+		return nil, err
+	}
+	s.notifyIndex(cp.Path)
+	return cp, nil
+}
+
+type checkpointLoaded struct {
+	Found      bool                `json:"found"`
+	Checkpoint *livelog.Checkpoint `json:"checkpoint,omitempty"`
+	Message    string              `json:"message,omitempty"`
+}
+
+func (s *Server) checkpointLoad(ctx context.Context, c *call) (any, error) {
+	cp, err := livelog.LoadCheckpoint(s.v, c.agent)
+	if errors.Is(err, livelog.ErrNoCheckpoint) {
+		return checkpointLoaded{Message: "no checkpoint saved yet; save one with checkpoint_save during long work"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return checkpointLoaded{Found: true, Checkpoint: cp}, nil
+}

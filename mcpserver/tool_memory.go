@@ -1,0 +1,96 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/retention"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// maxOps bounds one batch of memory operations.
+const maxOps = 50
+
+func (s *Server) memoryTool() tool {
+	opSchema := objectSchema(map[string]prop{
+		"action":   enumProp("add, replace or remove.", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove),
+		"content":  strProp("The entry text (add) or its replacement (replace)."),
+		"old_text": strProp("A short, unique, case-sensitive substring of the entry to replace or remove."),
+	}, "action")
+	return tool{
+		def: newTool("memory", `Edit your bounded memory: MEMORY.md (target "memory": your own notes — environment facts, conventions, lessons learned) or USER.md (target "user": who the user is — preferences, communication style). Both are pasted into your prompt at every session start, so keep entries short, factual and durable.
+
+Actions:
+- add: append content as a new entry. Adding an exact duplicate succeeds and writes nothing.
+- replace: old_text names one entry (a case-sensitive substring matching exactly one distinct entry); content is its new text.
+- remove: old_text names the entry to delete.
+Send several changes at once as operations: [{action, content, old_text}, ...]; they apply all or nothing and the limit is checked on the result.
+
+The files have character limits (usage is reported as "67% — 1,474/2,200 chars"). When an add or replace would go over, nothing is written and the error gives the usage, the entry's size and the limit, with current_entries: consolidate in the same turn — remove stale entries and replace several related ones with one shorter entry, in a single operations batch — then retry the add.
+If old_text matches no entry or several different ones, the error lists the candidates: call again with a longer, unique old_text.
+Content is scanned: prompt-injection phrasing, secrets and credentials, exfiltration commands and invisible Unicode are refused with the rule's name; rewrite without them (never store secrets).
+When the vault requires review, a successful write returns staged: true and pending_id: it lands once a person approves.
+Returns {success, message, target, usage, entry_count, error, current_entries, matches, staged, pending_id}.`,
+			objectSchema(map[string]prop{
+				"action":     enumProp("What to do (omit when sending operations).", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove),
+				"target":     enumProp(`Which file: "memory" (MEMORY.md, your notes; default) or "user" (USER.md, the user profile).`, string(agents.TargetMemory), string(agents.TargetUser)),
+				"content":    strProp("Entry text for add, or the new text for replace."),
+				"old_text":   strProp("For replace/remove: a short, unique substring of the existing entry."),
+				"operations": prop{"type": "array", "items": opSchema, "maxItems": maxOps, "description": "Several operations applied all or nothing, in order, on one target."},
+			}),
+			hints{title: "Edit bounded memory", destructive: true}),
+		run: s.memory,
+	}
+}
+
+func (s *Server) memory(ctx context.Context, c *call) (any, error) {
+	target, err := agents.ParseTarget(strings.TrimSpace(c.str("target", false)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, vault.ErrInvalid)
+	}
+	var ops []agents.Op
+	if raw := c.objects("operations"); len(raw) > 0 {
+		if len(raw) > maxOps {
+			return nil, fmt.Errorf("%d operations in one call, more than the %d allowed: %w", len(raw), maxOps, vault.ErrInvalid)
+		}
+		if c.args["action"] != nil {
+			return nil, fmt.Errorf("send either action (one operation) or operations (a batch), not both: %w", vault.ErrInvalid)
+		}
+		for i, m := range raw {
+			oc := &call{agent: c.agent, args: m}
+			op := agents.Op{Action: strings.TrimSpace(oc.str("action", true)), Content: oc.str("content", false), OldText: oc.str("old_text", false)}
+			if oc.err != nil {
+				return nil, fmt.Errorf("operations[%d]: %w", i, oc.err)
+			}
+			ops = append(ops, op)
+		}
+	} else {
+		action := strings.TrimSpace(c.str("action", false))
+		if c.err == nil && action == "" {
+			return nil, fmt.Errorf("missing required argument \"action\" (add, replace or remove), or a batch in \"operations\": %w", vault.ErrInvalid)
+		}
+		ops = []agents.Op{{Action: action, Content: c.str("content", false), OldText: c.str("old_text", false)}}
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	res, err := retention.WriteMemory(s.v, c.agent, target, ops, s.provenance(ctx, c.agent), s.now())
+	if err == nil && !res.Staged {
+		s.notifyIndex(agents.HomePath(c.agent, target.File()))
+	}
+	return res, err
+}
+
+// provenance says where a write came from: this agent, over MCP, in this
+// session.
+func (s *Server) provenance(ctx context.Context, agent string) retention.Provenance {
+	p := retention.Provenance{Agent: agent, Source: "mcp", Time: s.now().UTC()}
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		p.Session = sess.SessionID()
+	}
+	return p
+}

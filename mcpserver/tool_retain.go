@@ -1,0 +1,97 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/retention"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// maxRetain bounds the facts proposed in one call.
+const maxRetain = 20
+
+func (s *Server) retainTool() tool {
+	factSchema := objectSchema(map[string]prop{
+		"name":        strProp("Short title of the fact."),
+		"description": strProp("One line saying what it is about."),
+		"type":        enumProp("Kind of fact.", agents.FactTypes...),
+		"body":        strProp("The fact, short."),
+		"source":      strProp("Where it came from (log entry, document, conversation)."),
+	}, "name", "description", "type", "body")
+	return tool{
+		def: newTool("retain", `Propose durable facts for a person to review before they are kept: each becomes review/pending/ID.md with its provenance (you, this session, the time, the source). A person approves, edits or rejects it (in Obsidian or with 'nexus review'); approved facts become fact files.
+
+Use it for things learned in this session that are worth keeping but should be checked by a person — especially facts about the user or about other agents' work. For your own working notes use memory or fact_write instead.
+Send one fact with name/description/type/body, or several as facts: [...]. Each is validated and scanned like fact_write (injection phrasing, secrets, invisible characters are refused). Facts are filed in order; on an error the ones already filed are in the result.
+Returns the filed item {id, status: "pending", target, path, ...}, or {items: [...]} for several.`,
+			objectSchema(map[string]prop{
+				"name":        strProp("Short title of the fact."),
+				"description": strProp("One line saying what it is about."),
+				"type":        enumProp("Kind of fact.", agents.FactTypes...),
+				"body":        strProp("The fact, short."),
+				"source":      strProp("Where it came from (log entry, document, conversation)."),
+				"update":      boolProp("On approval, replace an existing fact of the same name."),
+				"facts":       prop{"type": "array", "items": factSchema, "maxItems": maxRetain, "description": "Several facts to propose at once."},
+			}),
+			hints{title: "Propose facts for review"}),
+		run: s.retain,
+	}
+}
+
+type retained struct {
+	Items []retention.Item `json:"items"`
+	Error string           `json:"error,omitempty"`
+}
+
+func (s *Server) retain(ctx context.Context, c *call) (any, error) {
+	prov := s.provenance(ctx, c.agent)
+	if list := c.objects("facts"); len(list) > 0 {
+		if len(list) > maxRetain {
+			return nil, fmt.Errorf("%d facts in one call, more than the %d allowed: %w", len(list), maxRetain, vault.ErrInvalid)
+		}
+		out := retained{Items: []retention.Item{}}
+		for i, m := range list {
+			fc := &call{agent: c.agent, args: m}
+			in := factInput(fc)
+			if fc.err != nil {
+				err := fmt.Errorf("facts[%d]: %w", i, fc.err)
+				out.Error = describe(err)
+				return out, err
+			}
+			p := prov
+			if in.Source != "" {
+				p.Source = in.Source
+			}
+			it, err := retention.Retain(s.v, c.agent, in, p, s.now())
+			if err != nil {
+				err = fmt.Errorf("facts[%d] (%s): %w", i, in.Name, err)
+				out.Error = describe(err)
+				return out, err
+			}
+			out.Items = append(out.Items, it)
+		}
+		return out, nil
+	}
+	in := factInput(c)
+	if c.err != nil {
+		return nil, c.err
+	}
+	if in.Source != "" {
+		prov.Source = in.Source
+	}
+	return retention.Retain(s.v, c.agent, in, prov, s.now())
+}
+
+func factInput(c *call) agents.FactInput {
+	return agents.FactInput{
+		Name:        c.str("name", true),
+		Description: c.str("description", true),
+		Type:        strings.TrimSpace(c.str("type", true)),
+		Body:        c.str("body", true),
+		Source:      c.str("source", false),
+		Update:      c.boolean("update", false),
+	}
+}

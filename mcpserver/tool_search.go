@@ -1,0 +1,77 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/nexus-memory/nexus/index"
+)
+
+func (s *Server) searchTool() tool {
+	return tool{
+		def: newTool("memory_search", `Search the whole shared vault — notes, projects, every agent's facts and memory, the live log and decisions — ranked by relevance (BM25), Korean and other CJK text included.
+
+Use it before answering from memory or asking the user something the vault may already know. Then read a hit with memory_get (path, from = its line).
+query takes plain words (any may match), "exact phrases", title:word, -excluded, and inline filters tag:T path:P agent:A type:T. Filters can also be passed as arguments. maxResults (or limit) caps the hits (default 10); minScore (or min_score) drops weak ones.
+Returns {query, total, hits: [{path, line, end_line, title, heading, score, snippet, kind, agent, type, date}]}; snippets wrap matched words in ** **.`,
+			objectSchema(map[string]prop{
+				"query":      strProp("What to look for."),
+				"maxResults": intProp("Most hits to return (default 10, at most 100)."),
+				"limit":      intProp("Same as maxResults."),
+				"minScore":   numProp("Drop hits scoring below this."),
+				"min_score":  numProp("Same as minScore."),
+				"agent":      strProp("Only notes of this agent (its home) and its log entries."),
+				"type":       strProp("Only facts of this type (user, feedback, project, reference) or notes with this frontmatter type."),
+				"tag":        strProp("Only notes with this tag."),
+				"path":       strProp(`Only paths under this vault-relative prefix, e.g. "projects/".`),
+				"since":      strProp("Only documents dated on or after this day (YYYY-MM-DD or RFC 3339)."),
+				"until":      strProp("Only documents dated on or before this day (YYYY-MM-DD or RFC 3339)."),
+			}, "query"),
+			hints{title: "Search the vault", readOnly: true, idempotent: true}),
+		run: s.memorySearch,
+	}
+}
+
+func (s *Server) memorySearch(ctx context.Context, c *call) (any, error) {
+	q := index.Query{
+		Text:       c.str("query", true),
+		Limit:      c.integer(c.first("maxResults", "limit"), 10, 1, 100),
+		MinScore:   c.number(c.first("minScore", "min_score"), 0),
+		Agent:      strings.TrimSpace(c.str("agent", false)),
+		Type:       strings.TrimSpace(c.str("type", false)),
+		Tag:        strings.TrimSpace(c.str("tag", false)),
+		PathPrefix: strings.TrimSpace(c.str("path", false)),
+	}
+	q.Since = c.date("since", false)
+	q.Until = c.date("until", true)
+	if c.err != nil {
+		return nil, c.err
+	}
+	ix, err := s.searchIndex()
+	if err != nil {
+		return nil, err
+	}
+	return ix.Search(ctx, q)
+}
+
+// date parses a day or an RFC 3339 time; endOfDay makes a bare day mean
+// its last instant.
+func (c *call) date(name string, endOfDay bool) time.Time {
+	s := strings.TrimSpace(c.str(name, false))
+	if s == "" {
+		return time.Time{}
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		c.fail("argument %q must be a date YYYY-MM-DD or an RFC 3339 time, got %q", name, truncate(s, 40))
+		return time.Time{}
+	}
+	if endOfDay {
+		t = t.Add(24*time.Hour - time.Nanosecond)
+	}
+	return t
+}
