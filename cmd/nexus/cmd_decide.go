@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/livelog"
+)
+
+func init() {
+	register(newDecideCmd)
+	register(newDecisionsCmd)
+}
+
+func newDecideCmd(g *globals) *cobra.Command {
+	var d livelog.Decision
+	cmd := &cobra.Command{
+		Use:   "decide TITLE...",
+		Short: "Record a signed decision in log/decisions.md as --agent",
+		Long: `Append a decision to log/decisions.md with the next id (D-0001, D-0002, ...),
+signed with the agent's key and chained like the live log. --decision is
+required; --rationale says why. --supersedes D-0003 marks that earlier
+decision superseded in listings (it stays in the file).
+
+Example:
+  nexus --agent lyra decide "Secrets live in the OS keychain" \
+      --decision "Use the OS keychain for all tokens" \
+      --rationale "Files in the vault sync to phones" --supersedes D-0003`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			agent, err := g.agentName()
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(d.Decision) == "" {
+				return usagef("--decision is required")
+			}
+			l, err := g.openLog()
+			if err != nil {
+				return err
+			}
+			d.Title = strings.Join(args, " ")
+			rec, err := l.Record(agent, d)
+			if err != nil {
+				return err
+			}
+			return g.emit(rec, nil, func(w io.Writer) {
+				fmt.Fprintf(w, "Recorded %s: %s\n", rec.ID, rec.Title)
+				if rec.Supersedes != "" {
+					fmt.Fprintf(w, "  supersedes %s\n", rec.Supersedes)
+				}
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&d.Decision, "decision", "", "what was decided (required)")
+	f.StringVar(&d.Rationale, "rationale", "", "why")
+	f.StringVar(&d.Supersedes, "supersedes", "", "id of the decision this one replaces, e.g. D-0003")
+	return cmd
+}
+
+func newDecisionsCmd(g *globals) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "decisions",
+		Short: "List the current decisions (superseded ones with --all)",
+		Long: `List the decisions in log/decisions.md, oldest first. Decisions superseded by
+a later one are hidden unless --all is given; then they are marked.
+'nexus log verify' checks their signatures.
+
+Example:
+  nexus decisions --all --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := g.openLog()
+			if err != nil {
+				return err
+			}
+			ds, err := l.ListDecisions(all)
+			if err != nil {
+				return err
+			}
+			return g.emit(ds, nil, func(w io.Writer) {
+				if len(ds) == 0 {
+					fmt.Fprintln(w, "No decisions recorded.")
+				}
+				for _, d := range ds {
+					mark := ""
+					if d.SupersededBy != "" {
+						mark = " (superseded by " + d.SupersededBy + ")"
+					}
+					if !d.Signed {
+						mark += " (unsigned)"
+					}
+					fmt.Fprintf(w, "%s %s%s\n    %s, %s\n    Decision: %s\n", d.ID, d.Title, mark, d.Agent, d.Time.Format(time.RFC3339), indentMore(d.Decision))
+					if d.Rationale != "" {
+						fmt.Fprintf(w, "    Rationale: %s\n", indentMore(d.Rationale))
+					}
+					if d.Supersedes != "" {
+						fmt.Fprintf(w, "    Supersedes: %s\n", d.Supersedes)
+					}
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include superseded decisions")
+	return cmd
+}
+
+func indentMore(s string) string { return strings.ReplaceAll(s, "\n", "\n      ") }

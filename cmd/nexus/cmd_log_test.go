@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// logCLI runs one nexus invocation in-process with stdin.
+func logCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// logVault makes a vault with agents lyra and ella and returns its folder.
+func logVault(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if code, _, e := logCLI(t, "", "init", dir); code != 0 {
+		t.Fatalf("init: %s", e)
+	}
+	for _, a := range []string{"lyra", "ella"} {
+		if code, _, e := logCLI(t, "", "--vault", dir, "agent", "add", a); code != 0 {
+			t.Fatalf("agent add: %s", e)
+		}
+	}
+	return dir
+}
+
+type cliEntry struct {
+	Agent, Channel, Kind, Summary, Body string
+	Signed, Hand                        bool
+}
+
+func TestLogCommands(t *testing.T) {
+	dir := logVault(t)
+	must := func(want int, stdin string, args ...string) string {
+		t.Helper()
+		code, out, errs := logCLI(t, stdin, append([]string{"--vault", dir}, args...)...)
+		if code != want {
+			t.Fatalf("%v: exit %d, want %d\nstdout: %s\nstderr: %s", args, code, want, out, errs)
+		}
+		return out
+	}
+	out := must(0, "", "--agent", "lyra", "--json", "log", "append", "--channel", "deploy", "--kind", "shipped", "Fixed login timeout;", "PR #123 merged", "--body", "longer text")
+	var ar struct {
+		Entry cliEntry
+		Notes []string
+	}
+	if err := json.Unmarshal([]byte(out), &ar); err != nil || ar.Entry.Summary != "Fixed login timeout; PR #123 merged" || ar.Entry.Body != "longer text" || !ar.Entry.Signed {
+		t.Fatalf("append result %s (%v)", out, err)
+	}
+	out = must(0, "", "--agent", "lyra", "--json", "log", "append", "multi\nline summary")
+	if !strings.Contains(out, "summary folded to one line") {
+		t.Fatalf("fold not reported: %s", out)
+	}
+	must(0, "body from stdin\n", "--agent", "ella", "log", "append", "--body-file", "-", "ella's note")
+
+	// Unread for ella: lyra's two entries, not her own.
+	var rr struct {
+		Count   int
+		Acked   bool
+		Entries []cliEntry
+	}
+	out = must(0, "", "--agent", "ella", "--json", "log", "read", "--unread", "--ack")
+	if err := json.Unmarshal([]byte(out), &rr); err != nil || rr.Count != 2 || !rr.Acked || rr.Entries[0].Agent != "lyra" {
+		t.Fatalf("unread: %s", out)
+	}
+	out = must(0, "", "--agent", "ella", "log", "read", "--unread")
+	if !strings.Contains(out, "Nothing new for ella") {
+		t.Fatalf("after ack: %s", out)
+	}
+	// SPEC wording: --agent filters by author when not --unread.
+	out = must(0, "", "--agent", "ella", "--json", "log", "read", "--last", "20")
+	json.Unmarshal([]byte(out), &rr)
+	if rr.Count != 1 || rr.Entries[0].Summary != "ella's note" || rr.Entries[0].Body != "body from stdin" {
+		t.Fatalf("--agent filter: %s", out)
+	}
+	out = must(0, "", "--json", "log", "read", "--from", "lyra", "--channel", "deploy", "--kind", "shipped", "--since", "2020-01-01")
+	json.Unmarshal([]byte(out), &rr)
+	if rr.Count != 1 {
+		t.Fatalf("filters: %s", out)
+	}
+	out = must(0, "", "log", "tail", "-n", "2")
+	if !strings.Contains(out, "ella [general/note] ella's note") || strings.Contains(out, "PR #123") {
+		t.Fatalf("tail: %s", out)
+	}
+	out = must(0, "", "log", "verify")
+	if !strings.Contains(out, "3 intact") || !strings.Contains(out, "OK") {
+		t.Fatalf("verify: %s", out)
+	}
+
+	// Hand-typed text: exit 0, but 1 with --strict.
+	seg := filepath.Join(dir, "log", "live", time.Now().UTC().Format("2006-01")+".md")
+	f, err := os.OpenFile(seg, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("Note from a person.\n")
+	f.Close()
+	must(0, "", "log", "verify")
+	out = must(1, "", "--json", "log", "verify", "--strict")
+	if !strings.Contains(out, `"unsigned"`) {
+		t.Fatalf("strict verify: %s", out)
+	}
+	// Tampering: exit 1 and the entry named.
+	data, _ := os.ReadFile(seg)
+	os.WriteFile(seg, bytes.Replace(data, []byte("PR #123"), []byte("PR #124"), 1), 0o644)
+	out = must(1, "", "log", "verify")
+	if !strings.Contains(out, "edited: lyra") {
+		t.Fatalf("tampered verify: %s", out)
+	}
+
+	// Usage errors exit 2.
+	must(2, "", "log", "append", "no agent")
+	must(2, "", "--agent", "lyra", "log", "append", "--channel", "bad channel", "x")
+	must(2, "", "--agent", "lyra", "log", "append", "bad \u200b invisible")
+	must(2, "", "--agent", "ella", "log", "read", "--ack")
+	must(2, "", "log", "read", "--since", "yesterday")
+	must(1, "", "--agent", "nobody", "log", "append", "no key")
+}
+
+func TestDecideCommands(t *testing.T) {
+	dir := logVault(t)
+	must := func(want int, args ...string) string {
+		t.Helper()
+		code, out, errs := logCLI(t, "", append([]string{"--vault", dir}, args...)...)
+		if code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out, errs)
+		}
+		return out
+	}
+	out := must(0, "--agent", "lyra", "--json", "decide", "Secrets in files", "--decision", "Keep tokens in .env", "--rationale", "simple")
+	if !strings.Contains(out, `"id": "D-0001"`) {
+		t.Fatalf("decide: %s", out)
+	}
+	must(0, "--agent", "ella", "decide", "Secrets live in the OS keychain", "--decision", "Use the keychain", "--rationale", "vault syncs to phones", "--supersedes", "D-0001")
+	must(1, "--agent", "ella", "decide", "x", "--decision", "y", "--supersedes", "D-0042")
+	must(2, "--agent", "ella", "decide", "x")
+	var ds []struct {
+		ID           string
+		Title        string
+		SupersededBy string `json:"superseded_by"`
+	}
+	json.Unmarshal([]byte(must(0, "--json", "decisions")), &ds)
+	if len(ds) != 1 || ds[0].ID != "D-0002" {
+		t.Fatalf("current decisions %+v", ds)
+	}
+	out = must(0, "decisions", "--all")
+	if !strings.Contains(out, "D-0001 Secrets in files (superseded by D-0002)") {
+		t.Fatalf("decisions --all: %s", out)
+	}
+	must(0, "log", "verify", "--strict")
+}
+
+func TestCheckpointCommands(t *testing.T) {
+	dir := logVault(t)
+	must := func(want int, args ...string) string {
+		t.Helper()
+		code, out, errs := logCLI(t, "", append([]string{"--vault", dir}, args...)...)
+		if code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out, errs)
+		}
+		return out
+	}
+	must(1, "--agent", "lyra", "checkpoint", "show")
+	must(2, "--agent", "lyra", "checkpoint", "save", "--state", "no task")
+	must(0, "--agent", "lyra", "checkpoint", "save", "--task", "migrate db", "--state", "step 3/5 done", "--next", "run step 4", "--files", "a.go,b.sql", "--note", "backup first")
+	must(0, "--agent", "lyra", "checkpoint", "save", "--task", "migrate db", "--state", "step 4/5 done", "--next", "run step 5")
+	out := must(0, "--agent", "lyra", "--json", "checkpoint", "show", "--history")
+	var res struct {
+		Current struct{ State string }
+		History []struct {
+			State string
+			Files []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Current.State != "step 4/5 done" || len(res.History) != 1 || res.History[0].State != "step 3/5 done" || len(res.History[0].Files) != 2 {
+		t.Fatalf("checkpoint show: %s", out)
+	}
+	out = must(0, "--agent", "lyra", "checkpoint", "show")
+	if !strings.Contains(out, "Next:  run step 5") {
+		t.Fatalf("human show: %s", out)
+	}
+}
+
+func TestLogHelp(t *testing.T) {
+	for _, args := range [][]string{{"log", "append", "--help"}, {"log", "read", "--help"}, {"log", "verify", "--help"}, {"log", "tail", "--help"}, {"decide", "--help"}, {"decisions", "--help"}, {"checkpoint", "save", "--help"}, {"checkpoint", "show", "--help"}} {
+		code, out, _ := logCLI(t, "", args...)
+		if code != 0 || !strings.Contains(out, "Example") {
+			t.Errorf("%v: exit %d, no example in help:\n%s", args, code, out)
+		}
+	}
+}
