@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -15,5 +16,21 @@ func describeAgent(v *vault.Vault, name string) agentJSON {
 	} else {
 		a.Fingerprint = "(invalid: " + err.Error() + ")"
 	}
+	a.MemoryUsage = memoryUsage(v, name, agents.TargetMemory)
+	a.UserUsage = memoryUsage(v, name, agents.TargetUser)
 	return a
+}
+
+// memoryUsage returns a bounded-memory file's usage, "67% — 1,474/2,200
+// chars", or "(unreadable: ...)".
+func memoryUsage(v *vault.Vault, name string, t agents.Target) string {
+	m, err := agents.OpenMemory(v, name, t)
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	entries, err := m.Entries()
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return agents.FormatUsage(agents.CharCount(entries), m.Limit())
 }
