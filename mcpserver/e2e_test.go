@@ -64,7 +64,7 @@ func checkListings(t *testing.T, cs *sdk.ClientSession, v *vault.Vault) {
 			t.Errorf("tool %s takes an agent argument; the agent comes from the transport", tl.Name)
 		}
 	}
-	for _, must := range []string{"fact_write", "fact_read", "fact_remove", "memory_get"} {
+	for must := range specTools {
 		if !slices.Contains(names, must) {
 			t.Errorf("tools/list lacks %s: %v", must, names)
 		}
@@ -145,6 +145,9 @@ func exerciseTools(t *testing.T, cs *sdk.ClientSession, v *vault.Vault) {
 	if !strings.Contains(g["text"].(string), "Black") {
 		t.Errorf("memory_get fact: %v", g)
 	}
+	exerciseMemory(t, cs, v)
+	exerciseLog(t, cs, v)
+	exerciseSearch(t, cs)
 	// Remove archives.
 	rm := mustOK(t, cs, "fact_remove", map[string]any{"slug": "coffee-order"})
 	arch, _ := rm["archived"].(string)

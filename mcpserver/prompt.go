@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -42,8 +43,13 @@ func (s *Server) sessionStart(agent string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if snap == "" {
-		return sections, nil
+	// Joined exactly as 'nexus prompt' joins them.
+	text := snap
+	if sections = strings.TrimRight(sections, "\n"); sections != "" {
+		if text != "" {
+			text += "\n"
+		}
+		text += sections + "\n"
 	}
-	return snap + "\n" + sections, nil
+	return text, nil
 }

@@ -37,12 +37,17 @@ func toLogEntries(es []livelog.Entry) []logEntry {
 	return out
 }
 
+// logReadResult is log_read's result, shaped like 'nexus log read --json'.
 type logReadResult struct {
-	Mode         string     `json:"mode"` // "unread" or "last"
-	Entries      []logEntry `json:"entries"`
-	Count        int        `json:"count"`
-	Remaining    int        `json:"remaining"`
-	Acknowledged bool       `json:"acknowledged"`
+	Reader string `json:"reader"`
+	// Unread is true for "what is new for me", false for the last-N view.
+	Unread bool `json:"unread"`
+	// Acked is true when the cursor moved past the returned entries.
+	Acked   bool       `json:"acked"`
+	Count   int        `json:"count"`
+	Entries []logEntry `json:"entries"`
+	// Remaining is how many unread entries are left for the next call.
+	Remaining int `json:"remaining"`
 }
 
 func (s *Server) logTools() []tool {
@@ -53,7 +58,7 @@ func (s *Server) logTools() []tool {
 Call it at the start of a session and whenever a tool result ends with "N new log entries from ... — call log_read", before you reply, so you act on what the others did.
 ack (default true) marks the returned entries as read, so the next call returns only newer ones; pass ack false to peek. At most 100 entries come back per call; remaining says how many more unread entries wait — call again to get them.
 Pass last N to see the newest N entries regardless of what you have read (your own included; nothing is acknowledged). channel, kind and from filter the last-N view.
-Returns {mode, entries: [{time, agent, channel, kind, summary, body, segment, line}], count, remaining, acknowledged}.`,
+Returns {reader, unread, acked, count, entries: [{time, agent, channel, kind, summary, body, segment, line}], remaining}.`,
 				objectSchema(map[string]prop{
 					"ack":     boolProp("Mark the returned unread entries as read (default true)."),
 					"last":    intProp("Instead of unread entries, return the newest N entries (1-100)."),
@@ -146,7 +151,7 @@ func (s *Server) logRead(ctx context.Context, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return logReadResult{Mode: "last", Entries: toLogEntries(es), Count: len(es)}, nil
+		return logReadResult{Reader: c.agent, Entries: toLogEntries(es), Count: len(es)}, nil
 	}
 	if channel != "" || kind != "" || from != "" {
 		return nil, fmt.Errorf("channel, kind and from filter the last-N view; pass last too: %w", vault.ErrInvalid)
@@ -155,7 +160,7 @@ func (s *Server) logRead(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := logReadResult{Mode: "unread"}
+	res := logReadResult{Reader: c.agent, Unread: true}
 	if len(es) > limit {
 		res.Remaining = len(es) - limit
 		es = es[:limit]
@@ -164,7 +169,7 @@ func (s *Server) logRead(ctx context.Context, c *call) (any, error) {
 		if err := s.lg.Ack(c.agent, es[len(es)-1]); err != nil {
 			return nil, err
 		}
-		res.Acknowledged = true
+		res.Acked = true
 	}
 	res.Entries, res.Count = toLogEntries(es), len(es)
 	return res, nil
