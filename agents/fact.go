@@ -332,7 +332,7 @@ func WriteFact(v *vault.Vault, agent string, in FactInput, now time.Time) (Fact,
 
 	if slug, ok := st.byName(in.Name); ok {
 		if !in.Update {
-			return Fact{}, fmt.Errorf("fact %q already exists as %s (pass update to replace it, or choose another name): %w", in.Name, FactPath(agent, slug), ErrFactExists)
+			return Fact{}, fmt.Errorf("fact %q already exists as %s (write it with update set, 'nexus fact write --update', to replace it, or choose another name): %w", in.Name, FactPath(agent, slug), ErrFactExists)
 		}
 		f, err := st.update(slug, in, now)
 		if err != nil {

@@ -148,6 +148,17 @@ type yamlProven struct {
 	Source  string `yaml:"source,omitempty"`
 }
 
+// fmtTimeMilli is [fmtTime] with milliseconds when there are any.
+func fmtTimeMilli(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	if t.Nanosecond() >= int(time.Millisecond) {
+		return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
 func fmtTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -160,7 +171,7 @@ func fmtTime(t time.Time) string {
 func (it Item) Render() ([]byte, error) {
 	fm := frontmatter{ID: it.ID, Agent: it.Agent, Kind: it.Kind, Target: it.Target, Status: it.Status,
 		Name: it.Name, Description: it.Description, Type: it.FactType, Update: it.Update,
-		Provenance: &yamlProven{Agent: it.Provenance.Agent, Session: it.Provenance.Session, Time: fmtTime(it.Provenance.Time), Source: it.Provenance.Source},
+		Provenance: &yamlProven{Agent: it.Provenance.Agent, Session: it.Provenance.Session, Time: fmtTimeMilli(it.Provenance.Time), Source: it.Provenance.Source},
 		Error:      it.Error, DecidedBy: it.DecidedBy, DecidedAt: fmtTime(it.DecidedAt), Why: it.Why, Result: it.Result}
 	body := it.Body
 	if it.Kind == KindMemory {

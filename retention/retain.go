@@ -82,7 +82,8 @@ func checkProvenance(prov *Provenance, agent string, now time.Time) error {
 	if prov.Time.IsZero() {
 		prov.Time = now
 	}
-	prov.Time = prov.Time.UTC().Truncate(time.Second)
+	// Milliseconds keep proposals made within one second in order.
+	prov.Time = prov.Time.UTC().Truncate(time.Millisecond)
 	for _, f := range []struct{ field, s string }{{"session", prov.Session}, {"source", prov.Source}} {
 		if f.s == "" {
 			continue
