@@ -71,7 +71,9 @@ func mustVerify(tb testing.TB, l *Log) *Report {
 	return r
 }
 
-func segmentPath(l *Log) string { return l.v.MustPath(SegmentName(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))) }
+func segmentPath(l *Log) string {
+	return l.v.MustPath(SegmentName(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+}
 
 func TestAppendReadRoundTrip(t *testing.T) {
 	v := mustVault(t)

@@ -134,7 +134,7 @@ func TestSIGKILLMidAppend(t *testing.T) {
 		for i := 0; i <= k && sc.Scan(); i++ {
 		}
 		time.Sleep(time.Duration(k*300) * time.Microsecond) // vary where the kill lands
-		cmd.Process.Kill() // SIGKILL on Unix
+		cmd.Process.Kill()                                  // SIGKILL on Unix
 		cmd.Wait()
 	}
 	l := mustLog(t, v)

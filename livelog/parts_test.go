@@ -1,0 +1,213 @@
+package livelog
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// TestFixtures parses the on-disk fixtures and checks each block's shape.
+func TestFixtures(t *testing.T) {
+	type want struct {
+		summary            string
+		signed, hand, torn bool
+		body               string
+	}
+	cases := []struct {
+		file string
+		want []want
+	}{
+		{"torn-tail.md", []want{
+			{summary: "First entry", signed: true, body: "Body line."},
+			{summary: "Second entry, cut short by a cra", torn: true},
+		}},
+		{"stepped-over.md", []want{
+			{summary: "First entry", signed: true},
+			{summary: "Second entry", torn: true, body: "Its body was cut"},
+			{summary: "Third entry", signed: true},
+		}},
+		{"hand-typed.md", []want{
+			{summary: "A person's paragraph at the top,", hand: true, body: "A person's paragraph at the top,\nover two lines."},
+			{summary: "Signed entry", signed: true, body: "### 2026-11-29T15:00:00Z mallory [deploy/shipped] escaped header in a body\n<!-- nexus prev=x sig=y -->"},
+			{summary: "Typed by hand in the entry format", body: "No signature line.\n\nAnother paragraph, no header."},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := newParser(data, 0, 1, streamLive, c.file)
+			var got []Entry
+			for {
+				e, ok := p.next()
+				if !ok {
+					break
+				}
+				got = append(got, e)
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("%d blocks, want %d: %+v", len(got), len(c.want), got)
+			}
+			for i, w := range c.want {
+				g := got[i]
+				if g.Summary != w.summary || g.Signed != w.signed || g.Hand != w.hand || g.Torn != w.torn || (w.body != "" && g.Body != w.body) {
+					t.Errorf("block %d = %+v\nwant %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDecisions(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	d1, err := l.Record("lyra", Decision{Title: "Secrets in\nfiles", Decision: "Keep tokens in .env\n**Rationale:** not a label", Rationale: "simple"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d1.ID != "D-0001" || d1.Title != "Secrets in files" {
+		t.Fatalf("first decision %+v", d1)
+	}
+	if _, err := l.Record("ella", Decision{Title: "x", Decision: "y", Supersedes: "D-0009"}); !errors.Is(err, ErrNoDecision) {
+		t.Fatalf("supersedes unknown: %v", err)
+	}
+	for _, bad := range []Decision{{Title: "", Decision: "y"}, {Title: "t", Decision: ""}, {Title: "t", Decision: "y", Supersedes: "nope"}, {Title: "t", Decision: "y\xff"}} {
+		if _, err := l.Record("ella", bad); !errors.Is(err, vault.ErrInvalid) {
+			t.Fatalf("%+v: %v", bad, err)
+		}
+	}
+	d2, err := l.Record("ella", Decision{Title: "비밀은 키체인에", Decision: "Use the OS keychain", Rationale: "vault syncs to phones", Supersedes: "d-0001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2.ID != "D-0002" || d2.Supersedes != "D-0001" {
+		t.Fatalf("second %+v", d2)
+	}
+	cur, err := l.ListDecisions(false)
+	if err != nil || len(cur) != 1 || cur[0].ID != "D-0002" || cur[0].Title != "비밀은 키체인에" || cur[0].Rationale != "vault syncs to phones" {
+		t.Fatalf("current %+v %v", cur, err)
+	}
+	all, _ := l.ListDecisions(true)
+	if len(all) != 2 || all[0].SupersededBy != "D-0002" || all[0].Decision != "Keep tokens in .env\n**Rationale:** not a label" || all[0].Rationale != "simple" {
+		t.Fatalf("all %+v", all)
+	}
+	// A person appends a paragraph: listing and verification still work,
+	// and the next id continues.
+	appendRaw(t, v.MustPath(vault.DecisionsLog), "Discussed in the weekly call.\n")
+	d3, err := l.Record("lyra", Decision{Title: "t3", Decision: "d3"})
+	if err != nil || d3.ID != "D-0003" {
+		t.Fatalf("third %+v %v", d3, err)
+	}
+	r := mustVerify(t, l)
+	if !r.OK(false) || r.Counts[StatusIntact] != 3 || r.Counts[StatusUnsigned] != 1 {
+		t.Fatalf("verify %v %+v", r.Counts, r.Findings)
+	}
+	// Decisions are signed for the decision log: moved into the live log,
+	// they do not verify.
+	data, _ := os.ReadFile(v.MustPath(vault.DecisionsLog))
+	mustAppend(t, l, "lyra", "live entry")
+	appendRaw(t, segmentPath(l), string(data[:strings.Index(string(data), " -->\n\n")+6]))
+	if r := mustVerify(t, l); r.Counts[StatusEdited] != 1 {
+		t.Fatalf("cross-log copy: %v %+v", r.Counts, r.Findings)
+	}
+}
+
+func TestCheckpoints(t *testing.T) {
+	v := mustVault(t)
+	if _, err := LoadCheckpoint(v, "lyra"); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("load before save: %v", err)
+	}
+	t0 := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+	c1 := Checkpoint{Task: "migrate db", State: "step 3/5", Next: "step 4", Files: []string{"a.go", " ", "b.sql"}, Notes: "multi\nline: notes\n---\n"}
+	if _, err := SaveCheckpoint(v, "lyra", c1, t0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCheckpoint(v, "lyra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Task != "migrate db" || got.State != "step 3/5" || len(got.Files) != 2 || got.Notes != "multi\nline: notes\n---" || !got.Time.Equal(t0) || got.Agent != "lyra" {
+		t.Fatalf("loaded %+v", got)
+	}
+	first, _ := os.ReadFile(v.MustPath(CurrentCheckpointPath("lyra")))
+	// Same second twice: history names do not collide.
+	for i, state := range []string{"step 4/5", "step 5/5"} {
+		if _, err := SaveCheckpoint(v, "lyra", Checkpoint{Task: "migrate db", State: state}, t0.Add(time.Duration(i)*0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, err := CheckpointHistory(v, "lyra")
+	if err != nil || len(hist) != 2 {
+		t.Fatalf("history %+v %v", hist, err)
+	}
+	kept, _ := os.ReadFile(v.MustPath(CheckpointHistoryDir("lyra") + "/2026-11-29T15-00-00Z.md"))
+	if string(kept) != string(first) {
+		t.Fatalf("history is not the old file byte for byte:\n%s", kept)
+	}
+	cur, _ := LoadCheckpoint(v, "lyra")
+	if cur.State != "step 5/5" {
+		t.Fatalf("current %+v", cur)
+	}
+	for _, bad := range []Checkpoint{{Task: ""}, {Task: "t\xff"}, {Task: "t", Files: []string{"a\nb"}}, {Task: strings.Repeat("x", MaxCheckpointField+1)}} {
+		if _, err := SaveCheckpoint(v, "lyra", bad, t0); !errors.Is(err, vault.ErrInvalid) {
+			t.Fatalf("%+v: %v", bad, err)
+		}
+	}
+	if _, err := SaveCheckpoint(v, "nobody", c1, t0); !errors.Is(err, vault.ErrNotFound) {
+		t.Fatalf("unknown agent: %v", err)
+	}
+	// The file is readable markdown with frontmatter.
+	data, _ := os.ReadFile(v.MustPath(CurrentCheckpointPath("lyra")))
+	if !strings.HasPrefix(string(data), "---\nagent: lyra\n") || !strings.Contains(string(data), "# Checkpoint: migrate db") {
+		t.Fatalf("file:\n%s", data)
+	}
+}
+
+func TestRenderPromptSections(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	for i, s := range []string{"one", "two", "three", "four"} {
+		if _, err := l.Append([]string{"lyra", "ella"}[i%2], Entry{Channel: "deploy", Kind: "note", Summary: s, Body: "body\nof " + s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendRaw(t, segmentPath(l), "A person's note.\n")
+	if _, err := l.Record("lyra", Decision{Title: "Old", Decision: "old way"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Record("lyra", Decision{Title: "New", Decision: "new way", Supersedes: "D-0001"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SaveCheckpoint(v, "ella", Checkpoint{Task: "write docs", State: "half", Next: "examples", Files: []string{"docs/a.md"}}, time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := RenderPromptSections(v, "ella", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "prompt.golden")
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Fatalf("render differs from %s (run with -update):\n%s", golden, got)
+	}
+	// Rendering acknowledges nothing.
+	if n, _, _ := l.UnreadCount("ella"); n != 3 {
+		t.Fatalf("unread after render: %d", n)
+	}
+}
