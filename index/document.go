@@ -45,9 +45,10 @@ type doc struct {
 func (d *doc) id() string { return d.Path + "#" + strconv.Itoa(d.Line) }
 
 var (
-	rfc3339Re  = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)`)
-	agentRe    = regexp.MustCompile(`(?i)\bagent\W{0,4}\s*([a-z0-9][a-z0-9_-]{0,63})`)
-	agentDirRe = regexp.MustCompile(`^agents/([^/]+)/`)
+	rfc3339Re   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)`)
+	agentRe     = regexp.MustCompile(`(?i)\bagent\W{0,4}\s*([a-z0-9][a-z0-9_-]{0,63})`)
+	logHeaderRe = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\S+)\s+([A-Za-z0-9][A-Za-z0-9_-]*)\s+\[([^\]/]+)/([^\]]+)\]\s*(.*)$`)
+	agentDirRe  = regexp.MustCompile(`^agents/([^/]+)/`)
 )
 
 // logKind says whether a vault path is a log whose "##" sections are each
@@ -96,7 +97,7 @@ func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
 	var groups [][]markdown.Section
 	switch {
 	case kind != KindNote:
-		groups = group(n.Sections, 2)
+		groups = group(n.Sections, 3)
 	case total > splitRunes:
 		groups = group(n.Sections, 3)
 	default:
@@ -130,15 +131,27 @@ func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
 		d.Headings = strings.Join(heads, "\n")
 		d.Body = strings.Join(body, "\n")
 		if kind != KindNote && g[0].Level > 0 {
-			// A log entry: its own time and agent when it names them.
-			head := g[0].Heading + "\n" + firstLines(d.Body, 6)
-			if ts := rfc3339Re.FindString(head); ts != "" {
-				if t, err := time.Parse(time.RFC3339, ts); err == nil {
+			// A log entry or decision: "TIME AGENT [CHANNEL/KIND] SUMMARY"
+			// (livelog's header); else its own time and agent when it
+			// names them.
+			if m := logHeaderRe.FindStringSubmatch(g[0].Heading); m != nil {
+				if t, err := time.Parse(time.RFC3339, m[1]); err == nil {
 					d.Date = t.UTC()
 				}
-			}
-			if m := agentRe.FindStringSubmatch(head); m != nil {
-				d.Agent = strings.ToLower(m[1])
+				d.Agent = strings.ToLower(m[2])
+				if m[5] != "" {
+					d.Title = m[5]
+				}
+			} else {
+				head := g[0].Heading + "\n" + firstLines(d.Body, 6)
+				if ts := rfc3339Re.FindString(head); ts != "" {
+					if t, err := time.Parse(time.RFC3339, ts); err == nil {
+						d.Date = t.UTC()
+					}
+				}
+				if m := agentRe.FindStringSubmatch(head); m != nil {
+					d.Agent = strings.ToLower(m[1])
+				}
 			}
 		}
 		docs = append(docs, d)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
-	bleveindex "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/text/unicode/norm"
 
@@ -229,7 +228,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	if err := addAnalyzer(m); err != nil {
 		return nil, err
 	}
-	m.ScoringModel = bleveindex.BM25Scoring
+	m.ScoringModel = scoringModel
 	m.DefaultAnalyzer = analyzerName
 	dm := bleve.NewDocumentStaticMapping()
 	text := func(store bool) *mapping.FieldMapping {
@@ -915,3 +914,8 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	ix.dirty = true
 	return ix.saveManifest()
 }
+
+// scoringModel: bleve's BM25 computes the average field length per
+// segment in a way that punishes long notes heavily, so the classic
+// tf-idf with length norm is used ("" = bleve's default).
+var scoringModel = ""

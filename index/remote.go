@@ -58,6 +58,9 @@ func startServer(ix *Index) (*server, error) {
 		}
 		return ix.Search(ctx, q)
 	}))
+	mux.HandleFunc("POST /ping", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+		return struct{}{}, nil
+	}))
 	mux.HandleFunc("POST /status", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
 		return ix.Status(ctx)
 	}))
@@ -157,7 +160,7 @@ func dialHolder(dir string) (*client, error) {
 		return nil, fmt.Errorf("read %s: bad content", serveFile)
 	}
 	c := &client{info: info, hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConns: 4}}}
-	if _, err := c.status(context.Background()); err != nil {
+	if err := c.call(context.Background(), "ping", struct{}{}, nil, nil); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -222,6 +225,15 @@ func (c *client) search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// HolderPID is the process holding the index: this one, or the one that
+// answers for it.
+func (ix *Index) HolderPID() int {
+	if c := ix.remoteOrTakeover(); c != nil {
+		return c.info.PID
+	}
+	return os.Getpid()
 }
 
 func (c *client) status(ctx context.Context) (Status, error) {

@@ -201,9 +201,9 @@ func buildQuery(q Query) (query.Query, parsedQuery, error) {
 		}
 		if len(p.words) > 1 {
 			// Proximity: the words together, and each adjacent pair.
-			should = append(should, phraseField(free, "body", 3), phraseField(free, "title", 4), phraseField(free, "headings", 3))
+			should = append(should, phraseField(free, "body", phraseBoost), phraseField(free, "title", phraseBoost), phraseField(free, "aliases", phraseBoost), phraseField(free, "headings", phraseBoost/2))
 			for i := 0; i+1 < len(p.words); i++ {
-				should = append(should, phraseField(p.words[i]+" "+p.words[i+1], "body", 1.5))
+				should = append(should, phraseField(p.words[i]+" "+p.words[i+1], "body", pairBoost))
 			}
 		}
 		b.AddShould(should...)
@@ -301,6 +301,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		}
 		return nil, err
 	}
+	ix.flushPending(ctx)
 	ix.bmu.RLock()
 	defer ix.bmu.RUnlock()
 	if ix.bi == nil {
@@ -476,3 +477,23 @@ func (ix *Index) sectionText(h Hit) string {
 // markupCleaner blanks the markup characters that would clutter a snippet,
 // keeping every byte offset (same-length replacements).
 var markupCleaner = strings.NewReplacer("[[", "  ", "]]", "  ", "**", "  ", "__", "  ", "`", " ", "\r", " ")
+
+// flushPending indexes the watcher's queued paths now, debounce or not, so
+// that a search right after a save sees it.
+func (ix *Index) flushPending(ctx context.Context) {
+	if !ix.mu.TryLock() {
+		return // a rebuild or catch-up is running: answer from the index as it is
+	}
+	defer ix.mu.Unlock()
+	if ix.w == nil {
+		return
+	}
+	if queued := ix.w.drain(); len(queued) > 0 {
+		if err := ix.update(ctx, queued); err != nil {
+			ix.warn(fmt.Sprintf("update index: %v", err))
+		}
+	}
+}
+
+// Proximity boosts: all the words together, and each adjacent pair.
+var phraseBoost, pairBoost = 50.0, 20.0

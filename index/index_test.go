@@ -1,0 +1,506 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-memory/nexus/index/indextest"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// mustVault makes a vault in a temp folder with the given files.
+func mustVault(tb testing.TB, files map[string]string) *vault.Vault {
+	tb.Helper()
+	dir := tb.TempDir()
+	v, _, err := vault.Init(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for rel, text := range files {
+		writeFile(tb, v, rel, text)
+	}
+	return v
+}
+
+func writeFile(tb testing.TB, v *vault.Vault, rel, text string) {
+	tb.Helper()
+	p := filepath.Join(v.Root(), filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func mustOpen(tb testing.TB, v *vault.Vault, o Options) *Index {
+	tb.Helper()
+	ix, err := Open(v, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func mustSearch(tb testing.TB, ix *Index, q Query) *Results {
+	tb.Helper()
+	res, err := ix.Search(context.Background(), q)
+	if err != nil {
+		tb.Fatalf("search %+v: %v", q, err)
+	}
+	return res
+}
+
+func paths(res *Results) []string {
+	var out []string
+	for _, h := range res.Hits {
+		out = append(out, h.Path)
+	}
+	return out
+}
+
+func TestNeedles(t *testing.T) {
+	dir := t.TempDir()
+	gv, err := indextest.Generate(dir, indextest.Options{Notes: 300, Seed: 7, Needles: true, Big: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := vault.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := mustOpen(t, v, Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range gv.Needles {
+		t.Run(n.Query, func(t *testing.T) {
+			res := mustSearch(t, ix, Query{Text: n.Query, Limit: 3})
+			if len(res.Hits) == 0 || res.Hits[0].Path != n.Path {
+				t.Errorf("needle %q (common=%v korean=%v): want %s first, got %v", n.Query, n.Common, n.Korean, n.Path, paths(res))
+			}
+		})
+	}
+}
+
+func TestFindsByFields(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"projects/staging.md":         "---\naliases: [stage box, 스테이징]\ntags: [infra, net/vpn]\ntype: Reference\nagent: Lyra\nupdated: 2026-10-05\n---\n# Staging server\n\nThe ssh port is 2222. Talk to [[Network Team]] first.\n",
+		"people/Network Team.md":      "# Network Team\n\nThey own the routers.\n",
+		"notes/ko.md":                 "---\ntags: 배포\n---\n# 배포 기록\n\n어제 배포를 시작했고 배포가 실패했다. 원인은 설정이다.\n",
+		"notes/other.md":              "---\ncreated: 2025-01-01\n---\nNothing about servers, only an inline #Misc tag and `#notatag` code.\n",
+		"agents/orion/memory/fact.md": "---\ntype: feedback\n---\nDeploy on fridays is risky.\n",
+	})
+	ix := mustOpen(t, v, Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		q     Query
+		first string
+		none  bool
+	}{
+		{"title word", Query{Text: "staging"}, "projects/staging.md", false},
+		{"alias", Query{Text: "stage box"}, "projects/staging.md", false},
+		{"korean alias", Query{Text: "스테이징"}, "projects/staging.md", false},
+		{"tag as text", Query{Text: "vpn"}, "projects/staging.md", false},
+		{"tag filter", Query{Text: "port", Tag: "#INFRA"}, "projects/staging.md", false},
+		{"nested tag filter", Query{Text: "port", Tag: "net/vpn"}, "projects/staging.md", false},
+		{"inline tag filter", Query{Text: "servers", Tag: "misc"}, "notes/other.md", false},
+		{"code is no tag", Query{Text: "servers", Tag: "notatag"}, "", true},
+		{"wikilink target title", Query{Text: "network team"}, "people/Network Team.md", false},
+		{"korean particle 를", Query{Text: "배포"}, "notes/ko.md", false},
+		{"korean particle 가", Query{Text: "실패"}, "notes/ko.md", false},
+		{"stemming", Query{Text: "routing servers"}, "", false},
+		{"phrase", Query{Text: `"ssh port"`}, "projects/staging.md", false},
+		{"phrase absent", Query{Text: `"port ssh"`}, "", true},
+		{"title:", Query{Text: "title:staging"}, "projects/staging.md", false},
+		{"title: miss", Query{Text: "title:routers"}, "", true},
+		{"exclude", Query{Text: "servers -ssh"}, "notes/other.md", false},
+		{"agent filter case", Query{Text: "ssh", Agent: "LYRA"}, "projects/staging.md", false},
+		{"agent from path", Query{Text: "deploy", Agent: "orion"}, "agents/orion/memory/fact.md", false},
+		{"agent filter miss", Query{Text: "ssh", Agent: "orion"}, "", true},
+		{"type filter", Query{Text: "ssh", Type: "reference"}, "projects/staging.md", false},
+		{"inline filters", Query{Text: "ssh type:reference agent:lyra path:projects/"}, "projects/staging.md", false},
+		{"path prefix", Query{Text: "ssh", PathPrefix: "people/"}, "", true},
+		{"since", Query{Text: "ssh", Since: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)}, "projects/staging.md", false},
+		{"until excludes", Query{Text: "ssh", Until: time.Date(2026, 9, 30, 0, 0, 0, 0, time.UTC)}, "", true},
+		{"filters only", Query{Tag: "infra"}, "projects/staging.md", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustSearch(t, ix, tt.q)
+			if tt.none {
+				if len(res.Hits) != 0 {
+					t.Fatalf("want no hits, got %v", paths(res))
+				}
+				return
+			}
+			if len(res.Hits) == 0 {
+				t.Fatalf("no hits")
+			}
+			if tt.first != "" && res.Hits[0].Path != tt.first {
+				t.Fatalf("first hit %s, want %s (all %v)", res.Hits[0].Path, tt.first, paths(res))
+			}
+		})
+	}
+	// Hits carry line, title and a highlighted snippet.
+	res := mustSearch(t, ix, Query{Text: "ssh port"})
+	h := res.Hits[0]
+	if h.Title != "Staging server" || h.Line != 1 || !strings.Contains(h.Snippet, "**ssh**") || !strings.Contains(h.Snippet, "**port**") || h.Agent != "lyra" || h.Type != "reference" {
+		t.Errorf("hit %+v", h)
+	}
+	if _, err := ix.Search(context.Background(), Query{Text: "  "}); err == nil {
+		t.Error("empty query accepted")
+	}
+}
+
+func TestSectionsAndLogEntries(t *testing.T) {
+	long := "# Runbook\n\nintro text.\n\n" + strings.Repeat("filler words about nothing in particular. ", 80) + "\n\n## Rollback steps\n\nUse the zeppelin lever to roll back.\n"
+	logText := "### 2026-11-02T10:00:00Z lyra [ops/incident] Canary failed\nThe canary failed on node seven.\n<!-- nexus prev=x sig=y -->\n\n### 2026-11-03T11:00:00Z orion [ops/change] Quota raised\nDisk quota raised for the wiki.\n<!-- nexus prev=x sig=y -->\n\n"
+	v := mustVault(t, map[string]string{"projects/runbook.md": long, "log/live/2026-11.md": logText, "log/decisions.md": "# Decisions\n\n### 2026-11-04T09:00:00Z vega [decision/D-0001] Use bleve\nWe pick bleve for search.\n"})
+	ix := mustOpen(t, v, Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, ix, Query{Text: "zeppelin lever"})
+	if len(res.Hits) == 0 || res.Hits[0].Line != 7 || res.Hits[0].Heading != "Rollback steps" {
+		t.Fatalf("section hit %+v", res.Hits)
+	}
+	res = mustSearch(t, ix, Query{Text: "quota"})
+	if len(res.Hits) != 1 || res.Hits[0].Line != 5 || res.Hits[0].Title != "Quota raised" || res.Hits[0].Kind != KindLog || res.Hits[0].Agent != "orion" || res.Hits[0].Date.Day() != 3 {
+		t.Fatalf("log entry hit %+v", res.Hits)
+	}
+	res = mustSearch(t, ix, Query{Text: "bleve", Agent: "vega", Type: "decision"})
+	if len(res.Hits) != 1 || res.Hits[0].Kind != KindDecision || res.Hits[0].Line != 3 {
+		t.Fatalf("decision hit %+v", res.Hits)
+	}
+}
+
+func TestHostileFiles(t *testing.T) {
+	big := "# Huge\n\n" + strings.Repeat("lorem ipsum dolor sit amet consectetur. ", 10<<20/40) + "\nthe quixotic marker ends it.\n"
+	v := mustVault(t, map[string]string{
+		"bad-yaml.md":            "---\ntitle: [unclosed\n---\nmalformed frontmatter body with pelican\n",
+		"binary.md":              "\x00\x01\x02PNG\x00 pelican",
+		"invalid-utf8.md":        "caf\xe9 \xff pelican tail",
+		"huge.md":                big,
+		"empty.md":               "",
+		"ok.md":                  "plain pelican note",
+		".obsidian/workspace.md": "pelican secret from obsidian",
+		".trash/old.md":          "pelican in the trash",
+		"folder/.hidden.md":      "pelican hidden temp",
+	})
+	ix := mustOpen(t, v, Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, p := range paths(mustSearch(t, ix, Query{Text: "pelican", Limit: 50})) {
+		got[p] = true
+	}
+	want := map[string]bool{"bad-yaml.md": true, "invalid-utf8.md": true, "ok.md": true}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pelican found in %v, want %v", got, want)
+	}
+	if res := mustSearch(t, ix, Query{Text: "quixotic"}); len(res.Hits) != 1 || res.Hits[0].Path != "huge.md" {
+		t.Errorf("10 MB note: %v", paths(res))
+	}
+	warn := strings.Join(ix.Warnings(), "\n")
+	for _, w := range []string{"bad-yaml.md: malformed frontmatter", "binary.md: binary", "invalid-utf8.md: invalid UTF-8"} {
+		if !strings.Contains(warn, w) {
+			t.Errorf("warnings lack %q:\n%s", w, warn)
+		}
+	}
+	if strings.Contains(warn, ".obsidian") {
+		t.Errorf(".obsidian was looked at: %s", warn)
+	}
+}
+
+// snapshot records every file's bytes and mtime outside .nexus/.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if info.IsDir() {
+			if rel == ".nexus" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		out[rel] = fmt.Sprintf("%x %d", data, info.ModTime().UnixNano())
+		return nil
+	})
+	return out
+}
+
+func TestNeverModifiesFiles(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"a.md":               "---\ntags: x\n---\n# A\r\nwindows line endings\r\n",
+		"b.md":               "caf\xe9",
+		".obsidian/app.json": "{}",
+		"img.png":            "\x89PNG",
+	})
+	before := snapshot(t, v.Root())
+	ix := mustOpen(t, v, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := ix.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Rebuild(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustSearch(t, ix, Query{Text: "windows"})
+	ix.Close()
+	after := snapshot(t, v.Root())
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("files changed:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// waitFor searches until ok holds, waiting on the index's own update
+// signal between tries (no sleeps).
+func waitFor(t *testing.T, ix *Index, q string, ok func(*Results) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ver := ix.Version()
+	for {
+		res, err := ix.Search(ctx, Query{Text: q, Limit: 20})
+		if err == nil && ok(res) {
+			return
+		}
+		if ver, err = ix.Wait(ctx, ver); err != nil {
+			t.Fatalf("waiting for %q: %v (last %v)", q, err, res)
+		}
+	}
+}
+
+func has(p string) func(*Results) bool {
+	return func(r *Results) bool {
+		for _, h := range r.Hits {
+			if h.Path == p {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func not(f func(*Results) bool) func(*Results) bool { return func(r *Results) bool { return !f(r) } }
+
+func TestLiveUpdates(t *testing.T) {
+	v := mustVault(t, map[string]string{"notes/a.md": "alpha original words"})
+	ix := mustOpen(t, v, Options{Debounce: 20 * time.Millisecond, ReconcileEvery: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := ix.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	root := v.Root()
+	abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+
+	// Edit in place (truncate, then write, as Obsidian does).
+	f, _ := os.OpenFile(abs("notes/a.md"), os.O_WRONLY|os.O_TRUNC, 0)
+	f.WriteString("alpha edited mangosteen")
+	f.Close()
+	waitFor(t, ix, "mangosteen", has("notes/a.md"))
+	waitFor(t, ix, "original", not(has("notes/a.md")))
+
+	// Create in a new folder (nested, created at once).
+	os.MkdirAll(abs("new/deep/er"), 0o755)
+	os.WriteFile(abs("new/deep/er/b.md"), []byte("durian in a new folder"), 0o644)
+	waitFor(t, ix, "durian", has("new/deep/er/b.md"))
+
+	// Temp file then rename over the note.
+	os.WriteFile(abs("notes/.a.md.tmp"), []byte("alpha rambutan via rename"), 0o644)
+	os.Rename(abs("notes/.a.md.tmp"), abs("notes/a.md"))
+	waitFor(t, ix, "rambutan", has("notes/a.md"))
+
+	// Rename a note.
+	os.Rename(abs("notes/a.md"), abs("notes/renamed.md"))
+	waitFor(t, ix, "rambutan", func(r *Results) bool { return has("notes/renamed.md")(r) && !has("notes/a.md")(r) })
+
+	// Move a folder.
+	os.Rename(abs("new"), abs("moved"))
+	waitFor(t, ix, "durian", func(r *Results) bool { return has("moved/deep/er/b.md")(r) && !has("new/deep/er/b.md")(r) })
+
+	// Delete.
+	os.Remove(abs("notes/renamed.md"))
+	waitFor(t, ix, "rambutan", not(has("notes/renamed.md")))
+
+	// Nexus's own write, announced with Notify.
+	os.WriteFile(abs("projects/c.md"), []byte("cherimoya notified"), 0o644)
+	ix.Notify("projects/c.md")
+	waitFor(t, ix, "cherimoya", has("projects/c.md"))
+
+	st, err := ix.Status(ctx)
+	if err != nil || st.Pending != 0 || !st.Watching || st.Files != 2 {
+		t.Errorf("status %+v %v", st, err)
+	}
+}
+
+func TestSyncAndStatus(t *testing.T) {
+	v := mustVault(t, map[string]string{"a.md": "one"})
+	ix := mustOpen(t, v, Options{})
+	ctx := context.Background()
+	st, _ := ix.Status(ctx)
+	if st.Pending != 1 || st.Files != 0 {
+		t.Fatalf("before sync %+v", st)
+	}
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, v, "b.md", "two")
+	os.Remove(filepath.Join(v.Root(), "a.md"))
+	st, _ = ix.Status(ctx)
+	if st.Pending != 2 || st.Files != 1 || st.Documents != 1 || st.SizeBytes == 0 || st.LastUpdate.IsZero() {
+		t.Fatalf("status %+v", st)
+	}
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = ix.Status(ctx); st.Pending != 0 || st.Files != 1 {
+		t.Fatalf("after sync %+v", st)
+	}
+	// The manifest survives a reopen: nothing pending.
+	ix.Close()
+	ix2 := mustOpen(t, v, Options{})
+	if st, _ = ix2.Status(ctx); st.Pending != 0 || st.Documents != 1 {
+		t.Fatalf("after reopen %+v", st)
+	}
+	var last Progress
+	if err := ix2.Rebuild(ctx, func(p Progress) { last = p }); err != nil {
+		t.Fatal(err)
+	}
+	if last.Done != 1 || last.Total != 1 {
+		t.Errorf("progress %+v", last)
+	}
+	if res := mustSearch(t, ix2, Query{Text: "two"}); len(res.Hits) != 1 {
+		t.Errorf("after rebuild %v", paths(res))
+	}
+}
+
+func TestSecondOpenerAsksHolder(t *testing.T) {
+	v := mustVault(t, map[string]string{"a.md": "kumquat"})
+	holder := mustOpen(t, v, Options{})
+	ctx := context.Background()
+	if err := holder.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other := mustOpen(t, v, Options{})
+	if !other.Remote() || holder.Remote() {
+		t.Fatalf("remote: holder %v other %v", holder.Remote(), other.Remote())
+	}
+	if res := mustSearch(t, other, Query{Text: "kumquat"}); len(res.Hits) != 1 {
+		t.Fatalf("remote search %v", paths(res))
+	}
+	writeFile(t, v, "b.md", "kumquat again")
+	if err := other.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustSearch(t, holder, Query{Text: "kumquat"}); len(res.Hits) != 2 {
+		t.Fatalf("after remote sync %v", paths(res))
+	}
+	if _, err := other.Search(ctx, Query{Text: ""}); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Fatalf("remote error %v", err)
+	}
+	// The holder goes away: the other takes the index over.
+	holder.Close()
+	if res := mustSearch(t, other, Query{Text: "kumquat"}); len(res.Hits) != 2 || other.Remote() {
+		t.Fatalf("after takeover %v remote=%v", paths(res), other.Remote())
+	}
+}
+
+// TestHelperProcess holds the index in a child process for
+// TestOtherProcessHoldsIndex.
+func TestHelperProcess(t *testing.T) {
+	dir := os.Getenv("NEXUS_INDEX_HELPER_VAULT")
+	if dir == "" {
+		t.Skip("helper process only")
+	}
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(v, Options{Debounce: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("ready")
+	buf := make([]byte, 1)
+	os.Stdin.Read(buf) // until the parent closes stdin
+	ix.Close()
+}
+
+func TestOtherProcessHoldsIndex(t *testing.T) {
+	v := mustVault(t, map[string]string{"a.md": "feijoa"})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "NEXUS_INDEX_HELPER_VAULT="+v.Root())
+	stdin, _ := cmd.StdinPipe()
+	var out bytes.Buffer
+	pr, pw, _ := os.Pipe()
+	cmd.Stdout = pw
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	ready := make([]byte, 6)
+	if _, err := pr.Read(ready); err != nil || string(ready) != "ready\n" {
+		t.Fatalf("helper: %q %v %s", ready, err, out.String())
+	}
+	ix := mustOpen(t, v, Options{})
+	if !ix.Remote() {
+		t.Fatal("index not held by the helper")
+	}
+	ctx := context.Background()
+	if res := mustSearch(t, ix, Query{Text: "feijoa"}); len(res.Hits) != 1 {
+		t.Fatalf("search via helper %v", paths(res))
+	}
+	writeFile(t, v, "b.md", "feijoa two")
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustSearch(t, ix, Query{Text: "feijoa"}); len(res.Hits) != 2 {
+		t.Fatalf("after sync via helper %v", paths(res))
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper: %v %s", err, out.String())
+	}
+	if res := mustSearch(t, ix, Query{Text: "feijoa"}); len(res.Hits) != 2 || ix.Remote() {
+		t.Fatalf("after the helper exited %v remote=%v", paths(res), ix.Remote())
+	}
+}
+
+func FuzzQueryText(f *testing.F) {
+	for _, s := range []string{"", `"a b" -c title:"x y" tag:z`, `-`, `"`, `title:`, "배포 -실패"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p := parseQueryText(s)
+		for _, w := range append(append(p.words, p.phrases...), p.excludes...) {
+			if w == "" {
+				t.Fatal("empty token")
+			}
+		}
+	})
+}
