@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -53,13 +54,15 @@ type scanRule struct {
 }
 
 // scanFiller is a bounded run of words between the key words of a phrase.
-const scanFiller = `(?:[\p{L}\p{N}_'’-]+\s+)`
+const scanFiller = `(?:\S+\s+)`
 
 // scanRules are matched against text that is NFKC-normalised and
 // case-folded (see foldForScan), so every pattern is written in lower case.
 // Patterns anchor on attack phrasing and secret shapes, not on bossy
 // English: "you must run the tests" is a fine memory entry.
-var scanRules = func() []scanRule {
+// They are compiled on first use, so commands that never scan do not pay
+// for it at start-up.
+var scanRules = sync.OnceValue(func() []scanRule {
 	type r struct{ name, desc, need, pat string }
 	rules := []r{
 		// Prompt injection: telling the model to drop what it was told.
@@ -91,9 +94,9 @@ var scanRules = func() []scanRule {
 			`\b(?:password|passwd|passphrase|pwd)\s*[:=]\s*(?:"[^"\n]+"|'[^'\n]+'|[^\s"']{4,})|\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@`},
 		// Exfiltration and persistence.
 		{RuleExfiltration, "sends a secret variable over the network", "$",
-			`\b(?:curl|wget|nc|ncat|invoke-webrequest|iwr|invoke-restmethod|irm|httpie|http)\b[^\n]{0,1000}\$\{?[a-z0-9_]*(?:key|token|secret|password|passwd|credentials?)s?\b`},
+			`\b(?:curl|wget|nc|ncat|invoke-webrequest|iwr|invoke-restmethod|irm|httpie|http)\b[^\n]*\$\{?[a-z0-9_]*(?:key|token|secret|password|passwd|credentials?)s?\b`},
 		{RuleExfiltration, "reads a credentials file", ".env|.netrc|.pgpass|.npmrc|.pypirc|.git-credentials|.aws/credentials",
-			`\b(?:cat|less|more|head|tail|grep|source|type|base64|xxd|strings|cp|scp|rsync|curl|wget|open|read|print|dump|upload|send)\b[^\n]{0,512}(?:\.env(?:$|[^a-z0-9_.-]|\.(?:local|prod|production|dev|development)\b)|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/credentials\b)`},
+			`\b(?:cat|less|more|head|tail|grep|source|type|base64|xxd|strings|cp|scp|rsync|curl|wget|open|read|print|dump|upload|send)\b[^\n]*(?:\.env(?:$|[^a-z0-9_.-]|\.(?:local|prod|production|dev|development)\b)|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/credentials\b)`},
 		{RuleExfiltration, "mentions exfiltration", "exfiltrat",
 			`\bexfiltrat`},
 		{RulePersistence, "touches ssh authorized_keys", "authorized_keys",
@@ -106,7 +109,7 @@ var scanRules = func() []scanRule {
 		out[i] = scanRule{name: x.name, desc: x.desc, need: strings.Split(x.need, "|"), re: regexp.MustCompile(x.pat)}
 	}
 	return out
-}()
+})
 
 // mayMatch reports whether folded holds one of the rule's needed literals.
 func (r *scanRule) mayMatch(folded string) bool {
@@ -168,7 +171,7 @@ func ScanText(s string) error {
 		}
 	}
 	folded := foldForScan(s)
-	for _, rule := range scanRules {
+	for _, rule := range scanRules() {
 		if rule.mayMatch(folded) && rule.re.MatchString(folded) {
 			return &ScanError{Rule: rule.name, Detail: rule.desc}
 		}
