@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/index"
+)
+
+func init() { register(newIndexCmd) }
+
+func newIndexCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "index",
+		Short: "Rebuild the search index or show its status",
+		Long: `The search index in .nexus/index/ is derived from the markdown alone: it can
+be deleted and rebuilt at any time. 'nexus search' keeps it current by
+itself; 'nexus watch' or 'nexus serve' keep it current continuously.
+
+Examples:
+  nexus index rebuild
+  nexus index status --json`,
+	}
+	rebuild := &cobra.Command{
+		Use:   "rebuild",
+		Short: "Recreate the search index from the markdown",
+		Long: `Recreate the search index from every markdown file of the vault (outside
+dot-folders such as .obsidian/ and .nexus/). Searches keep answering from the
+old index until the new one is complete. Shows a progress bar on a terminal,
+plain progress lines otherwise.
+
+Example:
+  nexus index rebuild`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := g.openVault()
+			if err != nil {
+				return err
+			}
+			ix, err := openIndex(g, v, false)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			start := time.Now()
+			bar := newProgressBar(g.stderr)
+			err = ix.Rebuild(g.ctx, bar.update)
+			bar.done()
+			if err != nil {
+				return err
+			}
+			st, err := ix.Status(g.ctx)
+			if err != nil {
+				return err
+			}
+			res := struct {
+				index.Status
+				Seconds float64 `json:"seconds"`
+			}{st, time.Since(start).Seconds()}
+			return g.emit(res, nil, func(w io.Writer) {
+				fmt.Fprintf(w, "Indexed %d files (%d documents) in %.1fs; index is %s.\n", st.Files, st.Documents, res.Seconds, humanBytes(st.SizeBytes))
+			})
+		},
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show documents, size, last update and pending changes of the search index",
+		Long: `Show the search index's documents and files, its size on disk, when it last
+changed, how many markdown files changed on disk since (pending), and which
+process holds it.
+
+Example:
+  nexus index status --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := g.openVault()
+			if err != nil {
+				return err
+			}
+			ix, err := openIndex(g, v, false)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			st, err := ix.Status(g.ctx)
+			if err != nil {
+				return err
+			}
+			return g.emit(st, nil, func(w io.Writer) {
+				fmt.Fprintf(w, "index:       %s (%s)\n", st.Dir, humanBytes(st.SizeBytes))
+				fmt.Fprintf(w, "files:       %d\ndocuments:   %d\n", st.Files, st.Documents)
+				last := "never"
+				if !st.LastUpdate.IsZero() {
+					last = st.LastUpdate.Format(time.RFC3339)
+				}
+				fmt.Fprintf(w, "last update: %s\n", last)
+				fmt.Fprintf(w, "pending:     %d\n", st.Pending)
+				for _, p := range st.PendingPaths {
+					fmt.Fprintf(w, "  %s\n", p)
+				}
+				switch {
+				case st.Remote && st.Watching:
+					fmt.Fprintf(w, "held by:     pid %d, watching\n", st.HolderPID)
+				case st.Remote:
+					fmt.Fprintf(w, "held by:     pid %d\n", st.HolderPID)
+				default:
+					fmt.Fprintln(w, "held by:     nobody (run 'nexus watch' to keep it current)")
+				}
+				for _, warn := range st.Warnings {
+					fmt.Fprintf(w, "warning:     %s\n", warn)
+				}
+			})
+		},
+	}
+	cmd.AddCommand(rebuild, status)
+	return cmd
+}
+
+// progressBar draws rebuild progress: a bar redrawn in place on a terminal,
+// a plain line per 10% otherwise.
+type progressBar struct {
+	w        io.Writer
+	tty      bool
+	lastPct  int
+	drawn    bool
+	lastDraw time.Time
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return &progressBar{w: w, tty: tty, lastPct: -1}
+}
+
+func (b *progressBar) update(p index.Progress) {
+	pct := 100
+	if p.Total > 0 {
+		pct = p.Done * 100 / p.Total
+	}
+	if b.tty {
+		if time.Since(b.lastDraw) < 100*time.Millisecond && p.Done != p.Total {
+			return
+		}
+		b.lastDraw = time.Now()
+		const width = 30
+		fill := pct * width / 100
+		fmt.Fprintf(b.w, "\rindexing [%s%s] %3d%% %d/%d files", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, p.Done, p.Total)
+		b.drawn = true
+		return
+	}
+	if pct/10 != b.lastPct/10 || b.lastPct < 0 {
+		fmt.Fprintf(b.w, "indexing: %d/%d files (%d%%)\n", p.Done, p.Total, pct)
+		b.lastPct = pct
+	}
+}
+
+func (b *progressBar) done() {
+	if b.drawn {
+		fmt.Fprintln(b.w)
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/index"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+func init() { register(newSearchCmd) }
+
+type searchOptions struct {
+	limit    int
+	minScore float64
+	typ      string
+	tag      string
+	path     string
+	since    string
+	until    string
+	by       string
+}
+
+func newSearchCmd(g *globals) *cobra.Command {
+	var o searchOptions
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Ranked search over the whole vault (English, Korean and other CJK)",
+		Long: `Search every note, note section, live-log entry and decision of the vault,
+best first. Each hit shows path:line (where its section starts), the title,
+the score and a snippet with the matched words in ** **.
+
+Query syntax:
+  staging ssh port     plain words; any may match, notes holding them all,
+                       close together, in the title or headings rank first
+  "exact phrase"       must appear as written
+  title:staging        must match the title or an alias (title:"two words")
+  deploy -docker       must not contain docker (also -"a phrase")
+  tag:infra path:projects/ agent:lyra type:feedback   inline filters
+
+Filters: --type, --tag, --path (a path prefix), --since/--until (YYYY-MM-DD
+or RFC 3339, inclusive; the date is the note's updated/date/created property,
+a log entry's time, else the file's mtime). To filter by agent pass --agent
+NAME explicitly on this command line (or --by NAME, or agent:NAME): the
+global --agent names the acting agent elsewhere, so $NEXUS_AGENT alone never
+filters a search.
+
+The index lives in .nexus/index/ and is brought up to date before answering.
+If 'nexus watch' or 'nexus serve' is running, that process answers (no lock
+errors, current results).
+
+Examples:
+  nexus search "staging ssh port"
+  nexus search "배포 실패" --limit 5
+  nexus search deploy --agent lyra --type feedback --tag infra --path projects/ --since 2026-10-01
+  nexus search '"exact phrase"' --json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := index.Query{Text: strings.Join(args, " "), Limit: o.limit, MinScore: o.minScore, Type: o.typ, Tag: o.tag, PathPrefix: o.path, Agent: o.by}
+			if f := cmd.Flag("agent"); f != nil && f.Changed && q.Agent == "" {
+				q.Agent = g.agent
+			}
+			var err error
+			if q.Since, err = parseDateFlag("--since", o.since, false); err != nil {
+				return err
+			}
+			if q.Until, err = parseDateFlag("--until", o.until, true); err != nil {
+				return err
+			}
+			if o.limit < 0 {
+				return usagef("--limit must be positive")
+			}
+			return runSearch(g, q)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&o.limit, "limit", "n", 10, "most hits to show")
+	f.Float64Var(&o.minScore, "min-score", 0, "drop hits scoring below this")
+	f.StringVar(&o.typ, "type", "", "only notes with this frontmatter type (user, feedback, project, reference, log, decision, …)")
+	f.StringVar(&o.tag, "tag", "", "only notes with this tag (nested tags: a/b)")
+	f.StringVar(&o.path, "path", "", "only paths starting with this prefix (projects/)")
+	f.StringVar(&o.since, "since", "", "only documents dated on or after (YYYY-MM-DD or RFC 3339)")
+	f.StringVar(&o.until, "until", "", "only documents dated on or before (YYYY-MM-DD or RFC 3339)")
+	f.StringVar(&o.by, "by", "", "only documents written by this agent (same as an explicit --agent here)")
+	return cmd
+}
+
+// parseDateFlag reads YYYY-MM-DD or RFC 3339; a plain date as --until
+// means the end of that day (UTC).
+func parseDateFlag(name, s string, endOfDay bool) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), nil
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return time.Time{}, usagef("%s %q: want YYYY-MM-DD or RFC 3339", name, s)
+	}
+	if endOfDay {
+		t = t.Add(24*time.Hour - time.Nanosecond)
+	}
+	return t, nil
+}
+
+// openIndex opens the vault's index: the holder's if one runs, else this
+// process's own, brought up to date with the files first.
+func openIndex(g *globals, v *vault.Vault, catchUp bool) (*index.Index, error) {
+	ix, err := index.Open(v, index.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if catchUp && !ix.Remote() {
+		if err := ix.Sync(g.ctx); err != nil {
+			ix.Close()
+			return nil, err
+		}
+	}
+	return ix, nil
+}
+
+func runSearch(g *globals, q index.Query) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	ix, err := openIndex(g, v, true)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	res, err := ix.Search(g.ctx, q)
+	if err != nil {
+		return err
+	}
+	return g.emit(res, nil, func(w io.Writer) { printHits(w, res) })
+}
+
+func printHits(w io.Writer, res *index.Results) {
+	if len(res.Hits) == 0 {
+		fmt.Fprintf(w, "No matches for %q.\n", res.Query)
+		return
+	}
+	for i, h := range res.Hits {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		title := h.Title
+		if h.Heading != "" && h.Heading != h.Title {
+			title += " › " + h.Heading
+		}
+		fmt.Fprintf(w, "%s:%d  %s  (%.2f)\n", h.Path, h.Line, title, h.Score)
+		if h.Snippet != "" {
+			fmt.Fprintf(w, "    %s\n", h.Snippet)
+		}
+	}
+	if uint64(len(res.Hits)) < res.Total {
+		fmt.Fprintf(w, "\n%d of %d matches; --limit shows more.\n", len(res.Hits), res.Total)
+	}
+}

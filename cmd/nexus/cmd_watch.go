@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-memory/nexus/index"
+)
+
+func init() { register(newWatchCmd) }
+
+func newWatchCmd(g *globals) *cobra.Command {
+	var debounce time.Duration
+	var reconcile time.Duration
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Keep the search index current until interrupted",
+		Long: `Watch every folder of the vault (new folders included, dot-folders such as
+.obsidian/ skipped) and index each markdown file a short while after it was
+saved (--debounce), re-reading until its content is stable, so editors that
+save in place or through a temp file and rename are both fine. A periodic
+size+mtime walk (--reconcile) catches anything the watcher missed.
+
+While it runs, 'nexus search' in other terminals asks this process, so
+answers are current and the index is never "locked". If another process
+already holds the index, watch waits and takes over when it exits.
+Stop with Ctrl-C.
+
+Example:
+  nexus watch --debounce 200ms`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := g.openVault()
+			if err != nil {
+				return err
+			}
+			opts := index.Options{Debounce: debounce, ReconcileEvery: reconcile}
+			var ix *index.Index
+			for {
+				ix, err = index.Open(v, opts)
+				if err != nil {
+					return err
+				}
+				if !ix.Remote() {
+					break
+				}
+				if !g.json {
+					fmt.Fprintf(g.stderr, "nexus: the index is held by pid %d; waiting to take over\n", ix.HolderPID())
+				}
+				ix.Close()
+				select {
+				case <-g.ctx.Done():
+					return nil
+				case <-time.After(2 * time.Second):
+				}
+			}
+			defer ix.Close()
+			if err := ix.Start(g.ctx); err != nil {
+				return err
+			}
+			st, err := ix.Status(g.ctx)
+			if err != nil {
+				return err
+			}
+			if !g.json {
+				fmt.Fprintf(g.stderr, "Watching %s: %d files, %d documents indexed. Ctrl-C to stop.\n", v.Root(), st.Files, st.Documents)
+			}
+			<-g.ctx.Done()
+			if err := ix.Close(); err != nil {
+				return err
+			}
+			return g.emit(map[string]any{"stopped": true, "files": st.Files}, nil, nil)
+		},
+	}
+	cmd.Flags().DurationVar(&debounce, "debounce", 100*time.Millisecond, "quiet time after a change before indexing the file")
+	cmd.Flags().DurationVar(&reconcile, "reconcile", time.Minute, "period of the size+mtime walk that catches missed changes (0 = default)")
+	return cmd
+}
