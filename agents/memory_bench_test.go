@@ -74,3 +74,27 @@ func BenchmarkScanText(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderSnapshot measures the in-process part of 'nexus prompt':
+// the identity, a full MEMORY.md (scanned entry by entry), USER.md and the
+// memory index.
+func BenchmarkRenderSnapshot(b *testing.B) {
+	v := memTestVault(b, 0, 0)
+	m := memOpen(b, v, TargetMemory)
+	u := memOpen(b, v, TargetUser)
+	for i := range 20 {
+		if _, err := m.Apply(add(fmt.Sprintf("note %02d: staging host 10.0.1.%d uses port 22%02d; ask ella first.", i, i, i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 10 {
+		if _, err := u.Apply(add(fmt.Sprintf("preference %02d: concise answers, Korean ok (사용자 선호 %d)", i, i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if _, err := RenderSnapshot(v, "lyra"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
