@@ -27,7 +27,7 @@ type Query struct {
 	// title or an alias), -word or -"phrase" (must not match), and the
 	// filters tag:T, path:P, agent:A, type:T written inline.
 	Text string `json:"text"`
-	// Limit is the most hits returned; default 10, at most 1000.
+	// Limit is the most hits returned; default 10, at most 10,000.
 	Limit int `json:"limit,omitempty"`
 	// MinScore drops hits scoring below it.
 	MinScore float64 `json:"min_score,omitempty"`
@@ -284,8 +284,8 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
-	if q.Limit > 1000 {
-		q.Limit = 1000
+	if q.Limit > 10000 {
+		q.Limit = 10000
 	}
 	bq, pq, err := buildQuery(q)
 	if err != nil {
