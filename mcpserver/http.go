@@ -1,10 +1,13 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -61,6 +64,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		}
+		if acceptBareCancel(w, r) {
+			return
 		}
 		next.ServeHTTP(w, r.WithContext(withAgent(r.Context(), agent)))
 	})
@@ -168,4 +174,34 @@ func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 	err = srv.Shutdown(sctx)
 	<-errc
 	return err
+}
+
+// acceptBareCancel answers 202 to a notifications/cancelled of protocol
+// 2026-07-28 or later that carries no _meta protocol version. The official
+// Go SDK sends these when a caller gives up on a call, and mcp-go rejects
+// them with 400, which makes the SDK close the whole session. Over HTTP in
+// that protocol the call is cancelled by the client closing its response
+// stream (which cancels the request's context here), so the notification
+// has nothing left to do; accepting it keeps the session alive.
+func acceptBareCancel(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Method") != "notifications/cancelled" || r.Header.Get("Mcp-Protocol-Version") < "2026-07-28" {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err != nil {
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "notifications/cancelled" || len(msg.ID) > 0 || len(msg.Params.Meta) > 0 {
+		return false
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true
 }
