@@ -314,24 +314,53 @@ func (l *Log) Append(agent string, e Entry) (Entry, error) {
 // AppendDetailed is [Log.Append] that also reports normalisation and torn
 // tail recovery.
 func (l *Log) AppendDetailed(agent string, e Entry) (AppendResult, error) {
-	var r AppendResult
-	if err := identity.ValidName(agent); err != nil {
-		return r, err
-	}
-	notes, err := prepare(&e)
+	rs, err := l.appendAll(agent, []Entry{e})
 	if err != nil {
-		return r, err
+		return AppendResult{}, err
 	}
-	r.Notes = notes
+	return rs[0], nil
+}
+
+// AppendBatch appends many entries by one agent under one lock, with one
+// write per segment and one fsync: for importing and generating logs. Each
+// entry is validated like [Log.Append] (nothing is written if one fails)
+// and stamped by the clock in turn.
+func (l *Log) AppendBatch(agent string, es []Entry) ([]Entry, error) {
+	rs, err := l.appendAll(agent, es)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, len(rs))
+	for i, r := range rs {
+		out[i] = r.Entry
+	}
+	return out, nil
+}
+
+func (l *Log) appendAll(agent string, es []Entry) ([]AppendResult, error) {
+	if err := identity.ValidName(agent); err != nil {
+		return nil, err
+	}
+	rs := make([]AppendResult, len(es))
+	for i := range es {
+		notes, err := prepare(&es[i])
+		if err != nil {
+			if len(es) > 1 {
+				err = fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			return nil, err
+		}
+		rs[i].Notes = notes
+		es[i].Agent, es[i].stream, es[i].Hand, es[i].Torn = agent, streamLive, false, false
+	}
 	s, err := l.signer(agent)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	e.Agent, e.stream, e.Hand, e.Torn = agent, streamLive, false, false
 
 	unlock, err := l.v.Lock(lockName)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	locked := true
 	defer func() {
@@ -341,81 +370,121 @@ func (l *Log) AppendDetailed(agent string, e Entry) (AppendResult, error) {
 	}()
 	segs, err := l.segments()
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	t, err := l.findTail(segs)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	now := l.opts.Now().UTC().Truncate(time.Second)
-	seg := SegmentName(now)
-	if len(segs) > 0 && segs[len(segs)-1] > seg {
-		seg = segs[len(segs)-1] // the clock went back a month: never append to an old segment
+	newest := ""
+	if len(segs) > 0 {
+		newest = segs[len(segs)-1]
 	}
-	e.Time, e.timeText = now, now.Format(timeLayout)
 	prev, ok := parseHash(t.head.Head)
 	if !ok {
 		prev = genesis
 	}
-	e.sign(s, prev)
-
-	var prefix string
-	if seg == t.last {
-		switch {
-		case t.torn:
-			prefix = "\n" + tornMarker + "\n\n"
-			r.SteppedOverTornTail = true
-			l.opts.Logger.Warn("live log: torn tail stepped over", "segment", seg)
-		case t.endsNL == 0:
-			prefix = "\n\n"
-		case t.endsNL == 1:
-			prefix = "\n"
+	// Sign and render, grouping records by segment.
+	type write struct {
+		seg string
+		buf []byte
+		idx []int
+	}
+	var writes []*write
+	for i := range es {
+		e := &es[i]
+		now := l.opts.Now().UTC().Truncate(time.Second)
+		seg := SegmentName(now)
+		if seg < newest {
+			seg = newest // the clock went back a month: never append to an old segment
 		}
-	}
-	rec := append([]byte(prefix), e.record()...)
-
-	path := l.v.MustPath(seg)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		newest = seg
+		e.Time, e.timeText = now, now.Format(timeLayout)
+		e.sign(s, prev)
+		prev, _ = parseHash(e.Hash)
+		if len(writes) == 0 || writes[len(writes)-1].seg != seg {
+			w := &write{seg: seg}
+			if seg == t.last {
+				switch {
+				case t.torn:
+					w.buf = append(w.buf, "\n"+tornMarker+"\n\n"...)
+					rs[i].SteppedOverTornTail = true
+					l.opts.Logger.Warn("live log: torn tail stepped over", "segment", seg)
+				case t.endsNL == 0:
+					w.buf = append(w.buf, "\n\n"...)
+				case t.endsNL == 1:
+					w.buf = append(w.buf, '\n')
+				}
+			}
+			writes = append(writes, w)
 		}
+		w := writes[len(writes)-1]
+		e.Offset = int64(len(w.buf)) // relative until written
+		w.buf = append(w.buf, e.record()...)
+		e.End = int64(len(w.buf))
+		e.Segment = seg
+		w.idx = append(w.idx, i)
 	}
-	if err != nil {
-		return r, fmt.Errorf("open %s: %w", seg, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return r, fmt.Errorf("stat %s: %w", seg, err)
-	}
-	created := st.Size() == 0
-	// One write per record: O_APPEND puts it at the end as a whole.
-	if _, err := f.Write(rec); err != nil {
-		return r, fmt.Errorf("append to %s: %w", seg, err)
-	}
-	e.Segment = seg
-	e.Offset = st.Size() + int64(len(prefix))
-	e.End = st.Size() + int64(len(rec))
-	e.Line = 0
-	if err := l.writeHead(pos{Segment: seg, Offset: e.End, Head: e.Hash, Anchor: anchorOf(rec[max(0, len(rec)-anchorLen):])}); err != nil {
-		l.opts.Logger.Warn("live log: head hint not written", "err", err)
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	var created []string
+	for _, w := range writes {
+		path := l.v.MustPath(w.seg)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+				f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", w.seg, err)
+		}
+		files = append(files, f)
+		st, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("stat %s: %w", w.seg, err)
+		}
+		if st.Size() == 0 {
+			created = append(created, filepath.Dir(path))
+		}
+		// One write: O_APPEND puts the records at the end as a whole.
+		if _, err := f.Write(w.buf); err != nil {
+			return nil, fmt.Errorf("append to %s: %w", w.seg, err)
+		}
+		for _, i := range w.idx {
+			es[i].Offset += st.Size()
+			es[i].End += st.Size()
+		}
+		last := &es[w.idx[len(w.idx)-1]]
+		end := st.Size() + int64(len(w.buf))
+		anchor := anchorOf(w.buf[max(0, len(w.buf)-anchorLen):])
+		if err := l.writeHead(pos{Segment: w.seg, Offset: end, Head: last.Hash, Anchor: anchor}); err != nil {
+			l.opts.Logger.Warn("live log: head hint not written", "err", err)
+		}
 	}
 	unlock()
 	locked = false
 	// fsync outside the lock: it flushes every record written so far, so
 	// concurrent appenders share the cost (group commit); each still
-	// returns only once its own record is durable.
-	if err := f.Sync(); err != nil {
-		return r, fmt.Errorf("sync %s: %w", seg, err)
-	}
-	if created {
-		if err := vault.SyncDir(filepath.Dir(path)); err != nil {
-			return r, err
+	// returns only once its own records are durable.
+	for _, f := range files {
+		if err := f.Sync(); err != nil {
+			return nil, fmt.Errorf("sync %s: %w", f.Name(), err)
 		}
 	}
-	r.Entry = e
-	return r, nil
+	for _, d := range created {
+		if err := vault.SyncDir(d); err != nil {
+			return nil, err
+		}
+	}
+	for i := range es {
+		rs[i].Entry = es[i]
+	}
+	return rs, nil
 }
 
 func jsonIndent(v any) ([]byte, error) {

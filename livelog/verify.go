@@ -145,7 +145,7 @@ type chainFiles struct {
 }
 
 type sigJob struct {
-	idx   int // index into findings placeholders
+	f     Finding // filled in if the signature fails
 	agent string
 	msg   []byte
 	sig   []byte
@@ -158,13 +158,9 @@ type sigBatch []sigJob
 func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles, r *Report) error {
 	workers := runtime.GOMAXPROCS(0)
 	jobs := make(chan sigBatch, workers*2)
-	type bad struct {
-		idx int
-		f   Finding
-	}
 	var (
 		mu   sync.Mutex // protects bads
-		bads []bad
+		bads []Finding
 	)
 	var wg sync.WaitGroup
 	for range workers {
@@ -172,12 +168,13 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 		go func() {
 			defer wg.Done()
 			for b := range jobs {
-				var mine []bad
+				var mine []Finding
 				for _, j := range b {
 					if kr.Verify(j.agent, j.msg, j.sig) {
 						continue
 					}
-					f := Finding{Status: StatusEdited, Detail: "signature does not verify: the entry was changed after it was signed"}
+					f := j.f
+					f.Status, f.Detail = StatusEdited, "signature does not verify: the entry was changed after it was signed"
 					if len(j.sig) != 64 {
 						f.Detail = "signature is malformed"
 					} else if who, found := kr.Signer(j.msg, j.sig); found && who != j.agent {
@@ -185,7 +182,7 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 					} else if _, known := kr[j.agent]; !known {
 						f.Status, f.Detail = StatusForged, fmt.Sprintf("agent %s has no public key in the vault", j.agent)
 					}
-					mine = append(mine, bad{j.idx, f})
+					mine = append(mine, f)
 				}
 				mu.Lock()
 				bads = append(bads, mine...)
@@ -196,7 +193,6 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 	stop := func() { close(jobs); wg.Wait() }
 
 	var (
-		meta     []Finding // one per signed entry awaiting its signature check
 		findings []Finding
 		batch    sigBatch
 		hashes   []uint64 // 8-byte prefixes of every chain hash, in order
@@ -216,80 +212,62 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 		}
 		return binary.BigEndian.Uint64(h[:8])
 	}
-	for i, file := range c.files {
-		if err := ctx.Err(); err != nil {
-			stop()
-			return err
+	handle := func(e *Entry) {
+		lastTorn = e.Torn
+		f := Finding{File: e.Segment, Line: e.Line, Offset: e.Offset, Agent: e.Agent, Time: e.Time, Summary: clip(e.Summary, 120)}
+		switch {
+		case e.Torn:
+			f.Status, f.Detail = StatusTruncated, "record cut short (torn tail from a crash, or the file was truncated)"
+			findings = append(findings, f)
+			return
+		case !e.Signed:
+			f.Status, f.Detail = StatusUnsigned, "text without a signature (typed by hand?)"
+			if e.Hand {
+				f.Agent = ""
+			}
+			findings = append(findings, f)
+			return
 		}
-		data, err := readFrom(l.v.MustPath(file), 0)
+		sawSigned = true
+		r.Entries++
+		entries++
+		if e.Prev != last {
+			breaks = append(breaks, struct {
+				f    Finding
+				prev uint64
+			}{f, prefix(e.Prev)})
+		}
+		last = e.Hash
+		hashes = append(hashes, prefix(e.Hash))
+		if e.damaged {
+			f.Status, f.Detail = StatusEdited, "signature line without a valid entry header (the header was changed or removed)"
+			findings = append(findings, f)
+			return
+		}
+		sig, err := b64.DecodeString(e.Sig)
 		if err != nil {
+			f.Status, f.Detail = StatusEdited, "signature is not valid base64url"
+			findings = append(findings, f)
+			return
+		}
+		batch = append(batch, sigJob{f: f, agent: e.Agent, msg: e.Canonical(), sig: sig})
+		if len(batch) == 256 {
+			jobs <- batch
+			batch = nil
+		}
+	}
+	for i, file := range c.files {
+		r.Files = append(r.Files, file)
+		if err := l.scanChunks(ctx, file, c.sizes[i], c.stream, handle); err != nil {
 			stop()
 			return err
-		}
-		if int64(len(data)) > c.sizes[i] {
-			data = data[:c.sizes[i]]
-		}
-		r.Files = append(r.Files, file)
-		p := newParser(data, 0, 1, c.stream, file)
-		for {
-			e, ok := p.next()
-			if !ok {
-				break
-			}
-			lastTorn = e.Torn
-			f := Finding{File: file, Line: e.Line, Offset: e.Offset, Agent: e.Agent, Time: e.Time, Summary: clip(e.Summary, 120)}
-			switch {
-			case e.Torn:
-				f.Status, f.Detail = StatusTruncated, "record cut short (torn tail from a crash, or the file was truncated)"
-				findings = append(findings, f)
-				continue
-			case !e.Signed:
-				f.Status, f.Detail = StatusUnsigned, "text without a signature (typed by hand?)"
-				if e.Hand {
-					f.Agent = ""
-				}
-				findings = append(findings, f)
-				continue
-			}
-			sawSigned = true
-			r.Entries++
-			entries++
-			if e.Prev != last {
-				breaks = append(breaks, struct {
-					f    Finding
-					prev uint64
-				}{f, prefix(e.Prev)})
-			}
-			last = e.Hash
-			hashes = append(hashes, prefix(e.Hash))
-			if e.damaged {
-				f.Status, f.Detail = StatusEdited, "signature line without a valid entry header (the header was changed or removed)"
-				findings = append(findings, f)
-				continue
-			}
-			sig, err := b64.DecodeString(e.Sig)
-			if err != nil {
-				f.Status, f.Detail = StatusEdited, "signature is not valid base64url"
-				findings = append(findings, f)
-				continue
-			}
-			meta = append(meta, f)
-			batch = append(batch, sigJob{idx: len(meta) - 1, agent: e.Agent, msg: e.Canonical(), sig: sig})
-			if len(batch) == 512 {
-				jobs <- batch
-				batch = nil
-			}
 		}
 	}
 	if len(batch) > 0 {
 		jobs <- batch
 	}
 	stop()
-	for _, b := range bads {
-		f := meta[b.idx]
-		f.Status, f.Detail = b.f.Status, b.f.Detail
-		findings = append(findings, f)
-	}
+	findings = append(findings, bads...)
 	signed := entries
 	if len(breaks) > 0 {
 		seen := make(map[uint64]struct{}, len(hashes))
@@ -358,4 +336,63 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// verifyChunk is how much of a file Verify parses at a time. Tests lower it.
+var verifyChunk = int64(16 << 20)
+
+// scanChunks parses file up to size in chunks of 16 MiB (more if one block
+// is bigger), so that memory stays bounded on big logs, calling fn for each
+// block in order.
+func (l *Log) scanChunks(ctx context.Context, file string, size int64, stream string, fn func(*Entry)) error {
+	f, err := os.Open(l.v.MustPath(file))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	chunk := verifyChunk
+	off, line := int64(0), 1
+	var buf []byte
+	for off < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(chunk, size-off)
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := f.ReadAt(buf, off); err != nil {
+			return fmt.Errorf("read %s: %w", file, err)
+		}
+		final := off+n == size
+		p := newParser(buf, off, line, stream, file)
+		var pending *Entry
+		for {
+			e, ok := p.next()
+			if !ok {
+				break
+			}
+			if pending != nil {
+				fn(pending)
+			}
+			pending = &e
+		}
+		switch {
+		case final:
+			if pending != nil {
+				fn(pending)
+			}
+			return nil
+		case pending == nil:
+			off, line = off+n, p.line // only blank lines in this chunk
+		case pending.Offset == off:
+			chunk *= 2 // one block fills the chunk
+		default:
+			// The last block may be cut by the chunk's end: parse it again
+			// at the start of the next chunk.
+			off, line = pending.Offset, pending.Line
+		}
+	}
+	return nil
 }

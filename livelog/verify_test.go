@@ -1,6 +1,7 @@
 package livelog
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -185,5 +186,35 @@ func TestStaleHeadFile(t *testing.T) {
 	mustAppend(t, l, "ella", "five")
 	if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 5 {
 		t.Fatalf("verify: %v %+v", r.Counts, r.Findings)
+	}
+}
+
+// TestVerifyChunks verifies with chunks smaller than some entries: the
+// report must be the same as with one chunk.
+func TestVerifyChunks(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	for i := range 60 {
+		body := strings.Repeat("line of body text\n", i%7*i)
+		if _, err := l.Append([]string{"lyra", "ella"}[i%2], Entry{Summary: "entry " + strings.Repeat("x", i), Body: body}); err != nil {
+			t.Fatal(err)
+		}
+		if i%13 == 0 {
+			appendRaw(t, segmentPath(l), "hand text "+strings.Repeat("y", i)+"\n\n\n\n")
+		}
+	}
+	data, _ := os.ReadFile(segmentPath(l))
+	os.WriteFile(segmentPath(l), []byte(strings.Replace(string(data), "] entry xxxxx\n", "] entry xxxxX\n", 1)), 0o644)
+	want := mustVerify(t, l)
+	defer func(old int64) { verifyChunk = old }(verifyChunk)
+	for _, chunk := range []int64{97, 500, 4096} {
+		verifyChunk = chunk
+		got := mustVerify(t, l)
+		if fmt.Sprint(got.Counts) != fmt.Sprint(want.Counts) || fmt.Sprint(got.Findings) != fmt.Sprint(want.Findings) {
+			t.Fatalf("chunk %d: %v %+v\nwant %v %+v", chunk, got.Counts, got.Findings, want.Counts, want.Findings)
+		}
+	}
+	if want.Counts[StatusEdited] != 1 || want.Counts[StatusUnsigned] != 5 || want.Counts[StatusIntact] != 59 {
+		t.Fatalf("counts %v", want.Counts)
 	}
 }
