@@ -542,16 +542,38 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	}
 	batch := bi.NewBatch()
 	done := 0
+	// Batches are applied by one goroutine while the next is prepared, so
+	// parsing and indexing overlap.
+	batches := make(chan *bleve.Batch, 1)
+	batchErr := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range batches {
+			if err == nil {
+				if e := bi.Batch(b); e != nil {
+					err = fmt.Errorf("update index: %w", e)
+				}
+			}
+		}
+		batchErr <- err
+	}()
 	flush := func() error {
 		if batch.Size() == 0 {
 			return nil
 		}
-		if err := bi.Batch(batch); err != nil {
-			return fmt.Errorf("update index: %w", err)
-		}
-		batch.Reset()
+		batches <- batch
+		batch = bi.NewBatch()
 		return nil
 	}
+	finish := func() error {
+		close(batches)
+		return <-batchErr
+	}
+	defer func() {
+		if batches != nil {
+			finish()
+		}
+	}()
 	for _, k := range gone {
 		if err := ix.deleteDocs(bi, batch, k); err != nil {
 			return err
@@ -611,7 +633,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		}
 		ix.dirty = true
 		done++
-		if docsInBatch >= 2000 {
+		if docsInBatch >= batchDocs {
 			if err := flush(); err != nil {
 				firstErr = err
 			}
@@ -627,7 +649,10 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := flush(); err != nil {
+	flush()
+	err := finish()
+	batches = nil
+	if err != nil {
 		return err
 	}
 	if progress != nil {
@@ -637,6 +662,9 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	ix.bump()
 	return nil
 }
+
+// batchDocs is the number of documents per index batch.
+const batchDocs = 5000
 
 // deleteDocs adds deletes for every document of path key to batch.
 func (ix *Index) deleteDocs(bi bleve.Index, batch *bleve.Batch, key string) error {

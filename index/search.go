@@ -367,7 +367,10 @@ func queryTerms(an analysis.Analyzer, p parsedQuery) map[string]bool {
 const snippetRunes = 200
 
 // snippet reads the hit's section from its file and returns the window
-// with the most distinct query terms, terms wrapped in ** **.
+// with the most distinct query terms, terms wrapped in ** **. To stay
+// cheap on long sections it finds candidate places by plain substring
+// search for each analysed query term (a stem is a prefix of its words; a
+// CJK bigram is a substring), and runs the analyzer only on the window.
 func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) string {
 	text := ix.sectionText(h)
 	if text == "" {
@@ -377,26 +380,33 @@ func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) str
 		start, end int
 		term       string
 	}
-	var spans []span
-	for _, t := range an.Analyze([]byte(text)) {
-		if terms[string(t.Term)] {
-			spans = append(spans, span{t.Start, t.End, string(t.Term)})
+	lower := asciiLower(text)
+	var cands []span
+	for t := range terms {
+		for off, n := 0, 0; n < 50; n++ {
+			k := strings.Index(lower[off:], t)
+			if k < 0 {
+				break
+			}
+			cands = append(cands, span{off + k, off + k + len(t), t})
+			off += k + len(t)
 		}
 	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].start < cands[j].start })
 	maxBytes := snippetRunes * 2
 	start := 0
-	if len(spans) > 0 {
+	if len(cands) > 0 {
 		best, bestN := 0, 0
-		for i := range spans {
+		for i := range cands {
 			seen := map[string]bool{}
-			for j := i; j < len(spans) && spans[j].end-spans[i].start <= maxBytes; j++ {
-				seen[spans[j].term] = true
+			for j := i; j < len(cands) && cands[j].end-cands[i].start <= maxBytes; j++ {
+				seen[cands[j].term] = true
 			}
 			if len(seen) > bestN {
 				best, bestN = i, len(seen)
 			}
 		}
-		start = spans[best].start - 40
+		start = cands[best].start - 40
 	}
 	if start < 0 {
 		start = 0
@@ -415,25 +425,36 @@ func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) str
 		_, sz := utf8.DecodeRuneInString(text[end:])
 		end += sz
 	}
+	win := text[start:end]
 	var b strings.Builder
 	if start > 0 {
 		b.WriteString("…")
 	}
-	pos := start
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-	for _, s := range spans {
-		if s.start < pos || s.end > end {
+	pos := 0
+	for _, t := range an.Analyze([]byte(win)) {
+		if !terms[string(t.Term)] || t.Start < pos || t.End > len(win) {
 			continue
 		}
-		b.WriteString(text[pos:s.start])
-		b.WriteString("**" + text[s.start:s.end] + "**")
-		pos = s.end
+		b.WriteString(win[pos:t.Start])
+		b.WriteString("**" + win[t.Start:t.End] + "**")
+		pos = t.End
 	}
-	b.WriteString(text[pos:end])
+	b.WriteString(win[pos:])
 	if end < len(text) {
 		b.WriteString("…")
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// asciiLower lower-cases ASCII letters only, so byte offsets stay valid.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
 }
 
 // sectionText returns the lines of a hit's section, with the frontmatter

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -56,13 +57,22 @@ func main() {
 	flag.StringVar(&o.nexusBin, "nexus", "", "path to a built nexus binary, to time cold 'nexus search' processes")
 	flag.IntVar(&o.saves, "saves", 40, "saves for the save-to-search latency while watching")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	if o.dir == "" {
 		o.dir = fmt.Sprintf("/tmp/nexus-bench-%d", o.notes)
 	}
 	rep, err := run(context.Background(), o, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nexus-bench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	if o.jsonOut {

@@ -338,9 +338,18 @@ func (p *parser) inlines(n ast.Node) (prose, code string) {
 		}
 	}
 	walk(n)
-	s := commentRe.ReplaceAllString(raw.String(), " ")
-	for _, m := range tagRe.FindAllStringSubmatch(s, -1) {
-		p.tags.add(normTag(m[1]))
+	s := raw.String()
+	// The regexps are the costly part of parsing; most blocks need none.
+	if strings.Contains(s, "%%") {
+		s = commentRe.ReplaceAllString(s, " ")
+	}
+	if strings.IndexByte(s, '#') >= 0 {
+		for _, m := range tagRe.FindAllStringSubmatch(s, -1) {
+			p.tags.add(normTag(m[1]))
+		}
+	}
+	if !strings.Contains(s, "[[") {
+		return s, strings.TrimSpace(codeBuf.String())
 	}
 	s = wikilinkRe.ReplaceAllStringFunc(s, func(m string) string {
 		sub := wikilinkRe.FindStringSubmatch(m)
