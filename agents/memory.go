@@ -241,7 +241,7 @@ func (m *Memory) run(ops []Op, write bool) (Result, error) {
 		if err != nil {
 			return m.fail(p, err), err
 		}
-		return m.result(p.after, "Check passed: "+memLowerFirst(p.message(len(ops)))+" Nothing was written."), nil
+		return m.result(p.after, "Check passed; nothing was written. Applied, it would say: "+p.message(len(ops))), nil
 	}
 	if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 		err = fmt.Errorf("create %s: %w", filepath.ToSlash(filepath.Dir(m.rel)), err)
@@ -582,12 +582,4 @@ func memPreview(e string) string {
 	}
 	r := []rune(e)
 	return string(r[:77]) + "..."
-}
-
-func memLowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	r, n := utf8.DecodeRuneInString(s)
-	return strings.ToLower(string(r)) + s[n:]
 }

@@ -507,7 +507,7 @@ func TestMemoryCheckWritesNothing(t *testing.T) {
 	v := memTestVault(t, 20, 0)
 	m := memOpen(t, v, TargetMemory)
 	res, err := m.Check(add("hello"))
-	if err != nil || !res.Success || res.Usage != "25% — 5/20 chars" || !strings.Contains(res.Message, "Nothing was written") {
+	if err != nil || !res.Success || res.Usage != "25% — 5/20 chars" || !strings.Contains(res.Message, "nothing was written") {
 		t.Fatalf("Check = %+v, %v", res, err)
 	}
 	if _, exists := memRead(t, m); exists {

@@ -92,18 +92,26 @@ Example:
 		},
 	}
 	remove := &cobra.Command{
-		Use:   "remove --old TEXT",
+		Use:   "remove --old TEXT | remove TEXT",
 		Short: "Remove the one entry containing --old",
 		Long: `Remove the entry that contains the --old text (case-sensitive; it must
-match exactly one distinct entry). An entry shown as [BLOCKED: ...] is
-removed by the #id in its line.
+match exactly one distinct entry); the text may also be given as the
+argument. An entry shown as [BLOCKED: ...] is removed by the #id in its
+line.
 
 Example:
   nexus --agent lyra memory remove --old "Staging"
   nexus --agent lyra memory remove --old "#1a2b3c4d"`,
-		Args: cobra.NoArgs,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMemoryWrite(g, opts, agents.Op{Action: agents.ActionRemove, OldText: opts.old})
+			old := opts.old
+			if len(args) == 1 {
+				if old != "" {
+					return usagef("give the entry to remove once: --old TEXT or TEXT")
+				}
+				old = args[0]
+			}
+			return runMemoryWrite(g, opts, agents.Op{Action: agents.ActionRemove, OldText: old})
 		},
 	}
 	show := &cobra.Command{

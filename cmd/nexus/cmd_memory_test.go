@@ -147,3 +147,19 @@ func TestAgentListShowsMemoryUsage(t *testing.T) {
 		t.Errorf("agent list: %d %q", code, stdout)
 	}
 }
+
+func TestMemoryCLIRemovePositional(t *testing.T) {
+	dir := memCLIVault(t)
+	base := []string{"--vault", dir, "--agent", "lyra"}
+	memCLI(t, "", append(base, "memory", "add", "keep me")...)
+	memCLI(t, "", append(base, "memory", "add", "drop me")...)
+	if code, _, stderr := memCLI(t, "", append(base, "memory", "remove", "--old", "drop", "drop")...); code != 2 || !strings.Contains(stderr, "once") {
+		t.Errorf("--old and an argument: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := memCLI(t, "", append(base, "memory", "remove", "drop")...); code != 0 {
+		t.Fatalf("remove TEXT: exit %d %q", code, stderr)
+	}
+	if got := memCLIFile(t, dir, "MEMORY.md"); got != "keep me" {
+		t.Errorf("MEMORY.md = %q", got)
+	}
+}
