@@ -53,9 +53,11 @@ func RenderSnapshot(v *vault.Vault, agent string) (string, error) {
 			blocks = append(blocks, b)
 		}
 	}
+	// The index is derived from the fact files; a problem keeping it in
+	// step (a read-only vault, say) must not cost the agent its memory.
 	idx, err := RenderIndex(v, agent)
 	if err != nil {
-		return "", err
+		idx = fmt.Sprintf("%s\n%s\n%s\n(the memory index could not be read: %v)", blockRule, IndexBanner, blockRule, err)
 	}
 	if idx = strings.TrimRight(idx, "\n"); idx != "" {
 		blocks = append(blocks, idx)
