@@ -107,6 +107,9 @@ type checker struct {
 	root string       // absolute vault root
 	v    *vault.Vault // nil when the vault could not be opened
 	opts Options
+	// stuck names the lock files (base names) found held for long; checks
+	// that need those locks skip rather than wait behind a hung process.
+	stuck map[string]bool
 }
 
 // check is one named check. It returns a one-line summary and the findings;
@@ -121,7 +124,9 @@ var checks = []check{
 	{"config", (*checker).config},
 	{"key-mode", (*checker).keyModes},
 	{"key-pair", (*checker).keyPairs},
-	{"locks", (*checker).locks},
+	{"locks", (*checker).locks}, // before the checks that take locks
+	{"log", (*checker).log},
+	{"index", (*checker).index},
 	{"temp-files", (*checker).tempFiles},
 }
 
@@ -139,7 +144,7 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 	if st, err := os.Stat(filepath.Join(root, vault.NexusDir)); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("doctor %s: %w", root, vault.ErrNotVault)
 	}
-	c := &checker{root: root, opts: opts}
+	c := &checker{root: root, opts: opts, stuck: map[string]bool{}}
 	c.v, _ = vault.Open(root) // a config that does not parse is the config check's finding
 	rep := &Report{Vault: root, OK: true}
 	for _, ch := range checks {

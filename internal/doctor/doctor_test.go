@@ -13,6 +13,8 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/index"
+	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -66,6 +68,23 @@ func TestHealthyVault(t *testing.T) {
 		if r.Summary == "" {
 			t.Errorf("check %s has no summary", r.Check)
 		}
+	}
+}
+
+// TestHandTypedLogText: a person's note in the log is fine.
+func TestHandTypedLogText(t *testing.T) {
+	v := mustVault(t)
+	l, err := livelog.Open(v, livelog.Options{Now: func() time.Time { return t0 }})
+	must(t, err)
+	_, err = l.Append("ella", livelog.Entry{Summary: "Read the handoff"})
+	must(t, err)
+	seg := v.MustPath(livelog.SegmentName(t0))
+	data, err := os.ReadFile(seg)
+	must(t, err)
+	must(t, vault.WriteFile(seg, append(data, "\nNote from Sam: the staging DB moves on Friday.\n"...), 0o644))
+	rep := mustRun(t, v.Root())
+	if !rep.OK {
+		t.Fatalf("hand-typed text reported: %+v", rep.Findings())
 	}
 }
 
@@ -169,6 +188,39 @@ func TestPlantedProblems(t *testing.T) {
 				return func() { fl.Unlock(); fl.Close() }
 			},
 			check: "locks", path: ".nexus/state/locks/livelog.lock", fix: "lsof",
+		},
+		{
+			name: "tampered log line",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				l, err := livelog.Open(v, livelog.Options{Now: func() time.Time { return t0 }})
+				must(t, err)
+				for _, s := range []string{"Fixed the login timeout", "Rotated the staging keys"} {
+					_, err := l.Append("lyra", livelog.Entry{Channel: "deploy", Kind: "shipped", Summary: s})
+					must(t, err)
+				}
+				seg := v.MustPath(livelog.SegmentName(t0))
+				data, err := os.ReadFile(seg)
+				must(t, err)
+				tampered := strings.Replace(string(data), "login timeout", "logout timeout", 1)
+				if tampered == string(data) {
+					t.Fatal("nothing to tamper with")
+				}
+				must(t, vault.WriteFile(seg, []byte(tampered), 0o644))
+				return nil
+			},
+			check: "log", path: "log/live/2026-01.md", fix: "log verify",
+		},
+		{
+			name: "stale index",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				ix, err := index.Open(v, index.Options{NoServe: true})
+				must(t, err)
+				must(t, ix.Sync(context.Background()))
+				must(t, ix.Close())
+				must(t, vault.WriteFile(v.MustPath("projects/launch.md"), []byte("# Launch\n\nPlan for the launch.\n"), 0o644))
+				return nil
+			},
+			check: "index", path: ".nexus/index", fix: "index rebuild",
 		},
 		{
 			name: "leftover temp file",

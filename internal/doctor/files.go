@@ -51,6 +51,7 @@ func (c *checker) locks(ctx context.Context) (string, []Finding, error) {
 		case <-deadline.C:
 			var findings []Finding
 			for _, p := range held {
+				c.stuck[filepath.Base(p)] = true
 				findings = append(findings, Finding{
 					Path:    c.rel(p),
 					Problem: fmt.Sprintf("lock held for over %s by a running process (Nexus holds locks for milliseconds), so writers that need it wait", c.opts.LockWait),

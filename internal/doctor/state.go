@@ -1,0 +1,144 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nexus-memory/nexus/index"
+	"github.com/nexus-memory/nexus/livelog"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// log verifies the live log and the decision log: signatures and chain.
+// Hand-typed unsigned text is counted, not reported: people may write in
+// the log.
+func (c *checker) log(ctx context.Context) (string, []Finding, error) {
+	for name := range c.stuck {
+		if strings.HasPrefix(name, "livelog") {
+			return "skipped: the log's lock " + name + " is held (see locks)", nil, nil
+		}
+	}
+	// Verify takes the log's locks; never wait behind a hung holder for long.
+	ctx, cancel := context.WithTimeout(ctx, logLockTimeout)
+	defer cancel()
+	l, err := livelog.Open(c.v, livelog.Options{Logger: c.opts.Logger})
+	if err != nil {
+		return "", nil, err
+	}
+	rep, err := l.Verify(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var findings []Finding
+	for _, f := range rep.Findings {
+		if f.Status == livelog.StatusUnsigned {
+			continue
+		}
+		what := fmt.Sprintf("line %d: entry %s", f.Line, f.Status)
+		if f.Agent != "" {
+			what += " (" + f.Agent
+			if f.Summary != "" {
+				what += ": " + clip(f.Summary, 60)
+			}
+			what += ")"
+		}
+		if f.Detail != "" {
+			what += " — " + f.Detail
+		}
+		findings = append(findings, Finding{
+			Path:    f.File,
+			Problem: what,
+			Fix:     logFix(c, f),
+		})
+	}
+	summary := fmt.Sprintf("%d signed entries verified in %d file(s)", rep.Entries, len(rep.Files))
+	if n := rep.Counts[livelog.StatusUnsigned]; n > 0 {
+		summary += fmt.Sprintf("; %d block(s) of hand-typed text (fine)", n)
+	}
+	return summary, findings, nil
+}
+
+// logFix says how to repair one log finding. Signed entries cannot be
+// re-signed by anyone but their agent, so the fix is the file as it was.
+func logFix(c *checker, f livelog.Finding) string {
+	file := Quote(c.abs(f.File))
+	restore := "restore " + f.File + " from a backup (cp BACKUP/" + f.File + " " + file + ") or from version control (git -C " + Quote(c.root) + " checkout -- " + f.File + ")"
+	switch f.Status {
+	case livelog.StatusEdited:
+		return restore + "; to see exactly what changed: " + c.cmd("log", "verify")
+	case livelog.StatusTruncated:
+		return restore + " if entries were cut; a crash's torn tail is harmless (the next append starts on a clean line) and is listed by " + c.cmd("log", "verify")
+	case livelog.StatusForged:
+		return "find who wrote it (" + c.cmd("log", "verify") + ") and " + restore + "; check that .nexus/keys/ is readable only by the agents' owner"
+	default:
+		return restore + "; details: " + c.cmd("log", "verify")
+	}
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// logLockTimeout bounds the log check, which waits for the log's locks.
+const logLockTimeout = 30 * time.Second
+
+// indexWait is how long a watched index may take to catch up before its
+// pending files are reported.
+const indexWait = 2 * time.Second
+
+// index checks that the search index reflects the markdown on disk.
+func (c *checker) index(ctx context.Context) (string, []Finding, error) {
+	if _, err := os.Stat(c.abs(vault.IndexDir + "/manifest.json")); notExist(err) {
+		return "not built yet (the first search builds it)", nil, nil
+	}
+	ix, err := index.Open(c.v, index.Options{Logger: c.opts.Logger, NoServe: true, ReconcileEvery: -1})
+	if err != nil {
+		return "", []Finding{{
+			Path:    vault.IndexDir,
+			Problem: "the search index cannot be opened: " + err.Error(),
+			Fix:     c.cmd("index", "rebuild") + " (the index is rebuilt from the markdown; nothing is lost)",
+		}}, nil
+	}
+	defer ix.Close()
+	st, err := ix.Status(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if st.Pending > 0 && st.Watching {
+		// A running 'nexus serve' or 'nexus watch' keeps it current: give it
+		// a moment.
+		t := time.NewTimer(indexWait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return "", nil, ctx.Err()
+		case <-t.C:
+		}
+		if st, err = ix.Status(ctx); err != nil {
+			return "", nil, err
+		}
+	}
+	summary := fmt.Sprintf("%d file(s), %d document(s) indexed", st.Files, st.Documents)
+	if st.Watching {
+		summary += fmt.Sprintf("; kept current by process %d", st.HolderPID)
+	}
+	if st.Pending == 0 {
+		return summary, nil, nil
+	}
+	paths := strings.Join(st.PendingPaths, ", ")
+	if st.Pending > len(st.PendingPaths) {
+		paths += ", …"
+	}
+	return summary, []Finding{{
+		Path:    vault.IndexDir,
+		Problem: fmt.Sprintf("the search index is stale: %d file(s) changed on disk are not in it (%s)", st.Pending, paths),
+		Fix:     c.cmd("index", "rebuild"),
+	}}, nil
+}
