@@ -340,7 +340,7 @@ func WriteFact(v *vault.Vault, agent string, in FactInput, now time.Time) (Fact,
 		}
 		return f, st.flush()
 	}
-	if lim := v.Config().MemoryIndexLineLimit; len(st.entries)+1 > lim {
+	if lim := v.Config().MemoryIndexLineLimit; st.entries.len()+1 > lim {
 		return Fact{}, st.fullError(lim)
 	}
 	f, err := st.create(in, now)
@@ -409,9 +409,9 @@ func ListFacts(v *vault.Vault, agent string) ([]Fact, error) {
 		return nil, err
 	}
 	c := st.entries
-	out := make([]Fact, 0, len(c))
-	for _, file := range c.sortedFiles() {
-		e := c[file]
+	out := make([]Fact, 0, c.len())
+	for _, file := range c.files {
+		e := c.m[file]
 		slug := strings.TrimSuffix(file, ".md")
 		out = append(out, Fact{Agent: agent, Slug: slug, Name: e.Name, Description: e.Description, Type: e.Type,
 			Created: e.Created, Updated: e.Updated, Source: e.Source, Path: FactPath(agent, slug)})
@@ -453,7 +453,6 @@ func RemoveFact(v *vault.Vault, agent, slug string, now time.Time) (string, erro
 	if err := vault.SyncDir(filepath.Dir(dstAbs)); err != nil {
 		return "", err
 	}
-	delete(st.entries, f.Slug+".md")
-	st.dirty = true
+	st.entries.del(f.Slug + ".md")
 	return dst, st.flush()
 }

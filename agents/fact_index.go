@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -28,110 +27,6 @@ var ErrIndexFull = fmt.Errorf("memory index is full: %w", vault.ErrRefused)
 // modification time and the frontmatter the index needs. It is derived
 // state; deleting it costs one rescan.
 const FactCacheDir = vault.StateDir + "/facts"
-
-const cacheHeader = "nexus fact cache v1"
-
-// cacheEntry is what the index and fact listings need from one fact file.
-type cacheEntry struct {
-	Size        int64 // -1: re-read at the next sync
-	ModNanos    int64
-	Created     time.Time
-	Updated     time.Time
-	Type        string
-	Name        string
-	Description string
-	Source      string
-}
-
-// factCache maps a fact file name (SLUG.md, NFC) to its entry.
-type factCache map[string]*cacheEntry
-
-func (c factCache) sortedFiles() []string {
-	files := make([]string, 0, len(c))
-	for f := range c {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	return files
-}
-
-func cachePath(v *vault.Vault, agent string) string {
-	return v.MustPath(FactCacheDir + "/" + agent + ".cache")
-}
-
-// loadFactCache reads an agent's cache; a missing or unreadable cache is
-// (nil, nil), meaning "rescan".
-func loadFactCache(v *vault.Vault, agent string) (factCache, error) {
-	data, err := os.ReadFile(cachePath(v, agent))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read fact cache of %s: %w", agent, err)
-	}
-	return parseFactCache(data), nil
-}
-
-func parseFactCache(data []byte) factCache {
-	head, rest, _ := bytes.Cut(data, []byte("\n"))
-	if string(head) != cacheHeader {
-		return nil
-	}
-	c := factCache{}
-	for len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		f := strings.Split(string(line), "\t")
-		if len(f) != 9 {
-			return nil // torn or foreign: rescan
-		}
-		size, err1 := strconv.ParseInt(f[1], 10, 64)
-		mod, err2 := strconv.ParseInt(f[2], 10, 64)
-		cr, err3 := strconv.ParseInt(f[3], 10, 64)
-		up, err4 := strconv.ParseInt(f[4], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
-			return nil
-		}
-		c[f[0]] = &cacheEntry{Size: size, ModNanos: mod, Created: unixTime(cr), Updated: unixTime(up),
-			Type: f[5], Name: f[6], Description: f[7], Source: f[8]}
-	}
-	return c
-}
-
-func unixTime(s int64) time.Time {
-	if s == 0 {
-		return time.Time{}
-	}
-	return time.Unix(s, 0).UTC()
-}
-
-func timeUnix(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.Unix()
-}
-
-func (c factCache) encode() []byte {
-	var b bytes.Buffer
-	b.Grow(len(c) * 128)
-	b.WriteString(cacheHeader)
-	b.WriteByte('\n')
-	for _, file := range c.sortedFiles() {
-		e := c[file]
-		b.WriteString(file)
-		for _, s := range []string{
-			strconv.FormatInt(e.Size, 10), strconv.FormatInt(e.ModNanos, 10),
-			strconv.FormatInt(timeUnix(e.Created), 10), strconv.FormatInt(timeUnix(e.Updated), 10),
-			e.Type, e.Name, e.Description, e.Source,
-		} {
-			b.WriteByte('\t')
-			b.WriteString(s)
-		}
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
-}
 
 // cacheableFile reports whether a directory entry in memory/ is a fact
 // file: a visible regular *.md file other than INDEX.md whose name can live
@@ -158,8 +53,7 @@ func entryFromFact(f Fact, info fs.FileInfo, now time.Time) *cacheEntry {
 type factStore struct {
 	v       *vault.Vault
 	agent   string
-	entries factCache
-	dirty   bool // entries differ from the cache file
+	entries *factCache
 }
 
 // openFactStore takes the agent's facts lock and loads the cache, scanning
@@ -178,7 +72,7 @@ func openFactStore(v *vault.Vault, agent string) (*factStore, func(), error) {
 		return nil, nil, err
 	}
 	if st.entries == nil {
-		st.entries = factCache{}
+		st.entries = newFactCache()
 		if err := st.rescan(); err != nil {
 			unlock()
 			return nil, nil, err
@@ -208,7 +102,7 @@ func (st *factStore) rescan() error {
 			continue // vanished meanwhile
 		}
 		seen[name] = true
-		if e, ok := st.entries[name]; ok && e.Size == info.Size() && e.ModNanos == info.ModTime().UnixNano() {
+		if e, ok := st.entries.get(name); ok && e.Size == info.Size() && e.ModNanos == info.ModTime().UnixNano() {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(st.dir(), de.Name()))
@@ -219,13 +113,11 @@ func (st *factStore) rescan() error {
 		if err != nil {
 			continue // not text: not a fact
 		}
-		st.entries[name] = entryFromFact(f, info, now)
-		st.dirty = true
+		st.entries.put(name, entryFromFact(f, info, now))
 	}
-	for name := range st.entries {
+	for _, name := range append([]string(nil), st.entries.files...) {
 		if !seen[name] {
-			delete(st.entries, name)
-			st.dirty = true
+			st.entries.del(name)
 		}
 	}
 	return nil
@@ -233,18 +125,13 @@ func (st *factStore) rescan() error {
 
 // byName returns the slug of the fact named name, if any.
 func (st *factStore) byName(name string) (string, bool) {
-	name = oneLine(name)
-	for file, e := range st.entries {
-		if strings.EqualFold(e.Name, name) && sameName(e.Name, name) {
-			return strings.TrimSuffix(file, ".md"), true
-		}
-	}
-	return "", false
+	file, ok := st.entries.byName(oneLine(name))
+	return strings.TrimSuffix(file, ".md"), ok
 }
 
 func (st *factStore) fullError(limit int) error {
 	return fmt.Errorf("%s has %d facts and memory/INDEX.md allows %d lines: merge related facts into one ('nexus fact write --update'), or archive facts no longer needed ('nexus fact remove SLUG'), then retry; or raise memory_index_line_limit in %s: %w",
-		st.agent, len(st.entries), limit, vault.ConfigFile, ErrIndexFull)
+		st.agent, st.entries.len(), limit, vault.ConfigFile, ErrIndexFull)
 }
 
 // create writes a new fact file under a unique slug.
@@ -286,10 +173,10 @@ func (st *factStore) create(in FactInput, now time.Time) (Fact, error) {
 // taken reports whether slug is used by a cached fact, compared without
 // case (file systems on macOS and Windows ignore case).
 func (st *factStore) taken(slug string) bool {
-	if _, ok := st.entries[slug+".md"]; ok {
+	if _, ok := st.entries.get(slug + ".md"); ok {
 		return true
 	}
-	for file := range st.entries {
+	for _, file := range st.entries.files {
 		if len(file) == len(slug)+3 && strings.EqualFold(file, slug+".md") {
 			return true
 		}
@@ -304,8 +191,7 @@ func (st *factStore) update(slug string, in FactInput, now time.Time) (Fact, err
 	for attempt := 0; ; attempt++ {
 		old, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			delete(st.entries, slug+".md")
-			st.dirty = true
+			st.entries.del(slug + ".md")
 			return st.create(in, now)
 		}
 		if err != nil {
@@ -346,15 +232,14 @@ func (st *factStore) record(slug string, f Fact, abs string) {
 	} else {
 		e = &cacheEntry{Size: -1, Name: f.Name, Description: f.Description, Type: f.Type, Created: f.Created, Updated: f.Updated, Source: f.Source}
 	}
-	st.entries[slug+".md"] = e
-	st.dirty = true
+	st.entries.put(slug+".md", e)
 }
 
 // renderIndex renders INDEX.md from the entries: one line per fact in slug
 // order, at most limit lines; past the limit the last line says how many
 // facts are left out. over is how many facts did not fit.
 func (st *factStore) renderIndex(limit int) (data []byte, over int) {
-	files := st.entries.sortedFiles()
+	files := st.entries.files
 	var b bytes.Buffer
 	b.Grow(len(files) * 80)
 	n := len(files)
@@ -363,7 +248,7 @@ func (st *factStore) renderIndex(limit int) (data []byte, over int) {
 		n = limit - 1
 	}
 	for _, file := range files[:n] {
-		b.WriteString(IndexLine(strings.TrimSuffix(file, ".md"), st.entries[file].Name, st.entries[file].Description))
+		b.WriteString(st.entries.m[file].indexLine(file))
 		b.WriteByte('\n')
 	}
 	if over > 0 {
@@ -393,48 +278,53 @@ func IndexLine(slug, name, description string) string {
 	return line
 }
 
-// flush writes INDEX.md if its content changed, and the cache if it did.
+// flush writes INDEX.md if its content changed, and the cache's changes.
 // It returns [ErrIndexFull] (after writing the capped index) when there are
 // more facts than lines allowed.
 func (st *factStore) flush() error {
+	c := st.entries
 	limit := st.v.Config().MemoryIndexLineLimit
 	data, over := st.renderIndex(limit)
 	p := st.v.MustPath(HomePath(st.agent, IndexFile))
-	for attempt := 0; ; attempt++ {
-		old, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			old = nil
-			if len(st.entries) == 0 {
-				break // no facts, no index yet: create nothing
-			}
-		} else if err != nil {
+	info, err := os.Stat(p)
+	var old []byte
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		info = nil
+	case err != nil:
+		return fmt.Errorf("read memory index of %s: %w", st.agent, err)
+	case c.index != nil && info.Size() == c.indexSize && info.ModTime().UnixNano() == c.indexM:
+		old = c.index // unchanged since this process wrote or read it
+	default:
+		if old, err = os.ReadFile(p); err != nil {
 			return fmt.Errorf("read memory index of %s: %w", st.agent, err)
 		}
-		if old != nil && bytes.Equal(old, data) {
-			break
-		}
+	}
+	if (info == nil && c.len() > 0) || (info != nil && !bytes.Equal(old, data)) {
+		// INDEX.md is generated: a person's edit to it is replaced, as the
+		// fact files are the source. Written like the cache (see
+		// writeDerived).
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return fmt.Errorf("write memory index of %s: %w", st.agent, err)
 		}
-		err = vault.ReplaceIf(p, old, data, 0o644)
-		if errors.Is(err, vault.ErrConflict) && attempt < 5 {
-			continue
-		}
-		if err != nil {
+		if err := writeDerived(p, data); err != nil {
 			return fmt.Errorf("write memory index of %s: %w", st.agent, err)
 		}
-		break
-	}
-	if st.dirty {
-		cp := cachePath(st.v, st.agent)
-		if err := os.MkdirAll(filepath.Dir(cp), 0o755); err != nil {
-			return fmt.Errorf("write fact cache: %w", err)
+		if info, err = os.Stat(p); err != nil {
+			info = nil
 		}
-		if err := vault.WriteFile(cp, st.entries.encode(), 0o644); err != nil {
-			return fmt.Errorf("write fact cache: %w", err)
-		}
-		st.dirty = false
 	}
+	if info != nil {
+		c.index, c.indexSize, c.indexM = data, info.Size(), info.ModTime().UnixNano()
+	}
+	cp := cachePath(st.v, st.agent)
+	if err := os.MkdirAll(filepath.Dir(cp), 0o755); err != nil {
+		return fmt.Errorf("write fact cache: %w", err)
+	}
+	if err := c.save(cp); err != nil {
+		return fmt.Errorf("write fact cache: %w", err)
+	}
+	memos.Store(cp, c)
 	if over > 0 {
 		return st.fullError(limit)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -388,7 +389,7 @@ func FuzzParseFact(f *testing.F) {
 }
 
 func FuzzFactCache(f *testing.F) {
-	f.Add(cacheHeader + "\na.md\t1\t2\t3\t4\tuser\tA\tdesc\tsrc\n")
+	f.Add(cacheHeader + " tok\na.md\t1\t2\t3\t4\tuser\tA\tdesc\tsrc\nb.md\t-1\t0\t0\t0\t\t\t\t\n")
 	f.Add("garbage")
 	f.Fuzz(func(t *testing.T, s string) {
 		c := parseFactCache([]byte(s))
@@ -396,8 +397,13 @@ func FuzzFactCache(f *testing.F) {
 			return
 		}
 		again := parseFactCache(c.encode())
-		if len(again) != len(c) {
-			t.Fatalf("round trip lost entries: %d != %d", len(again), len(c))
+		if again == nil || again.len() != c.len() || len(again.files) != again.len() || !sort.StringsAreSorted(again.files) {
+			t.Fatalf("round trip changed the cache: %+v != %+v", again, c)
+		}
+		for _, f := range c.files {
+			if e, ok := again.get(f); !ok || e.Name != c.m[f].Name || e.Size != c.m[f].Size {
+				t.Fatalf("entry %q lost or changed", f)
+			}
 		}
 	})
 }
