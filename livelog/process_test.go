@@ -43,6 +43,25 @@ func TestHelperProcess(t *testing.T) {
 	size, _ := strconv.Atoi(os.Getenv(envBody))
 	body := strings.Repeat("x", size)
 	out := bufio.NewWriter(os.Stdout)
+	if mode == "bench" {
+		// Time each append; the parent gathers the latencies. Start
+		// only when every process is ready would need a barrier; the
+		// parent measures wall time from the first start instead.
+		lat := make([]time.Duration, 0, n)
+		for i := range n {
+			t0 := time.Now()
+			if _, err := l.Append(agent, Entry{Channel: "load", Kind: "bench", Summary: fmt.Sprintf("p%s n%d", id, i)}); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(4)
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		for _, d := range lat {
+			fmt.Fprintln(out, int64(d))
+		}
+		out.Flush()
+		os.Exit(0)
+	}
 	for i := 0; mode == "append-forever" || i < n; i++ {
 		if _, err := l.Append(agent, Entry{Channel: "load", Kind: "test", Summary: fmt.Sprintf("p%s n%d", id, i), Body: body}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
