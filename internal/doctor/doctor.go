@@ -128,6 +128,7 @@ var checks = []check{
 	{"log", (*checker).log},
 	{"index", (*checker).index},
 	{"temp-files", (*checker).tempFiles},
+	{"review", (*checker).reviews},
 }
 
 // Run checks the vault rooted at dir. It fails only when dir is not a vault

@@ -1,0 +1,59 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nexus-memory/nexus/retention"
+)
+
+// reviews reports items in review/pending/ that need a person: waiting for
+// more than [Options.ReviewAge], unreadable, or approved but not applicable.
+func (c *checker) reviews(ctx context.Context) (string, []Finding, error) {
+	items, err := retention.List(c.v, retention.Filter{})
+	if err != nil {
+		return "", nil, err
+	}
+	now := c.opts.Now()
+	var findings []Finding
+	for _, it := range items {
+		switch {
+		case it.Status == "invalid":
+			findings = append(findings, Finding{
+				Path:    it.Path,
+				Problem: "review item cannot be read: " + it.Error,
+				Fix:     "repair its frontmatter in " + Quote(c.abs(it.Path)) + " (or move it to review/archive/), then run " + c.cmd("review", "list"),
+			})
+		case it.Error != "":
+			findings = append(findings, Finding{
+				Path:    it.Path,
+				Problem: "approved, but it could not be applied: " + it.Error,
+				Fix:     "edit the proposal and approve it again: " + c.cmd("review", "approve", it.ID, "--edit") + ", or reject it: " + c.cmd("review", "reject", it.ID),
+			})
+		case it.Status == retention.StatusApproved || it.Status == retention.StatusRejected:
+			findings = append(findings, Finding{
+				Path:    it.Path,
+				Problem: "marked " + it.Status + " in Obsidian but not carried out yet (no 'nexus serve' or 'nexus watch' is running)",
+				Fix:     c.cmd("review", "list") + " (carries out decisions made in Obsidian)",
+			})
+		case !it.Provenance.Time.IsZero() && now.Sub(it.Provenance.Time) > c.opts.ReviewAge:
+			age := now.Sub(it.Provenance.Time)
+			findings = append(findings, Finding{
+				Path:    it.Path,
+				Problem: fmt.Sprintf("%s from %s has waited %s for review: %s", it.Kind, it.Agent, days(age), clip(strings.TrimSpace(it.Summary()), 80)),
+				Fix:     "decide it: " + c.cmd("review", "approve", it.ID) + " or " + c.cmd("review", "reject", it.ID) + " (or set status: approved/rejected in Obsidian)",
+			})
+		}
+	}
+	return fmt.Sprintf("%d item(s) pending review", len(items)), findings, nil
+}
+
+func days(d time.Duration) string {
+	n := int(d.Hours() / 24)
+	if n == 1 {
+		return "1 day"
+	}
+	return fmt.Sprintf("%d days", n)
+}
