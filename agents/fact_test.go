@@ -2,6 +2,7 @@ package agents
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -406,4 +407,43 @@ func FuzzFactCache(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFactCacheJournal checks that the appended cache, read back cold by
+// another process (no memo), says exactly what the folder holds.
+func TestFactCacheJournal(t *testing.T) {
+	v := mustFactVault(t)
+	for i := range 60 {
+		mustWriteFact(t, v, FactInput{Name: fmt.Sprintf("fact %d", i), Description: "d", Type: "user", Body: "b"})
+	}
+	for i := range 20 {
+		if _, err := RemoveFact(v, "lyra", fmt.Sprintf("fact-%d", i), factNow.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := WriteFact(v, "lyra", FactInput{Name: "fact 30", Description: "changed", Type: "user", Body: "b2", Update: true}, factNow); err != nil {
+		t.Fatal(err)
+	}
+	memos.Range(func(k, _ any) bool { memos.Delete(k); return true })
+	data, err := os.ReadFile(cachePath(v, "lyra"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := parseFactCache(data)
+	if c == nil || c.len() != 40 {
+		t.Fatalf("cold cache holds %v entries, want 40", c)
+	}
+	if c.records > 2*c.len()+64 {
+		t.Fatalf("cache never compacted: %d records for %d entries", c.records, c.len())
+	}
+	if e, ok := c.get("fact-30.md"); !ok || e.Description != "changed" {
+		t.Fatalf("updated entry = %+v", e)
+	}
+	if _, ok := c.get("fact-3.md"); ok {
+		t.Fatal("removed fact still cached")
+	}
+	// A torn tail makes the cache unusable, not wrong.
+	if parseFactCache(data[:len(data)-3]) != nil {
+		t.Fatal("torn cache accepted")
+	}
 }
