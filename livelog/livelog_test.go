@@ -318,3 +318,43 @@ func editFile(tb testing.TB, path, old, new string) {
 		tb.Fatal(err)
 	}
 }
+
+// TestUnreadHoldsPartialRecord: readers take no lock, so they may see part
+// of a record being written; it is held back, not delivered or acked half.
+func TestUnreadHoldsPartialRecord(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	first := mustAppend(t, l, "lyra", "complete")
+	s, err := identity.LoadSigner(v, "lyra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 29, 15, 30, 0, 0, time.UTC)
+	e := Entry{Time: now, timeText: now.Format(timeLayout), Agent: "lyra", Channel: "deploy", Kind: "note", Summary: "arriving", Body: "line one\nline two", stream: streamLive}
+	prev, _ := parseHash(first.Hash)
+	e.sign(s, prev)
+	rec := string(e.record())
+	for _, cut := range []int{10, strings.Index(rec, "line two"), strings.Index(rec, "<!--") + 20} {
+		path := segmentPath(l)
+		before, _ := os.ReadFile(path)
+		appendRaw(t, path, rec[:cut])
+		es, err := l.ReadUnread("ella", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range es {
+			if got.Summary != "complete" {
+				t.Fatalf("cut %d: partial record delivered: %+v", cut, got)
+			}
+		}
+		os.WriteFile(path, before, 0o644)
+	}
+	appendRaw(t, segmentPath(l), rec)
+	es, err := l.ReadUnread("ella", true)
+	if err != nil || len(es) != 1 || es[0].Summary != "arriving" || !es[0].Signed || es[0].Body != "line one\nline two" {
+		t.Fatalf("whole record: %+v %v", es, err)
+	}
+	if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 2 {
+		t.Fatalf("verify %v", r.Counts)
+	}
+}

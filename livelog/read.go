@@ -1,6 +1,7 @@
 package livelog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -277,9 +278,9 @@ func (l *Log) unread(agent string) ([]Entry, Cursor, error) {
 			if !ok {
 				break
 			}
-			if e.Torn && e.End == off+int64(len(data)) {
-				// A record still being written, or a torn tail that the
-				// next append will mark: not yet.
+			if i == len(segs)-1 && inProgress(&e, data, off) {
+				// Possibly a record still being written (readers take no
+				// lock), or a torn tail the next append will mark: not yet.
 				break
 			}
 			out = append(out, e)
@@ -293,6 +294,19 @@ func (l *Log) unread(agent string) ([]Entry, Cursor, error) {
 		}
 	}
 	return out, through, nil
+}
+
+// inProgress reports whether e, parsed from data (which starts at file
+// offset base), may be a record that is still being written: a torn or
+// unsigned entry with nothing but white space after it. A reader may see
+// part of a concurrent write, so such a block is held back until something
+// follows it (a person's unsigned entry in the entry format is then shown
+// once the next entry lands).
+func inProgress(e *Entry, data []byte, base int64) bool {
+	if !e.Torn && (e.Signed || e.Hand) {
+		return false
+	}
+	return len(bytes.TrimSpace(data[e.End-base:])) == 0
 }
 
 func readFrom(path string, off int64) ([]byte, error) {
@@ -464,8 +478,8 @@ func (l *Log) Follow(ctx context.Context, fn func(Entry) error) error {
 				if !ok {
 					break
 				}
-				if e.Torn && e.End == base+int64(len(data)) {
-					break // still being written
+				if seg == segs[len(segs)-1] && inProgress(&e, data, base) {
+					break // possibly still being written
 				}
 				at.Offset = e.End
 				if e.Torn {
