@@ -263,3 +263,8 @@ func sameTree(tb testing.TB, before, after map[string]string) {
 		}
 	}
 }
+
+// execNexus runs the built nexus binary on a vault.
+func execNexus(vaultDir string, args ...string) ([]byte, error) {
+	return exec.Command(nexusBin, append([]string{"--vault", vaultDir}, args...)...).CombinedOutput()
+}

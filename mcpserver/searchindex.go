@@ -56,14 +56,3 @@ func (s *Server) searchIndex() (*index.Index, error) {
 	}
 	return ix, nil
 }
-
-// notifyIndex tells the index that paths changed, so searches see a write
-// at once rather than after the watcher's debounce.
-func (s *Server) notifyIndex(paths ...string) {
-	s.ixMu.Lock()
-	ix := s.ix
-	s.ixMu.Unlock()
-	if ix != nil {
-		ix.Notify(paths...)
-	}
-}

@@ -189,7 +189,6 @@ func (s *Server) logAppend(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.notifyIndex(r.Entry.Segment)
 	return struct {
 		Entry logEntry `json:"entry"`
 		Notes []string `json:"notes,omitempty"`
@@ -210,7 +209,6 @@ func (s *Server) decisionRecord(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.notifyIndex(vault.DecisionsLog)
 	return d, nil
 }
 
@@ -246,7 +244,6 @@ func (s *Server) checkpointSave(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.notifyIndex(cp.Path)
 	return cp, nil
 }
 

@@ -78,11 +78,7 @@ func (s *Server) memory(ctx context.Context, c *call) (any, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	res, err := retention.WriteMemory(s.v, c.agent, target, ops, s.provenance(ctx, c.agent), s.now())
-	if err == nil && !res.Staged {
-		s.notifyIndex(agents.HomePath(c.agent, target.File()))
-	}
-	return res, err
+	return retention.WriteMemory(s.v, c.agent, target, ops, s.provenance(ctx, c.agent), s.now())
 }
 
 // provenance says where a write came from: this agent, over MCP, in this
