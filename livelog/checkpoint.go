@@ -130,7 +130,7 @@ func (c *Checkpoint) Render() ([]byte, error) {
 	if c.Notes != "" {
 		b.WriteString("## Notes\n" + c.Notes + "\n")
 	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	return append(bytes.TrimRight(b.Bytes(), "\n"), '\n'), nil
 }
 
 func firstLine(s string) string {
