@@ -187,19 +187,27 @@ func TestSectionsAndLogEntries(t *testing.T) {
 }
 
 func TestHostileFiles(t *testing.T) {
-	big := "# Huge\n\n" + strings.Repeat("lorem ipsum dolor sit amet consectetur. ", 10<<20/40) + "\nthe quixotic marker ends it.\n"
+	// A 10 MB note is indexed (1 MB under the race detector, which makes
+	// analysis ten times slower); one over MaxFileBytes is skipped.
+	size := 10 << 20
+	if raceEnabled {
+		size = 1 << 20
+	}
+	big := "# Huge\n\n" + strings.Repeat("lorem ipsum dolor sit amet consectetur. ", size/40) + "\nthe quixotic marker ends it.\n"
+	tooBig := strings.Repeat("pelican ", (20<<20)/8+1)
 	v := mustVault(t, map[string]string{
 		"bad-yaml.md":            "---\ntitle: [unclosed\n---\nmalformed frontmatter body with pelican\n",
 		"binary.md":              "\x00\x01\x02PNG\x00 pelican",
 		"invalid-utf8.md":        "caf\xe9 \xff pelican tail",
 		"huge.md":                big,
+		"too-big.md":             tooBig,
 		"empty.md":               "",
 		"ok.md":                  "plain pelican note",
 		".obsidian/workspace.md": "pelican secret from obsidian",
 		".trash/old.md":          "pelican in the trash",
 		"folder/.hidden.md":      "pelican hidden temp",
 	})
-	ix := mustOpen(t, v, Options{})
+	ix := mustOpen(t, v, Options{MaxFileBytes: 20 << 20})
 	if err := ix.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +223,7 @@ func TestHostileFiles(t *testing.T) {
 		t.Errorf("10 MB note: %v", paths(res))
 	}
 	warn := strings.Join(ix.Warnings(), "\n")
-	for _, w := range []string{"bad-yaml.md: malformed frontmatter", "binary.md: binary", "invalid-utf8.md: invalid UTF-8"} {
+	for _, w := range []string{"bad-yaml.md: malformed frontmatter", "binary.md: binary", "invalid-utf8.md: invalid UTF-8", "too-big.md: 20971528 bytes, larger than 20971520; not indexed"} {
 		if !strings.Contains(warn, w) {
 			t.Errorf("warnings lack %q:\n%s", w, warn)
 		}
