@@ -4,21 +4,59 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
+
+// unreadCache remembers each agent's unread count until the live log or
+// the agent's cursor changes: counting on every tool result would re-read
+// the cursor and the log's tail each time.
+type unreadCache struct {
+	// version is bumped when the log changes (an append through this
+	// server at once; by another process when the log watcher sees it)
+	// and when a cursor moves through this server.
+	version atomic.Uint64
+
+	mu      sync.Mutex // protects byAgent
+	byAgent map[string]unreadCount
+}
+
+type unreadCount struct {
+	version uint64
+	total   int
+	by      map[string]int
+}
+
+// invalidate marks every cached count stale.
+func (c *unreadCache) invalidate() { c.version.Add(1) }
 
 // unreadNotice returns the line appended to every tool result of an agent
 // with unread live-log entries ("3 new log entries from ella — call
 // log_read"), or "".
 func (s *Server) unreadNotice(agent string) string {
-	total, by, err := s.lg.UnreadCount(agent)
-	if err != nil {
-		s.log.Debug("count unread log entries", "agent", agent, "err", err)
+	c := &s.unread
+	ver := c.version.Load()
+	c.mu.Lock()
+	got, ok := c.byAgent[agent]
+	c.mu.Unlock()
+	if !ok || got.version != ver {
+		total, by, err := s.lg.UnreadCount(agent)
+		if err != nil {
+			s.log.Debug("count unread log entries", "agent", agent, "err", err)
+			return ""
+		}
+		got = unreadCount{version: ver, total: total, by: by}
+		c.mu.Lock()
+		if c.byAgent == nil {
+			c.byAgent = map[string]unreadCount{}
+		}
+		c.byAgent[agent] = got
+		c.mu.Unlock()
+	}
+	if got.total == 0 {
 		return ""
 	}
-	if total == 0 {
-		return ""
-	}
-	return formatNotice(total, by)
+	return formatNotice(got.total, got.by)
 }
 
 func formatNotice(total int, by map[string]int) string {

@@ -195,6 +195,7 @@ func (s *Server) watchLiveLog(ctx context.Context) {
 		}
 		if cur := s.liveLogStamp(); cur != last {
 			last = cur
+			s.unread.invalidate()
 			s.subs.notify(s.mcp, LiveLogURI, s.log)
 		}
 	}

@@ -50,6 +50,7 @@ type Server struct {
 	subs   *subscriptions
 	res    *resourceList
 	lg     *livelog.Log
+	unread unreadCache
 
 	// ixMu protects ix, the search index (nil until opened).
 	ixMu sync.Mutex

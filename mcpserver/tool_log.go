@@ -166,7 +166,9 @@ func (s *Server) logRead(ctx context.Context, c *call) (any, error) {
 		es = es[:limit]
 	}
 	if ack && len(es) > 0 {
-		if err := s.lg.Ack(c.agent, es[len(es)-1]); err != nil {
+		err := s.lg.Ack(c.agent, es[len(es)-1])
+		s.unread.invalidate()
+		if err != nil {
 			return nil, err
 		}
 		res.Acked = true
@@ -186,6 +188,7 @@ func (s *Server) logAppend(ctx context.Context, c *call) (any, error) {
 		return nil, c.err
 	}
 	r, err := s.lg.AppendDetailed(c.agent, e)
+	s.unread.invalidate()
 	if err != nil {
 		return nil, err
 	}
