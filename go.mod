@@ -3,6 +3,7 @@ module github.com/nexus-memory/nexus
 go 1.26.8
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/BurntSushi/toml v0.3.1 // indirect
 	github.com/RoaringBitmap/roaring/v2 v2.14.5 // indirect
 	github.com/adrg/frontmatter v0.2.0 // indirect
