@@ -157,6 +157,7 @@ type sigBatch []sigJob
 // signature checks out to one worker per core.
 func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles, r *Report) error {
 	workers := runtime.GOMAXPROCS(0)
+	bk := newBatchKeys(kr)
 	jobs := make(chan sigBatch, workers*2)
 	var (
 		mu   sync.Mutex // protects bads
@@ -169,6 +170,9 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 			defer wg.Done()
 			for b := range jobs {
 				var mine []Finding
+				if bk.verifyBatch(kr, b) {
+					continue
+				}
 				for _, j := range b {
 					if kr.Verify(j.agent, j.msg, j.sig) {
 						continue
