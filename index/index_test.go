@@ -512,3 +512,5 @@ func FuzzQueryText(f *testing.F) {
 		}
 	})
 }
+
+func makeTempDir() (string, error) { return os.MkdirTemp("", "nexus-index-bench-") }

@@ -485,7 +485,14 @@ func (ix *Index) sectionText(h Hit) string {
 	if from >= len(lines) {
 		return ""
 	}
-	s := strings.Join(lines[from:to], "\n")
+	sec := lines[from:to]
+	for i, l := range sec {
+		// Heading markers: blank them, keeping offsets.
+		if n := len(l) - len(strings.TrimLeft(l, "#")); n > 0 && n <= 6 && len(l) > n && l[n] == ' ' {
+			sec[i] = strings.Repeat(" ", n) + l[n:]
+		}
+	}
+	s := strings.Join(sec, "\n")
 	if len(s) > 64<<10 {
 		s = s[:64<<10]
 		for len(s) > 0 && !utf8.ValidString(s) {
