@@ -141,20 +141,26 @@ func anchorOf(b []byte) string {
 // valid reports whether p still describes the file: it exists, is at
 // least p.Offset long, and has the same bytes just before p.Offset.
 func (l *Log) valid(p pos) bool {
+	_, ok := l.validSize(p)
+	return ok
+}
+
+// validSize is [Log.valid] that also returns the segment's size.
+func (l *Log) validSize(p pos) (int64, bool) {
 	if p.Segment == "" {
-		return false
+		return 0, false
 	}
 	f, err := os.Open(l.v.MustPath(p.Segment))
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || st.Size() < p.Offset {
-		return false
+		return 0, false
 	}
 	a, err := anchorAt(f, p.Offset)
-	return err == nil && a == p.Anchor
+	return st.Size(), err == nil && a == p.Anchor
 }
 
 func readJSON(path string, v any) error {
@@ -207,9 +213,13 @@ type tail struct {
 func (l *Log) findTail(segs []string) (tail, error) {
 	var t tail
 	var h pos
-	if err := readJSON(l.v.MustPath(headFile), &h); err == nil && l.valid(h) {
-		t.head = h
-	} else {
+	headSize := int64(-1)
+	if err := readJSON(l.v.MustPath(headFile), &h); err == nil {
+		if size, ok := l.validSize(h); ok {
+			t.head, headSize = h, size
+		}
+	}
+	if headSize < 0 {
 		t.scanned = true
 	}
 	start := 0
@@ -242,6 +252,12 @@ func (l *Log) findTail(segs []string) (tail, error) {
 		off := int64(0)
 		if seg == t.head.Segment {
 			off = t.head.Offset
+			if headSize == off && i == len(segs)-1 {
+				// The common case: nothing after the head. Records end
+				// with a blank line.
+				t.last, t.torn, t.endsNL = seg, false, 2
+				continue
+			}
 		}
 		f, err := os.Open(l.v.MustPath(seg))
 		if err != nil {
