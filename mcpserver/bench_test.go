@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
@@ -220,4 +221,45 @@ func BenchmarkHTTPReadThroughput4Clients(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+}
+
+// BenchmarkStdioRoundTripMemoryGet is the floor of a stdio round trip: a
+// small read, no writes.
+func BenchmarkStdioRoundTripMemoryGet(b *testing.B) {
+	v := mustVault(b, "lyra")
+	mustWrite(b, v, "projects/atlas.md", "# Atlas\n\nThe launch plan.\n")
+	cs := connectStdio(b, v, "lyra", nil)
+	timedCall(b, cs, "memory_get", map[string]any{"path": "projects/atlas.md"})
+	lat := make(latencies, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		lat = append(lat, timedCall(b, cs, "memory_get", map[string]any{"path": "projects/atlas.md"}))
+	}
+	b.StopTimer()
+	lat.report(b)
+}
+
+// BenchmarkDomainMemoryAdd is the same add as BenchmarkStdioMemoryAdd
+// without MCP: the agents package alone (lock, re-read, scan, atomic
+// replace with fsync), in this process.
+func BenchmarkDomainMemoryAdd(b *testing.B) {
+	v := mustVault(b, "lyra")
+	if err := v.UpdateConfig(func(c *vault.Config) error { c.MemoryCharLimit = 50_000_000; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	m, err := agents.OpenMemory(v, "lyra", agents.TargetMemory)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lat := make(latencies, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := m.Apply(agents.Op{Action: agents.ActionAdd, Content: fmt.Sprintf("benchmark note %d: the build uses make ci", i)}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	lat.report(b)
 }

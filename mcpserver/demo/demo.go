@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/internal/doctor"
 	"github.com/nexus-memory/nexus/mcpserver"
 	"github.com/nexus-memory/nexus/vault"
@@ -215,6 +216,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return res, err
 	}
 
+	// The server's index watcher debounces; bring the index up to date with
+	// the last writes, as the next 'nexus serve' or search would.
+	if err := syncIndex(ctx, v, opts.Logger); err != nil {
+		return res, err
+	}
 	rep, err := doctor.Run(ctx, res.Vault, doctor.Options{Command: opts.Command, LockWait: 200 * time.Millisecond})
 	if err != nil {
 		return res, err
@@ -250,4 +256,20 @@ func prepareDir(dir string) (string, bool, error) {
 		return "", false, err
 	}
 	return abs, false, nil
+}
+
+// syncIndex brings the vault's search index up to date.
+func syncIndex(ctx context.Context, v *vault.Vault, log *slog.Logger) error {
+	ix, err := index.Open(v, index.Options{Logger: log, NoServe: true, ReconcileEvery: -1})
+	if err != nil {
+		return fmt.Errorf("open the search index: %w", err)
+	}
+	err = ix.Sync(ctx)
+	if cerr := ix.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("update the search index: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,73 @@
+package demo
+
+import (
+	"encoding/json"
+	"strings"
+	"fmt"
+	"net/url"
+	"runtime"
+
+	"github.com/nexus-memory/nexus/internal/doctor"
+)
+
+// epilogue prints the health check, where the vault is, how to open it in
+// Obsidian and how to connect a real agent to it.
+func (d *demo) epilogue(rep *doctor.Report) {
+	w, root, cmd := d.opts.Out, d.res.Vault, d.opts.Command
+	fmt.Fprintf(w, "\n── Health ──\n")
+	if rep.OK {
+		fmt.Fprintf(w, "  nexus doctor: all %d checks pass (config, keys, log, index, locks, temp files, review).\n", len(rep.Results))
+	} else {
+		for _, f := range rep.Findings() {
+			fmt.Fprintf(w, "  %s: %s\n    fix: %s\n", f.Check, f.Problem, f.Fix)
+		}
+	}
+	fmt.Fprintf(w, "\nDone in %s. The vault is plain markdown:\n\n  %s\n", d.res.Elapsed.Round(10e6), root)
+	fmt.Fprintf(w, `
+Open it in Obsidian: "Open folder as vault" and pick that folder, or open
+  obsidian://open?path=%s
+Look at log/live/ (the signed live log), log/decisions.md, agents/lyra/ and
+agents/ella/ (memory, facts, checkpoints) and review/archive/.
+
+Try the CLI on it:
+  %s --vault %s log verify
+  %s --vault %s --agent ella prompt
+  %s --vault %s search "로그인"
+`, url.PathEscape(root), cmd, doctor.Quote(root), cmd, doctor.Quote(root), cmd, doctor.Quote(root))
+
+	b := mcpConfig(cmd, Lyra, root)
+	fmt.Fprintf(w, `
+Connect a real agent as lyra: put this in its MCP config (Claude Code:
+.mcp.json; see examples/ for Hermes and OpenClaw):
+
+  %s
+
+Or serve both agents over HTTP:
+  %s --vault %s serve --http 127.0.0.1:7777
+with "Authorization: Bearer %s" for lyra (ella's token is in --json output).
+`, strings.ReplaceAll(b, "\n", "\n  "), cmd, doctor.Quote(root), d.res.Tokens[Lyra])
+	if d.res.Temp {
+		rm := "rm -rf " + doctor.Quote(root)
+		if runtime.GOOS == "windows" {
+			rm = `rmdir /s /q "` + root + `"`
+		}
+		fmt.Fprintf(w, "\nThe vault is a temp folder and stays until you delete it: %s\n", rm)
+	}
+}
+
+// mcpConfig renders the .mcp.json that connects a real agent over stdio.
+func mcpConfig(cmd, agent, root string) string {
+	q := func(s string) string {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	return fmt.Sprintf(`{
+  "mcpServers": {
+    "nexus": {
+      "command": %s,
+      "args": ["serve", "--stdio", "--agent", %s],
+      "env": { "NEXUS_VAULT": %s }
+    }
+  }
+}`, q(cmd), q(agent), q(root))
+}
