@@ -78,7 +78,7 @@ var scanRules = sync.OnceValue(func() []scanRule {
 			`<\|\s*(?:im_start|im_end|system|user|assistant|endoftext)\s*\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|system-prompt|system_prompt)\s*>`},
 		// Role hijack: telling the model it is someone else now.
 		{RuleRoleHijack, "tries to give the model a new identity", "you",
-			`\byou\s+are\s+` + scanFiller + `{0,2}(?:now|no\s+longer)\s+(?:a|an|the|my|in|called|named|not)\b`},
+			`\byou\s+are\s+` + scanFiller + `{0,2}(?:now|no\s+longer)\s+(?:a|an|the|called|named|not|root|admin|administrator|dan|unrestricted|unfiltered|jailbroken|evil|free\s+of)\b`},
 		{RuleRoleHijack, "tries to give the model a new identity", "now|pretend|new",
 			`\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|will|must|shall|should)|act\s+as|behave\s+as)\b|\bpretend\s+` + scanFiller + `{0,2}(?:you\s+are|you're|to\s+be)\b|\byour\s+new\s+(?:role|identity|persona|instructions|name)\s+(?:is|are)\b`},
 		{RuleRoleHijack, "tries to lift the model's restrictions", "act|behave|respond|answer|reply|mode|jailbr",
