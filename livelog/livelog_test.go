@@ -358,3 +358,65 @@ func TestUnreadHoldsPartialRecord(t *testing.T) {
 		t.Fatalf("verify %v", r.Counts)
 	}
 }
+
+func TestFollow(t *testing.T) {
+	v := mustVault(t)
+	l, _ := Open(v, Options{Now: newClock().Now, PollInterval: time.Millisecond})
+	mustAppend(t, l, "lyra", "before follow")
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan Entry, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Follow(ctx, func(e Entry) error {
+			got <- e
+			return nil
+		})
+	}()
+	// Follow starts at the end: append until it has seen entries, then
+	// check it saw each once, in order, and never the earlier one.
+	var seen []string
+	for i := 0; len(seen) < 3; i++ {
+		mustAppend(t, l, "ella", fmt.Sprintf("live %d", i))
+		select {
+		case e := <-got:
+			seen = append(seen, e.Summary)
+		case <-time.After(time.Millisecond):
+		}
+		if i > 10000 {
+			t.Fatal("follow delivered nothing")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	close(got)
+	for e := range got {
+		seen = append(seen, e.Summary)
+	}
+	var first int
+	fmt.Sscanf(seen[0], "live %d", &first)
+	for i, s := range seen {
+		if s != fmt.Sprintf("live %d", first+i) {
+			t.Fatalf("follow order %v", seen)
+		}
+	}
+	// An error from fn stops Follow and is returned.
+	stop := errors.New("stop")
+	mustAppend(t, l, "lyra", "x")
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	errc := make(chan error, 1)
+	go func() { errc <- l.Follow(ctx2, func(Entry) error { return stop }) }()
+	for i := 0; ; i++ {
+		mustAppend(t, l, "lyra", "y")
+		select {
+		case err := <-errc:
+			if !errors.Is(err, stop) {
+				t.Fatalf("follow returned %v", err)
+			}
+			return
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
