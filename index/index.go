@@ -140,6 +140,12 @@ func Open(v *vault.Vault, opts Options) (*Index, error) {
 	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
 	}
+	// A running holder answers at once; asking it first spares waiting
+	// for the lock to time out.
+	if c, err := dialHolder(ix.dir); err == nil {
+		ix.remote = c
+		return ix, nil
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err := ix.openLocal()
