@@ -2,10 +2,10 @@ package demo
 
 import (
 	"encoding/json"
-	"strings"
 	"fmt"
 	"net/url"
 	"runtime"
+	"strings"
 
 	"github.com/nexus-memory/nexus/internal/doctor"
 )
