@@ -26,7 +26,7 @@ type logEntry struct {
 	Signed  bool      `json:"signed"`
 	Hand    bool      `json:"hand,omitempty"`
 	Segment string    `json:"segment"`
-	Line    int       `json:"line"`
+	Line    int       `json:"line,omitempty"`
 }
 
 func toLogEntries(es []livelog.Entry) []logEntry {
