@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -51,6 +52,9 @@ type scanRule struct {
 	name, desc string
 	need       []string // the text must contain one of these to match; a cheap filter before re
 	re         *regexp.Regexp
+	// phrase rules match English phrasing; they are also tried on the
+	// text with punctuation turned into spaces.
+	phrase bool
 }
 
 // scanFiller is a bounded run of words between the key words of a phrase.
@@ -106,7 +110,8 @@ var scanRules = sync.OnceValue(func() []scanRule {
 	}
 	out := make([]scanRule, len(rules))
 	for i, x := range rules {
-		out[i] = scanRule{name: x.name, desc: x.desc, need: strings.Split(x.need, "|"), re: regexp.MustCompile(x.pat)}
+		out[i] = scanRule{name: x.name, desc: x.desc, need: strings.Split(x.need, "|"), re: regexp.MustCompile(x.pat),
+			phrase: (x.name == RulePromptInjection || x.name == RuleRoleHijack) && !strings.Contains(x.pat, `<\|`)}
 	}
 	return out
 })
@@ -171,12 +176,45 @@ func ScanText(s string) error {
 		}
 	}
 	folded := foldForScan(s)
+	words := "" // folded with punctuation turned into spaces, made on first need
 	for _, rule := range scanRules() {
-		if rule.mayMatch(folded) && rule.re.MatchString(folded) {
+		if !rule.mayMatch(folded) {
+			continue
+		}
+		if rule.re.MatchString(folded) {
 			return &ScanError{Rule: rule.name, Detail: rule.desc}
+		}
+		if rule.phrase {
+			// "**Ignore** all previous-instructions" is the same phrase.
+			if words == "" {
+				words = wordsOnly(folded)
+			}
+			if rule.re.MatchString(words) {
+				return &ScanError{Rule: rule.name, Detail: rule.desc}
+			}
 		}
 	}
 	return nil
+}
+
+// wordsOnly replaces every run of characters other than letters, digits
+// and apostrophes with one space.
+func wordsOnly(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’' {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+			continue
+		}
+		space = true
+	}
+	return b.String()
 }
 
 // scanRuleOf returns the rule name s hits, or "".
