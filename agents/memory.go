@@ -252,7 +252,10 @@ func (m *Memory) run(ops []Op, write bool) (Result, error) {
 		return m.failNow(err), err
 	}
 	defer unlock()
-	var backedUp []byte // the bytes last saved to a backup
+	var (
+		backup   string // vault-relative path of the last backup made
+		backedUp []byte // the bytes saved in it
+	)
 	for attempt := 1; ; attempt++ {
 		raw, err := m.read()
 		if err != nil {
@@ -265,7 +268,6 @@ func (m *Memory) run(ops []Op, write bool) (Result, error) {
 		if !p.changed {
 			return m.result(p.after, p.message(len(ops))), nil
 		}
-		var backup string
 		if p.drift && (backedUp == nil || !bytes.Equal(backedUp, raw)) {
 			if backup, err = m.backup(raw); err != nil {
 				return m.fail(p, err), err
