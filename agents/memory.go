@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gofrs/flock"
+
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -252,6 +254,11 @@ func (m *Memory) run(ops []Op, write bool) (Result, error) {
 		return m.failNow(err), err
 	}
 	defer unlock()
+	unlockHermes, err := m.hermesLock()
+	if err != nil {
+		return m.failNow(err), err
+	}
+	defer unlockHermes()
 	var (
 		backup   string // vault-relative path of the last backup made
 		backedUp []byte // the bytes saved in it
@@ -294,6 +301,23 @@ func (m *Memory) run(ops []Op, write bool) (Result, error) {
 		r.Backup = backup
 		return r, nil
 	}
+}
+
+// hermesLock takes Hermes Agent's own lock on the file — an flock on
+// MEMORY.md.lock beside it — when that lock file exists, that is when a
+// Hermes profile keeps its memories in this agent's home. Then a Hermes
+// process and Nexus wait for each other instead of racing. Nexus never
+// creates the file, so homes Hermes does not use get no stray file.
+func (m *Memory) hermesLock() (unlock func(), err error) {
+	path := m.path + ".lock"
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return func() {}, nil
+	}
+	fl := flock.New(path)
+	if err := fl.Lock(); err != nil {
+		return nil, fmt.Errorf("take Hermes Agent's lock %s.lock: %w", m.rel, err)
+	}
+	return func() { fl.Unlock(); fl.Close() }, nil
 }
 
 // maxTextBytes bounds content and old_text: far above any sensible limit,

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -582,5 +584,43 @@ func TestMemoryUserTargetUsesUserFile(t *testing.T) {
 	}
 	if _, err := os.Stat(v.MustPath("agents/lyra/MEMORY.md")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("MEMORY.md touched: %v", err)
+	}
+}
+
+func TestMemoryTakesHermesLockWhenPresent(t *testing.T) {
+	v := memTestVault(t, 0, 0)
+	m := memOpen(t, v, TargetMemory)
+	// Without a Hermes lock file, none is created.
+	if _, err := m.Apply(add("one")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(m.path + ".lock"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Nexus created MEMORY.md.lock: %v", err)
+	}
+	// A Hermes process holds its lock: Nexus waits for it.
+	if err := os.WriteFile(m.path+".lock", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hermes := flock.New(m.path + ".lock")
+	if err := hermes.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Apply(add("two"))
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if got, _ := memRead(t, m); got != "one" {
+		t.Fatalf("Nexus wrote while Hermes held its lock: %q", got)
+	}
+	// Hermes writes under its lock; Nexus, once it gets the lock, re-reads.
+	memWrite(t, m, "one\n§\nfrom hermes")
+	hermes.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := memRead(t, m); got != "one\n§\nfrom hermes\n§\ntwo" {
+		t.Fatalf("file = %q", got)
 	}
 }
