@@ -230,9 +230,12 @@ func ParseItem(id string, data []byte) (Item, error) {
 	if !ok {
 		return it, fmt.Errorf("review item %s has no frontmatter: %w", id, vault.ErrInvalid)
 	}
-	var fm frontmatter
-	if err := yaml.Unmarshal(raw, &fm); err != nil {
-		return it, fmt.Errorf("review item %s: frontmatter: %w", id, vault.ErrInvalid)
+	fm, fast := fastFrontmatter(raw)
+	if !fast {
+		fm = frontmatter{}
+		if err := yaml.Unmarshal(raw, &fm); err != nil {
+			return it, fmt.Errorf("review item %s: frontmatter: %w", id, vault.ErrInvalid)
+		}
 	}
 	if fm.ID != "" {
 		it.ID = fm.ID

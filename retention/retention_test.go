@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/vault"
@@ -606,7 +609,18 @@ func FuzzParseItem(f *testing.F) {
 	f.Add("---\nkind: memory\naction: remove\nold_text: x\n---\n")
 	f.Add("---\nkind: fact\nstatus: [\n---\n")
 	f.Add("no frontmatter")
+	f.Add("---\nid: r-1\nkind: fact\nname: 'it''s'\nupdate: true\ndecided_at: 2026-11-29T15:00:00Z\nwhy: 0x1F\nprovenance:\n  agent: lyra\n  time: \"2026-11-29\"\n---\n")
 	f.Fuzz(func(t *testing.T, s string) {
+		// The fast frontmatter decoder agrees with YAML whenever it
+		// accepts.
+		if raw, _, ok := vault.SplitFrontmatter([]byte(s)); ok {
+			if fast, ok := fastFrontmatter(raw); ok {
+				var slow frontmatter
+				if err := yaml.Unmarshal(raw, &slow); err == nil && !reflect.DeepEqual(fast, slow) {
+					t.Fatalf("fast decode differs from YAML:\nfast %+v\nyaml %+v", fast, slow)
+				}
+			}
+		}
 		it, err := ParseItem("r-x", []byte(s))
 		if err != nil {
 			return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -23,7 +24,8 @@ type Filter struct {
 // A file in review/pending/ that cannot be parsed is listed with Status
 // "invalid" and the reason in Error, so a person sees it.
 func List(v *vault.Vault, f Filter) ([]Item, error) {
-	des, err := os.ReadDir(v.MustPath(vault.PendingDir))
+	dir := v.MustPath(vault.PendingDir)
+	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -33,14 +35,21 @@ func List(v *vault.Vault, f Filter) ([]Item, error) {
 	items := make([]Item, 0, len(des))
 	for _, de := range des {
 		name := de.Name()
+		// Regular files only (no symlinks), so the joined path stays in
+		// the vault without resolving each one.
 		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
 			continue
 		}
 		id := strings.TrimSuffix(name, ".md")
-		it, err := readItem(v, PendingPath(id))
-		if err != nil {
-			if errors.Is(err, ErrNoItem) {
-				continue
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // decided meanwhile
+		}
+		it, perr := ParseItem(id, data)
+		it.Path = PendingPath(id)
+		if err != nil || perr != nil {
+			if err == nil {
+				err = perr
 			}
 			it = Item{ID: id, Status: "invalid", Error: err.Error(), Path: PendingPath(id)}
 		}
@@ -353,13 +362,29 @@ type ReconcileResult struct {
 // several processes at once.
 func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 	var res ReconcileResult
-	items, err := List(v, Filter{})
-	if err != nil {
-		return res, err
+	dir := v.MustPath(vault.PendingDir)
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, nil
 	}
+	if err != nil {
+		return res, fmt.Errorf("list %s: %w", vault.PendingDir, err)
+	}
+	// A cheap look at each file's status line first: a full parse only for
+	// the few a person decided.
 	var todo []Item
-	for _, it := range items {
-		if it.Status == StatusApproved || it.Status == StatusRejected {
+	for _, de := range des {
+		name := de.Name()
+		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !decided(data) {
+			continue
+		}
+		id := strings.TrimSuffix(name, ".md")
+		if it, err := ParseItem(id, data); err == nil && (it.Status == StatusApproved || it.Status == StatusRejected) {
+			it.Path = PendingPath(id)
 			todo = append(todo, it)
 		}
 	}
@@ -396,6 +421,22 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// decided reports whether a pending file's frontmatter may hold a status
+// other than pending (a superset: ParseItem decides).
+func decided(data []byte) bool {
+	fm, _, ok := vault.SplitFrontmatter(data)
+	if !ok {
+		return false
+	}
+	for _, line := range bytes.Split(fm, []byte("\n")) {
+		if k, val, found := bytes.Cut(line, []byte(":")); found && string(bytes.TrimSpace(k)) == "status" && len(line) > 0 && line[0] != ' ' {
+			s := strings.ToLower(strings.Trim(strings.TrimSpace(string(val)), `"'`))
+			return s != StatusPending
+		}
+	}
+	return false
 }
 
 // BulkResult reports [ApproveAll].

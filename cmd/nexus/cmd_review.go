@@ -158,6 +158,12 @@ func reviewSetup(g *globals) (*vault.Vault, error) {
 	if err != nil {
 		return nil, err
 	}
+	reconcile(g, v)
+	return v, nil
+}
+
+// reconcile carries out decisions made in Obsidian and says so on stderr.
+func reconcile(g *globals, v *vault.Vault) {
 	res, err := retention.Reconcile(v, g.now())
 	for _, it := range res.Approved {
 		fmt.Fprintf(g.stderr, "nexus: carried out %s's approval of %s (set in Obsidian)\n", it.DecidedBy, it.ID)
@@ -171,7 +177,6 @@ func reviewSetup(g *globals) (*vault.Vault, error) {
 	if err != nil {
 		fmt.Fprintf(g.stderr, "nexus: warning: %v\n", err)
 	}
-	return v, nil
 }
 
 // personOnly refuses decisions made in an agent's name.
@@ -203,13 +208,33 @@ type reviewListJSON struct {
 }
 
 func runReviewList(g *globals) error {
-	v, err := reviewSetup(g)
+	v, err := g.openVault()
 	if err != nil {
 		return err
 	}
-	items, err := retention.List(v, retention.Filter{Agent: g.agent})
+	// List first and reconcile only when a person decided something in
+	// Obsidian: one read of each pending file in the common case.
+	items, err := retention.List(v, retention.Filter{})
 	if err != nil {
 		return err
+	}
+	for _, it := range items {
+		if it.Status == retention.StatusApproved || it.Status == retention.StatusRejected {
+			reconcile(g, v)
+			if items, err = retention.List(v, retention.Filter{}); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if g.agent != "" {
+		mine := items[:0]
+		for _, it := range items {
+			if it.Agent == g.agent {
+				mine = append(mine, it)
+			}
+		}
+		items = mine
 	}
 	res := reviewListJSON{Count: len(items), Items: nonNil(items)}
 	for _, it := range items {
