@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -66,6 +67,29 @@ func RenderSnapshot(v *vault.Vault, agent string) (string, error) {
 		return "", nil
 	}
 	return strings.Join(blocks, "\n\n") + "\n", nil
+}
+
+// RenderSessionStart renders everything an agent is given at the start of
+// a session (the MCP prompt session_start, 'nexus prompt'): the
+// [RenderSnapshot] blocks, then its unread live-log entries, latest
+// checkpoint and current decisions ([livelog.RenderPromptSections], at most
+// prompt_log_entries log entries). It reads only: nothing is acknowledged.
+func RenderSessionStart(v *vault.Vault, agent string) (string, error) {
+	text, err := RenderSnapshot(v, agent)
+	if err != nil {
+		return "", err
+	}
+	sections, err := livelog.RenderPromptSections(v, agent, 0)
+	if err != nil {
+		return "", fmt.Errorf("render the live-log sections: %w", err)
+	}
+	if sections = strings.TrimRight(sections, "\n"); sections != "" {
+		if text != "" {
+			text += "\n"
+		}
+		text += sections + "\n"
+	}
+	return text, nil
 }
 
 // RenderIdentityBlock renders an agent's identity for the session-start

@@ -161,3 +161,24 @@ func TestRenderSnapshotIncludesTheMemoryIndex(t *testing.T) {
 		t.Fatalf("index block missing or before MEMORY:\n%s", got)
 	}
 }
+
+func TestRenderSessionStartAddsTheLiveLog(t *testing.T) {
+	v := memTestVault(t, 0, 0)
+	if _, err := memOpen(t, v, TargetMemory).Apply(add("note")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := RenderSnapshot(v, "lyra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := RenderSessionStart(v, "lyra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(full, snap+"\n") || !strings.Contains(full[len(snap):], "Unread log entries") {
+		t.Fatalf("session start is not the snapshot followed by the log sections:\n%s", full)
+	}
+	if _, err := RenderSessionStart(v, "ghost"); err == nil {
+		t.Fatal("unknown agent rendered")
+	}
+}

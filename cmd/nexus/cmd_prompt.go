@@ -1,14 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-memory/nexus/agents"
-	"github.com/nexus-memory/nexus/livelog"
 )
 
 func init() { register(newPromptCmd) }
@@ -40,21 +37,13 @@ Example:
 			if err != nil {
 				return err
 			}
-			text, err := agents.RenderSnapshot(v, agent)
+			render := agents.RenderSessionStart
+			if memoryOnly {
+				render = agents.RenderSnapshot
+			}
+			text, err := render(v, agent)
 			if err != nil {
 				return err
-			}
-			if !memoryOnly {
-				sections, err := livelog.RenderPromptSections(v, agent, 0)
-				if err != nil {
-					return fmt.Errorf("render live-log sections: %w", err)
-				}
-				if sections = strings.TrimRight(sections, "\n"); sections != "" {
-					if text != "" {
-						text += "\n"
-					}
-					text += sections + "\n"
-				}
 			}
 			res := struct {
 				Agent  string `json:"agent"`

@@ -27,6 +27,7 @@ func TestPromptCLI(t *testing.T) {
 		"deploys and operates services",
 		rule + "\nMEMORY (your personal notes) [0% — 21/2,200 chars]\n" + rule + "\nentry one\n§\nentry two\n",
 		rule + "\nUSER PROFILE (who the user is) [2% — 28/1,375 chars]\n" + rule + "\nUser prefers concise answers\n",
+		"Unread log entries",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, stdout)
