@@ -182,13 +182,13 @@ func runMemoryWrite(g *globals, opts *memoryOptions, op agents.Op) error {
 	return g.emit(res, err, func(w io.Writer) {
 		if err != nil {
 			// The error itself goes to stderr; show what to consolidate.
-			if len(res.CurrentEntries) > 0 {
-				fmt.Fprintf(w, "%s now (%s):\n", m.Target().File(), res.Usage)
-				printMemoryEntries(w, res.CurrentEntries)
-			}
-			if len(res.Matches) > 0 {
+			switch {
+			case len(res.Matches) > 0:
 				fmt.Fprintln(w, "Matching entries:")
 				printMemoryEntries(w, res.Matches)
+			case len(res.CurrentEntries) > 0:
+				fmt.Fprintf(w, "%s now (%s):\n", m.Target().File(), res.Usage)
+				printMemoryEntries(w, res.CurrentEntries)
 			}
 			return
 		}
