@@ -9,6 +9,7 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/retention"
 )
 
 func init() { register(newAgentCmd) }
@@ -62,9 +63,9 @@ NAME is 1-64 of a-z, 0-9, '-', '_'.`,
 			}
 			return g.emit(out, nil, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tROLE\tKEY\tMEMORY\tUSER")
+				fmt.Fprintln(tw, "NAME\tROLE\tKEY\tMEMORY\tUSER\tPENDING REVIEWS")
 				for _, a := range out {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Role, a.Fingerprint, a.MemoryUsage, a.UserUsage)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Role, a.Fingerprint, a.MemoryUsage, a.UserUsage, pendingText(a.Pending))
 				}
 				tw.Flush()
 			})
@@ -86,7 +87,7 @@ NAME is 1-64 of a-z, 0-9, '-', '_'.`,
 			a := describeAgent(v, id.Name)
 			a.Identity = id.Body
 			return g.emit(a, nil, func(w io.Writer) {
-				fmt.Fprintf(w, "%s — %s\nkey:    %s\nmemory: %s\nuser:   %s\n\n%s", a.Name, a.Role, a.Fingerprint, a.MemoryUsage, a.UserUsage, a.Identity)
+				fmt.Fprintf(w, "%s — %s\nkey:    %s\nmemory: %s\nuser:   %s\npending reviews: %s\n\n%s", a.Name, a.Role, a.Fingerprint, a.MemoryUsage, a.UserUsage, pendingText(a.Pending), a.Identity)
 			})
 		},
 	}
@@ -102,4 +103,7 @@ type agentJSON struct {
 	MemoryUsage string `json:"memory_usage,omitempty"`
 	UserUsage   string `json:"user_usage,omitempty"`
 	Identity    string `json:"identity,omitempty"`
+	// Pending is how many of the agent's proposals wait for review, and
+	// since when (omitted when none).
+	Pending *retention.PendingSummary `json:"pending_reviews,omitempty"`
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -18,7 +21,21 @@ func describeAgent(v *vault.Vault, name string) agentJSON {
 	}
 	a.MemoryUsage = memoryUsage(v, name, agents.TargetMemory)
 	a.UserUsage = memoryUsage(v, name, agents.TargetUser)
+	if sum, err := retention.Pending(v); err == nil {
+		if p, ok := sum[name]; ok && p.Count > 0 {
+			a.Pending = &p
+		}
+	}
 	return a
+}
+
+// pendingText is "N since DATE" for an agent's items waiting in review, or
+// "none".
+func pendingText(p *retention.PendingSummary) string {
+	if p == nil || p.Count == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d since %s", p.Count, p.Oldest.UTC().Format("2006-01-02"))
 }
 
 // memoryUsage returns a bounded-memory file's usage, "67% — 1,474/2,200
