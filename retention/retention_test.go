@@ -638,3 +638,23 @@ func FuzzParseItem(f *testing.F) {
 		}
 	})
 }
+
+func TestKeeper(t *testing.T) {
+	v := mustVault(t)
+	it := mustRetain(t, v, "lyra", fact("Kept"), t0)
+	setStatus(t, v, it.Path, "approved", "")
+	// A fact file a person makes by hand.
+	os.WriteFile(v.MustPath(agents.FactPath("orion", "by-hand")), []byte("---\nname: By hand\ndescription: typed in Obsidian\n---\nx\n"), 0o644)
+	k := StartKeeper(t.Context(), v, KeeperOptions{Every: time.Hour})
+	k.Poke()
+	k.RunOnce() // deterministic: the work is done by the time it returns
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Get(v, it.ID); err != nil || got.Status != StatusApproved {
+		t.Fatalf("keeper did not carry out the approval: %+v, %v", got, err)
+	}
+	if idx := readFile(t, v, agents.HomePath("orion", agents.IndexFile)); idx != "- [[by-hand|By hand]] — typed in Obsidian\n" {
+		t.Fatalf("orion INDEX.md = %q", idx)
+	}
+}
