@@ -163,7 +163,9 @@ func parseCheckpoint(data []byte) (*Checkpoint, error) {
 // compare-and-swap, so a person's concurrent edit is never overwritten (it
 // becomes history instead). Task is required.
 func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (Checkpoint, error) {
-	if _, err := identity.Load(v, agent); err != nil {
+	// A damaged key in IDENTITY.md does not stop checkpoints; a missing
+	// agent does.
+	if _, err := identity.Load(v, agent); errors.Is(err, identity.ErrNoAgent) || errors.Is(err, vault.ErrInvalid) {
 		return c, err
 	}
 	c.Agent, c.Time, c.Path = agent, now.UTC().Truncate(time.Second), CurrentCheckpointPath(agent)

@@ -420,3 +420,29 @@ func TestFollow(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileState: positions from callers and from state files a person
+// (or a bug) damaged never leave the log folder or crash.
+func TestHostileState(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	mustAppend(t, l, "lyra", "one")
+	for _, seg := range []string{"../../etc/passwd", "log/live/../../x.md", "log/live/2026-13.md", ""} {
+		if err := l.Ack("ella", Entry{Segment: seg, End: 10}); !errors.Is(err, vault.ErrInvalid) {
+			t.Fatalf("ack %q: %v", seg, err)
+		}
+	}
+	os.MkdirAll(v.MustPath(cursorsDir), 0o755)
+	for _, junk := range []string{`{"segment":"../../etc/passwd","offset":3}`, `{"segment":"log/live/2026-11.md","offset":-5}`, `not json`, `{"segment":"log/live/2026-11.md","offset":99999999}`} {
+		os.WriteFile(v.MustPath(cursorPath("ella")), []byte(junk), 0o644)
+		os.WriteFile(v.MustPath(headFile), []byte(junk), 0o644)
+		es, err := l.Unread("ella")
+		if err != nil || len(es) != 1 || es[0].Summary != "one" {
+			t.Fatalf("cursor %s: %v %v", junk, summaries(es), err)
+		}
+	}
+	mustAppend(t, l, "lyra", "two")
+	if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 2 {
+		t.Fatalf("verify %v %+v", r.Counts, r.Findings)
+	}
+}

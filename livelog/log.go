@@ -88,6 +88,17 @@ func SegmentName(t time.Time) string {
 	return vault.LiveLogDir + "/" + t.UTC().Format("2006-01") + ".md"
 }
 
+// isSegment reports whether rel names a segment (log/live/YYYY-MM.md). Paths
+// read from state files and given by callers are checked with it before use.
+func isSegment(rel string) bool {
+	name, ok := strings.CutPrefix(rel, vault.LiveLogDir+"/")
+	if !ok || len(name) != len("2006-01.md") || !strings.HasSuffix(name, ".md") {
+		return false
+	}
+	_, err := time.Parse("2006-01", strings.TrimSuffix(name, ".md"))
+	return err == nil
+}
+
 // segments lists the existing segments, oldest first.
 func (l *Log) segments() ([]string, error) {
 	des, err := os.ReadDir(l.v.MustPath(vault.LiveLogDir))
@@ -99,11 +110,8 @@ func (l *Log) segments() ([]string, error) {
 	}
 	var segs []string
 	for _, de := range des {
-		n := de.Name()
-		if de.Type().IsRegular() && len(n) == len("2006-01.md") && strings.HasSuffix(n, ".md") {
-			if _, err := time.Parse("2006-01", strings.TrimSuffix(n, ".md")); err == nil {
-				segs = append(segs, vault.LiveLogDir+"/"+n)
-			}
+		if rel := vault.LiveLogDir + "/" + de.Name(); de.Type().IsRegular() && isSegment(rel) {
+			segs = append(segs, rel)
 		}
 	}
 	sort.Strings(segs)
@@ -147,7 +155,7 @@ func (l *Log) valid(p pos) bool {
 
 // validSize is [Log.valid] that also returns the segment's size.
 func (l *Log) validSize(p pos) (int64, bool) {
-	if p.Segment == "" {
+	if !isSegment(p.Segment) || p.Offset < 0 {
 		return 0, false
 	}
 	f, err := os.Open(l.v.MustPath(p.Segment))

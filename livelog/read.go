@@ -390,7 +390,7 @@ func (l *Log) Ack(agent string, through Entry) error {
 	if err := identity.ValidName(agent); err != nil {
 		return err
 	}
-	if through.Segment == "" || through.End <= 0 {
+	if !isSegment(through.Segment) || through.End <= 0 {
 		return fmt.Errorf("ack: entry has no position in the log: %w", vault.ErrInvalid)
 	}
 	c := Cursor{pos: pos{Segment: through.Segment, Offset: through.End, Head: through.Hash}, Time: through.Time}
