@@ -16,6 +16,7 @@ func init() { register(newDemoCmd) }
 func newDemoCmd(g *globals) *cobra.Command {
 	var dir string
 	var keep bool
+	var appends int
 	cmd := &cobra.Command{
 		Use:   "demo [--dir DIR] [--keep=false]",
 		Short: "Watch two agents stay in step through a vault (no setup needed)",
@@ -52,7 +53,7 @@ Example:
 			if g.json {
 				out = io.Discard
 			}
-			res, err := demo.Run(g.ctx, demo.Options{Dir: dir, Out: out})
+			res, err := demo.Run(g.ctx, demo.Options{Dir: dir, Out: out, Appends: appends})
 			if res != nil && res.Vault != "" && res.Temp && !keep {
 				if rerr := os.RemoveAll(res.Vault); rerr != nil {
 					err = errors.Join(err, fmt.Errorf("remove the demo vault: %w", rerr))
@@ -68,5 +69,8 @@ Example:
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "make the demo vault in DIR (new or empty) instead of a temp folder")
 	cmd.Flags().BoolVar(&keep, "keep", true, "keep the vault when done; --keep=false deletes a temp vault at the end")
+	// Tests play a shorter scene 5; the story is told with 500.
+	cmd.Flags().IntVar(&appends, "appends", 500, "entries each agent appends in scene 5")
+	cmd.Flags().MarkHidden("appends")
 	return cmd
 }
