@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -148,10 +150,25 @@ func TestHTTPAuth(t *testing.T) {
 		t.Errorf("old token after rotation: %d", resp.StatusCode)
 	}
 	// Oversized bodies are refused before they are read.
-	big := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory","arguments":{"content":"` + strings.Repeat("a", 17<<20) + `"}}}`
+	big := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory","arguments":{"content":"` + strings.Repeat("a", 10<<20) + `"}}}`
 	if resp := post("Bearer "+tokens["ella"], "", big); resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("17 MiB body: %d, want 413", resp.StatusCode)
+		t.Errorf("10 MB body: %d, want 413", resp.StatusCode)
 	}
+	// The same through the SDK: refused, nothing written, and the server
+	// serves the next client.
+	cs, err := tryConnectHTTP(url, tokens["ella"], "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "memory", Arguments: map[string]any{"action": "add", "content": strings.Repeat("a", 10<<20)}}); err == nil && !res.IsError {
+		t.Error("10 MB call accepted")
+	}
+	cs.Close()
+	if _, err := os.Stat(filepath.Join(v.Root(), "agents/ella/MEMORY.md")); !os.IsNotExist(err) {
+		t.Errorf("10 MB call wrote MEMORY.md: %v", err)
+	}
+	again := connectHTTP(t, url, tokens["ella"], "", nil)
+	mustOK(t, again, "memory", map[string]any{"action": "add", "content": "after the big one"})
 }
 
 func TestListenAddressPolicy(t *testing.T) {

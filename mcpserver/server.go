@@ -31,8 +31,8 @@ type Options struct {
 	// LogPollInterval is how often the live log is checked for appends by
 	// other processes, to notify subscribers (default 250ms).
 	LogPollInterval time.Duration
-	// MaxBodyBytes bounds an HTTP request body (default 16 MiB). Larger
-	// requests get 413 before they are read.
+	// MaxBodyBytes bounds an HTTP request body (default 4 MiB: twice the
+	// largest tool arguments). Larger requests get 413 before they are read.
 	MaxBodyBytes int64
 }
 
@@ -88,7 +88,7 @@ func New(opts Options) (*Server, error) {
 		opts.LogPollInterval = 250 * time.Millisecond
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 16 << 20
+		opts.MaxBodyBytes = 4 << 20
 	}
 	s := &Server{
 		v:      opts.Vault,

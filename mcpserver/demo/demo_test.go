@@ -166,3 +166,19 @@ func mustEval(t *testing.T, p string) string {
 	}
 	return r
 }
+
+// BenchmarkDemo measures the whole demo as 'nexus demo' plays it (500
+// appends per agent), build excluded. Target: under 10 s.
+//
+//	go test -run '^$' -bench Demo -benchtime 3x ./mcpserver/demo/
+func BenchmarkDemo(b *testing.B) {
+	var scene5 time.Duration
+	for i := 0; i < b.N; i++ {
+		res, err := Run(context.Background(), Options{Dir: filepath.Join(b.TempDir(), "demo")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		scene5 += res.Scenes[4].Elapsed
+	}
+	b.ReportMetric(float64(scene5.Milliseconds())/float64(b.N), "scene5-ms/op")
+}
