@@ -9,6 +9,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/shingle"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
@@ -100,19 +101,46 @@ func hasCJK(b []byte) bool {
 	return false
 }
 
-// addAnalyzer registers the analyzer in m.
+// pairsAnalyzerName is analyzerName followed by word pairs: "backup
+// restore error" is indexed as "backup restor" and "restor error". Query
+// words that stand together in a note match its pair terms, which are far
+// rarer than the words, so proximity is rewarded by plain term matching
+// instead of costly phrase (position) checks over every matching note.
+const pairsAnalyzerName = "nexus_pairs"
+
+const pairFilterName = "nexus_pair"
+
+// addAnalyzer registers the analyzers in m.
 func addAnalyzer(m *mapping.IndexMappingImpl) error {
-	return m.AddCustomAnalyzer(analyzerName, map[string]any{
-		"type":      custom.Name,
-		"tokenizer": unicodetok.Name,
-		"token_filters": []any{
-			cjk.WidthName,
-			lowercase.Name,
-			hangulFilterName,
-			cjk.BigramName,
-			en.PossessiveName,
-			en.StopName,
-			en.SnowballStemmerName,
-		},
+	chain := []any{
+		cjk.WidthName,
+		lowercase.Name,
+		hangulFilterName,
+		cjk.BigramName,
+		en.PossessiveName,
+		en.StopName,
+		en.SnowballStemmerName,
+	}
+	if err := m.AddCustomAnalyzer(analyzerName, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicodetok.Name,
+		"token_filters": chain,
+	}); err != nil {
+		return err
+	}
+	if err := m.AddCustomTokenFilter(pairFilterName, map[string]any{
+		"type":            shingle.Name,
+		"min":             2.0,
+		"max":             2.0,
+		"output_original": false,
+		"separator":       " ",
+		"filler":          "",
+	}); err != nil {
+		return err
+	}
+	return m.AddCustomAnalyzer(pairsAnalyzerName, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicodetok.Name,
+		"token_filters": append(chain, pairFilterName),
 	})
 }

@@ -28,7 +28,7 @@ import (
 
 // schemaVersion changes whenever the mapping or the document model does;
 // an index of another version is rebuilt on open.
-const schemaVersion = 1
+const schemaVersion = 2
 
 const (
 	bleveSubdir  = "bleve"
@@ -267,7 +267,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt("heading", kw(true))
 	dm.AddFieldMappingsAt("headings", text(false))
 	dm.AddFieldMappingsAt("tagtext", text(false))
-	dm.AddFieldMappingsAt("body", text(false))
+	pairs := text(false)
+	pairs.Name = "pairs"
+	pairs.Analyzer = pairsAnalyzerName
+	pairs.IncludeTermVectors = false
+	dm.AddFieldMappingsAt("body", text(false), pairs)
 	dm.AddFieldMappingsAt("tag", kw(false))
 	dm.AddFieldMappingsAt("path", kw(true))
 	dm.AddFieldMappingsAt("agent", kw(true))

@@ -200,11 +200,14 @@ func buildQuery(q Query) (query.Query, parsedQuery, error) {
 			should = append(should, matchField(free, fb.field, fb.boost))
 		}
 		if len(p.words) > 1 {
-			// Proximity: the words together, and each adjacent pair.
-			should = append(should, phraseField(free, "body", phraseBoost), phraseField(free, "title", phraseBoost), phraseField(free, "aliases", phraseBoost), phraseField(free, "headings", phraseBoost/2))
-			for i := 0; i+1 < len(p.words); i++ {
-				should = append(should, phraseField(p.words[i]+" "+p.words[i+1], "body", pairBoost))
-			}
+			// Proximity: adjacent word pairs in the body (see
+			// pairsAnalyzerName), and the words as a phrase in the title
+			// or an alias (short fields: cheap).
+			pq := bleve.NewMatchQuery(free)
+			pq.SetField("pairs")
+			pq.Analyzer = pairsAnalyzerName
+			pq.SetBoost(pairBoost)
+			should = append(should, pq, phraseField(free, "title", phraseBoost), phraseField(free, "aliases", phraseBoost))
 		}
 		b.AddShould(should...)
 		b.SetMinShould(1)
@@ -523,5 +526,6 @@ func (ix *Index) flushPending(ctx context.Context) {
 	}
 }
 
-// Proximity boosts: all the words together, and each adjacent pair.
-var phraseBoost, pairBoost = 50.0, 20.0
+// Proximity boosts: the words as a title phrase, and each adjacent pair in
+// the body.
+var phraseBoost, pairBoost = 10.0, 60.0

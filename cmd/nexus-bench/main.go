@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -380,7 +381,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // way Obsidian does (truncate, then write) and times until a search finds
 // the new word. It also reads the holder's resident memory after queries.
 func watchLatency(ctx context.Context, v *vault.Vault, gv *indextest.Vault, o options, rep *report, queries []string) error {
-	ix, err := index.Open(v, index.Options{NoServe: true})
+	ix, err := index.Open(v, index.Options{NoServe: true, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return err
 	}
