@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -200,5 +201,56 @@ func TestLogHelp(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "Example") {
 			t.Errorf("%v: exit %d, no example in help:\n%s", args, code, out)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestLogTailFollow(t *testing.T) {
+	dir := logVault(t)
+	if code, _, e := logCLI(t, "", "--vault", dir, "--agent", "lyra", "log", "append", "old entry"); code != 0 {
+		t.Fatal(e)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--vault", dir, "--json", "log", "tail", "-f", "-n", "1"}, strings.NewReader(""), &out, &errb)
+	}()
+	for i := 0; !strings.Contains(out.String(), "fresh entry"); i++ {
+		if i%50 == 0 {
+			if code, _, e := logCLI(t, "", "--vault", dir, "--agent", "ella", "log", "append", "fresh entry"); code != 0 {
+				t.Fatal(e)
+			}
+		}
+		if i > 5000 {
+			t.Fatalf("tail -f printed nothing new: %s", out.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("tail -f exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var first cliEntry
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Summary != "old entry" {
+		t.Fatalf("first line %q: %v", lines[0], err)
 	}
 }
