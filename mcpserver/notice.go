@@ -33,7 +33,14 @@ func (c *unreadCache) invalidate() { c.version.Add(1) }
 // unreadNotice returns the line appended to every tool result of an agent
 // with unread live-log entries ("3 new log entries from ella — call
 // log_read"), or "".
-func (s *Server) unreadNotice(agent string) string {
+// A failure here never spoils the result it would be appended to.
+func (s *Server) unreadNotice(agent string) (notice string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("count unread log entries panicked", "agent", agent, "panic", r)
+			notice = ""
+		}
+	}()
 	c := &s.unread
 	ver := c.version.Load()
 	c.mu.Lock()
