@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -444,5 +445,53 @@ func TestHostileState(t *testing.T) {
 	mustAppend(t, l, "lyra", "two")
 	if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 2 {
 		t.Fatalf("verify %v %+v", r.Counts, r.Findings)
+	}
+}
+
+// TestUnreadCountCache: a Log's running count always equals a fresh count,
+// whatever happens in between.
+func TestUnreadCountCache(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { unreadCountCache(t, seed) })
+	}
+}
+
+func unreadCountCache(t *testing.T, seed uint64) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for step := range 150 {
+		switch op := rng.IntN(10); {
+		case op < 4:
+			mustAppend(t, l, []string{"lyra", "ella", "mallory"}[rng.IntN(3)], fmt.Sprintf("step %d", step))
+		case op == 4:
+			appendRaw(t, segmentPath(l), fmt.Sprintf("hand %d", step)) // no newline: a person still typing
+		case op == 5:
+			appendRaw(t, segmentPath(l), " more\n\n")
+		case op == 6:
+			if _, err := l.ReadUnread("ella", true); err != nil {
+				t.Fatal(err)
+			}
+		case op == 7 && step > 20:
+			data, _ := os.ReadFile(segmentPath(l))
+			if i := strings.Index(string(data), "] step "); i > 0 {
+				editFile(t, segmentPath(l), string(data[i:i+7]), "] Step ") // same length
+			}
+		case op == 8 && step > 20:
+			data, _ := os.ReadFile(segmentPath(l))
+			if i := strings.Index(string(data), "] step "); i > 0 {
+				editFile(t, segmentPath(l), string(data[i:i+7]), "] edited step ") // longer
+			}
+		}
+		got, gotBy, err := l.UnreadCount("ella")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := mustLog(t, v)
+		want, wantBy, _ := fresh.UnreadCount("ella")
+		es, _ := fresh.Unread("ella")
+		if got != want || fmt.Sprint(gotBy) != fmt.Sprint(wantBy) || want != len(es) {
+			t.Fatalf("step %d: cached count %d %v, fresh %d %v, unread %d", step, got, gotBy, want, wantBy, len(es))
+		}
 	}
 }

@@ -48,6 +48,9 @@ type Log struct {
 
 	mu      sync.Mutex                  // protects signers
 	signers map[string]*identity.Signer // loaded private keys, by agent
+
+	countMu sync.Mutex              // protects counts
+	counts  map[string]*unreadCount // UnreadCount's running counts, by agent
 }
 
 // Open returns the live log of v. It creates nothing until the first
@@ -65,7 +68,7 @@ func Open(v *vault.Vault, opts Options) (*Log, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
 	}
-	return &Log{v: v, opts: opts, signers: map[string]*identity.Signer{}}, nil
+	return &Log{v: v, opts: opts, signers: map[string]*identity.Signer{}, counts: map[string]*unreadCount{}}, nil
 }
 
 func (l *Log) signer(agent string) (*identity.Signer, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"sort"
 	"time"
@@ -256,7 +257,21 @@ func (l *Log) unread(agent string) ([]Entry, Cursor, error) {
 	if err != nil {
 		return nil, c, err
 	}
-	through := Cursor{pos: at, Time: c.Time}
+	out, through, err := l.scan(segs, at)
+	if through.Time.IsZero() {
+		through.Time = c.Time
+	}
+	if through.Head == "" {
+		through.Head = c.Head
+	}
+	return out, through, err
+}
+
+// scan parses every block from at to the end of the log, holding back a
+// possibly half-written last record. through is the end of the last block
+// returned.
+func (l *Log) scan(segs []string, at pos) ([]Entry, Cursor, error) {
+	through := Cursor{pos: pos{Segment: at.Segment, Offset: at.Offset}}
 	var out []Entry
 	i := 0
 	if at.Segment != "" {
@@ -270,7 +285,7 @@ func (l *Log) unread(agent string) ([]Entry, Cursor, error) {
 		}
 		data, err := readFrom(l.v.MustPath(seg), off)
 		if err != nil {
-			return nil, c, err
+			return nil, through, err
 		}
 		p := newParser(data, off, 0, streamLive, seg)
 		for {
@@ -367,20 +382,114 @@ func (l *Log) ReadUnread(agent string, ack bool) ([]Entry, error) {
 	return unreadFor(agent, all), nil
 }
 
+// unreadCount is a running count of agent's unread entries, so that
+// UnreadCount, called after every MCP tool call, parses only what was
+// appended since the last call.
+type unreadCount struct {
+	cursor  pos // the cursor the count is for
+	resume  pos // start of the last block seen: parsing goes on from here
+	total   int // blocks before resume
+	byAgent map[string]int
+}
+
 // UnreadCount returns how many entries are unread for agent, in total and by
 // author (hand-typed text counts under ""). It is cheap enough to call after
-// every tool call.
+// every tool call: the cost is proportional to what is new, and a [Log]
+// remembers its last count per agent, so repeated calls only parse what was
+// appended in between.
 func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err error) {
-	all, _, err := l.unread(agent)
+	if err := identity.ValidName(agent); err != nil {
+		return 0, nil, err
+	}
+	c, err := l.loadCursor(agent)
 	if err != nil {
 		return 0, nil, err
 	}
-	byAgent = map[string]int{}
-	for _, e := range unreadFor(agent, all) {
+	segs, err := l.segments()
+	if err != nil {
+		return 0, nil, err
+	}
+	l.countMu.Lock()
+	prev := l.counts[agent]
+	l.countMu.Unlock()
+	var cc unreadCount
+	if prev != nil && prev.cursor == c.pos && l.valid(prev.resume) {
+		cc = *prev
+	} else {
+		at, err := l.place(c, segs)
+		if err != nil {
+			return 0, nil, err
+		}
+		cc = unreadCount{cursor: c.pos, resume: at}
+		if seg := segOr(at.Segment, segs); seg != "" {
+			if f, err := os.Open(l.v.MustPath(seg)); err == nil {
+				cc.resume.Segment = seg
+				cc.resume.Anchor, _ = anchorAt(f, at.Offset)
+				f.Close()
+			}
+		}
+	}
+	cc.byAgent = maps.Clone(cc.byAgent)
+	if cc.byAgent == nil {
+		cc.byAgent = map[string]int{}
+	}
+	es, _, err := l.scan(segs, cc.resume)
+	if err != nil {
+		return 0, nil, err
+	}
+	ces := unreadForKeepLast(agent, es)
+	byAgent = maps.Clone(cc.byAgent)
+	total = cc.total
+	for i, e := range ces {
+		if e.skip {
+			continue
+		}
 		total++
 		byAgent[e.Agent]++
+		if i < len(ces)-1 {
+			cc.total++
+			cc.byAgent[e.Agent]++
+		}
 	}
+	if n := len(es); n > 0 {
+		// Resume at the last block next time: a person may still be
+		// typing into it.
+		last := es[n-1]
+		if f, err := os.Open(l.v.MustPath(last.Segment)); err == nil {
+			if a, err := anchorAt(f, last.Offset); err == nil {
+				cc.resume = pos{Segment: last.Segment, Offset: last.Offset, Anchor: a}
+			}
+			f.Close()
+		}
+	}
+	l.countMu.Lock()
+	l.counts[agent] = &cc
+	l.countMu.Unlock()
 	return total, byAgent, nil
+}
+
+// segOr returns seg, or the first segment if seg is "" (the start of the
+// log).
+func segOr(seg string, segs []string) string {
+	if seg == "" && len(segs) > 0 {
+		return segs[0]
+	}
+	return seg
+}
+
+// countEntry is a scanned block for counting: skip marks blocks that are
+// not unread for the agent (its own, torn).
+type countEntry struct {
+	Entry
+	skip bool
+}
+
+func unreadForKeepLast(agent string, all []Entry) []countEntry {
+	out := make([]countEntry, len(all))
+	for i, e := range all {
+		out[i] = countEntry{Entry: e, skip: e.Torn || (e.Agent == agent && !e.Hand)}
+	}
+	return out
 }
 
 // Ack moves agent's cursor to just after through, an entry returned by
