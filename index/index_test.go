@@ -427,9 +427,11 @@ func TestSecondOpenerAsksHolder(t *testing.T) {
 	if _, err := other.Search(ctx, Query{Text: ""}); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Fatalf("remote error %v", err)
 	}
-	// The holder goes away: the other takes the index over.
+	// The holder goes away: the other takes the index over, and catches
+	// up with what changed meanwhile.
 	holder.Close()
-	if res := mustSearch(t, other, Query{Text: "kumquat"}); len(res.Hits) != 2 || other.Remote() {
+	writeFile(t, v, "c.md", "kumquat three")
+	if res := mustSearch(t, other, Query{Text: "kumquat"}); len(res.Hits) != 3 || other.Remote() {
 		t.Fatalf("after takeover %v remote=%v", paths(res), other.Remote())
 	}
 }

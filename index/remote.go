@@ -287,8 +287,14 @@ func (ix *Index) takeover() bool {
 		return true // taken over already
 	}
 	if err := ix.openLocal(); err == nil {
-		if ix.startCtx != nil {
-			ix.startWatcher(ix.startCtx)
+		// Catch up with what changed while the old holder was going away.
+		if err := ix.syncLocked(context.Background(), nil); err != nil {
+			ix.warn(fmt.Sprintf("catch up after taking the index over: %v", err))
+		}
+		if ix.startCtx != nil && ix.startCtx.Err() == nil {
+			if err := ix.startWatcher(ix.startCtx); err != nil {
+				ix.warn(err.Error())
+			}
 		}
 		return true
 	}
