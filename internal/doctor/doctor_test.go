@@ -238,6 +238,22 @@ func TestPlantedProblems(t *testing.T) {
 			check: "review", path: "review/pending/", fix: "review approve ",
 		},
 		{
+			name: "approved in Obsidian, not carried out",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				in := agents.FactInput{Name: "Works late", Description: "The user works late", Type: "user", Body: "Often online after 22:00."}
+				it, err := retention.Retain(v, "ella", in, retention.Provenance{}, time.Now())
+				must(t, err)
+				p := v.MustPath(it.Path)
+				data, err := os.ReadFile(p)
+				must(t, err)
+				data, err = vault.SetProperty(data, "status", "approved")
+				must(t, err)
+				must(t, vault.WriteFile(p, data, 0o644))
+				return nil
+			},
+			check: "review", path: "review/pending/", fix: "review list",
+		},
+		{
 			name: "unreadable review item",
 			plant: func(t *testing.T, v *vault.Vault) func() {
 				must(t, vault.WriteFile(v.MustPath("review/pending/broken.md"), []byte("---\nkind: [\n---\nbody\n"), 0o644))

@@ -182,3 +182,47 @@ func BenchmarkDemo(b *testing.B) {
 	}
 	b.ReportMetric(float64(scene5.Milliseconds())/float64(b.N), "scene5-ms/op")
 }
+
+// cancelAt cancels a context when the narration reaches a marker.
+type cancelAt struct {
+	marker string
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+}
+
+func (c *cancelAt) Write(p []byte) (int, error) {
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.marker) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestRunCancelled: Ctrl-C mid-story stops the demo with the context's
+// error, closes the sessions and the server, and leaves a log that
+// verifies.
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelAt{marker: "Scene 3", cancel: cancel}
+	dir := filepath.Join(t.TempDir(), "demo")
+	res, err := Run(ctx, Options{Dir: dir, Out: w, Appends: 5})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if len(res.Scenes) > 2 || res.Healthy {
+		t.Errorf("result after cancel: %d scenes, healthy %v", len(res.Scenes), res.Healthy)
+	}
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := livelog.Open(v, livelog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Verify(context.Background())
+	if err != nil || !rep.OK(true) {
+		t.Errorf("log after cancel: %+v %v", rep, err)
+	}
+}
