@@ -295,9 +295,8 @@ func koreanTruth(dir string, gv *indextest.Vault) ([]string, map[string]map[stri
 		if err != nil {
 			return nil, nil, err
 		}
-		_, body, _ := vault.SplitFrontmatter(data)
 		for _, n := range nouns {
-			if strings.Contains(string(data[:len(data)-len(body)]), "title: ") && strings.Contains(string(data), n) {
+			if strings.Contains(string(data), n) {
 				truth[n][p] = true
 			}
 		}
