@@ -90,3 +90,43 @@ func reportPercentiles(b *testing.B, durs []time.Duration) {
 	b.ReportMetric(float64(durs[len(durs)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(durs[len(durs)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BenchmarkWriteFactEmpty is the same write into an empty home: the cost
+// that does not depend on how many facts exist.
+func BenchmarkWriteFactEmpty(b *testing.B) {
+	v := mustFactVault(b)
+	if err := v.UpdateConfig(func(c *vault.Config) error { c.MemoryIndexLineLimit = 1 << 20; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	v, _ = vault.Open(v.Root())
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		_, err := WriteFact(v, "lyra", FactInput{Name: fmt.Sprintf("New fact %d", i), Description: "written during the benchmark", Type: FactReference, Body: "Body."}, factNow)
+		durs = append(durs, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportPercentiles(b, durs)
+}
+
+// BenchmarkFloorDurableWrite is one vault.WriteFile of a fact-sized file:
+// the least a durable fact write can cost on the disk at that moment.
+func BenchmarkFloorDurableWrite(b *testing.B) {
+	dir := b.TempDir()
+	data := []byte("---\nname: x\ndescription: y\ntype: user\n---\nbody\n")
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if err := vault.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.md", i)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(start))
+	}
+	b.StopTimer()
+	reportPercentiles(b, durs)
+}
