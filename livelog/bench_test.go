@@ -172,4 +172,6 @@ func BenchmarkAppend8Processes(b *testing.B) {
 	b.ReportMetric(float64(total)/wall.Seconds(), "appends/s")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(all[len(all)*95/100].Microseconds())/1000, "p95-ms")
+	b.ReportMetric(float64(all[len(all)*999/1000].Microseconds())/1000, "p99.9-ms")
 }

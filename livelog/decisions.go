@@ -156,7 +156,7 @@ func (l *Log) Record(agent string, d Decision) (Decision, error) {
 		return d, err
 	}
 	defer unlock()
-	path := l.v.MustPath(vault.DecisionsLog)
+	path := l.abs(vault.DecisionsLog)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return d, fmt.Errorf("read decisions: %w", err)
@@ -240,7 +240,7 @@ func tailPrefix(data []byte, torn bool) string {
 // superseded decisions are left out. Decisions a person typed in the same
 // format are listed with Signed false.
 func (l *Log) ListDecisions(all bool) ([]Decision, error) {
-	data, err := os.ReadFile(l.v.MustPath(vault.DecisionsLog))
+	data, err := os.ReadFile(l.abs(vault.DecisionsLog))
 	if errors.Is(err, fs.ErrNotExist) {
 		return []Decision{}, nil
 	}

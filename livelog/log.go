@@ -44,6 +44,7 @@ type Options struct {
 // vault's log at once.
 type Log struct {
 	v    *vault.Vault
+	root string // v.Root()
 	opts Options
 
 	mu      sync.Mutex                  // protects signers
@@ -68,7 +69,13 @@ func Open(v *vault.Vault, opts Options) (*Log, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
 	}
-	return &Log{v: v, opts: opts, signers: map[string]*identity.Signer{}, counts: map[string]*unreadCount{}}, nil
+	// The log's folders must not lead out of the vault (a symlink).
+	for _, d := range []string{vault.LiveLogDir, StateDir, vault.DecisionsLog} {
+		if _, err := v.Path(d); err != nil {
+			return nil, fmt.Errorf("open live log: %w", err)
+		}
+	}
+	return &Log{v: v, root: v.Root(), opts: opts, signers: map[string]*identity.Signer{}, counts: map[string]*unreadCount{}}, nil
 }
 
 func (l *Log) signer(agent string) (*identity.Signer, error) {
@@ -104,7 +111,7 @@ func isSegment(rel string) bool {
 
 // segments lists the existing segments, oldest first.
 func (l *Log) segments() ([]string, error) {
-	des, err := os.ReadDir(l.v.MustPath(vault.LiveLogDir))
+	des, err := os.ReadDir(l.abs(vault.LiveLogDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -161,7 +168,7 @@ func (l *Log) validSize(p pos) (int64, bool) {
 	if !isSegment(p.Segment) || p.Offset < 0 {
 		return 0, false
 	}
-	f, err := os.Open(l.v.MustPath(p.Segment))
+	f, err := os.Open(l.abs(p.Segment))
 	if err != nil {
 		return 0, false
 	}
@@ -187,7 +194,7 @@ func readJSON(path string, v any) error {
 // head file only costs a scan. Fixed-size padding keeps old bytes from
 // showing through without truncating.
 func (l *Log) writeHead(p pos) error {
-	path := l.v.MustPath(headFile)
+	path := l.abs(headFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
@@ -225,7 +232,7 @@ func (l *Log) findTail(segs []string) (tail, error) {
 	var t tail
 	var h pos
 	headSize := int64(-1)
-	if err := readJSON(l.v.MustPath(headFile), &h); err == nil {
+	if err := readJSON(l.abs(headFile), &h); err == nil {
 		if size, ok := l.validSize(h); ok {
 			t.head, headSize = h, size
 		}
@@ -247,7 +254,7 @@ func (l *Log) findTail(segs []string) (tail, error) {
 		// from the end; a month of hand text alone has none.
 		start = 0
 		for i := len(segs) - 1; i >= 0; i-- {
-			data, err := os.ReadFile(l.v.MustPath(segs[i]))
+			data, err := os.ReadFile(l.abs(segs[i]))
 			if err != nil {
 				return t, fmt.Errorf("read %s: %w", segs[i], err)
 			}
@@ -270,7 +277,7 @@ func (l *Log) findTail(segs []string) (tail, error) {
 				continue
 			}
 		}
-		f, err := os.Open(l.v.MustPath(seg))
+		f, err := os.Open(l.abs(seg))
 		if err != nil {
 			return t, fmt.Errorf("open %s: %w", seg, err)
 		}
@@ -460,7 +467,7 @@ func (l *Log) appendAll(agent string, es []Entry) ([]AppendResult, error) {
 	}()
 	var created []string
 	for _, w := range writes {
-		path := l.v.MustPath(w.seg)
+		path := l.abs(w.seg)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if errors.Is(err, fs.ErrNotExist) {
 			if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
@@ -520,4 +527,13 @@ func jsonIndent(v any) ([]byte, error) {
 		return nil, fmt.Errorf("encode state: %w", err)
 	}
 	return append(data, '\n'), nil
+}
+
+// abs turns one of the log's own vault-relative paths (a segment checked
+// with isSegment, the decision log, a state file of a valid agent) into an
+// absolute path. Unlike [vault.Vault.MustPath] it does not resolve symlinks
+// on every call: Open checked the log's folders once, and appends call this
+// several times while holding the lock.
+func (l *Log) abs(rel string) string {
+	return filepath.Join(l.root, filepath.FromSlash(rel))
 }

@@ -84,7 +84,7 @@ func (l *Log) Read(o ReadOptions) ([]Entry, error) {
 // readBack returns the last need matching entries of seg (all if need is
 // 0), reading the file from the end in chunks that grow fourfold.
 func (l *Log) readBack(seg string, o ReadOptions, need int) ([]Entry, error) {
-	f, err := os.Open(l.v.MustPath(seg))
+	f, err := os.Open(l.abs(seg))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", seg, err)
 	}
@@ -187,7 +187,7 @@ func cursorPath(agent string) string { return cursorsDir + "/" + agent + ".json"
 
 func (l *Log) loadCursor(agent string) (Cursor, error) {
 	var c Cursor
-	err := readJSON(l.v.MustPath(cursorPath(agent)), &c)
+	err := readJSON(l.abs(cursorPath(agent)), &c)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Cursor{}, nil
 	}
@@ -210,7 +210,7 @@ func (l *Log) place(c Cursor, segs []string) (pos, error) {
 	l.opts.Logger.Info("live log: file changed before the cursor; rescanning", "segment", c.Segment)
 	var byHash, byTime *pos
 	for _, seg := range segs {
-		data, err := os.ReadFile(l.v.MustPath(seg))
+		data, err := os.ReadFile(l.abs(seg))
 		if err != nil {
 			return pos{}, fmt.Errorf("read %s: %w", seg, err)
 		}
@@ -283,7 +283,7 @@ func (l *Log) scan(segs []string, at pos) ([]Entry, Cursor, error) {
 		if seg == at.Segment {
 			off = at.Offset
 		}
-		data, err := readFrom(l.v.MustPath(seg), off)
+		data, err := readFrom(l.abs(seg), off)
 		if err != nil {
 			return nil, through, err
 		}
@@ -422,7 +422,7 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 		}
 		cc = unreadCount{cursor: c.pos, resume: at}
 		if seg := segOr(at.Segment, segs); seg != "" {
-			if f, err := os.Open(l.v.MustPath(seg)); err == nil {
+			if f, err := os.Open(l.abs(seg)); err == nil {
 				cc.resume.Segment = seg
 				cc.resume.Anchor, _ = anchorAt(f, at.Offset)
 				f.Close()
@@ -455,7 +455,7 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 		// Resume at the last block next time: a person may still be
 		// typing into it.
 		last := es[n-1]
-		if f, err := os.Open(l.v.MustPath(last.Segment)); err == nil {
+		if f, err := os.Open(l.abs(last.Segment)); err == nil {
 			if a, err := anchorAt(f, last.Offset); err == nil {
 				cc.resume = pos{Segment: last.Segment, Offset: last.Offset, Anchor: a}
 			}
@@ -520,7 +520,7 @@ func (l *Log) saveCursor(agent string, c Cursor) error {
 		(old.Segment > c.Segment || old.Segment == c.Segment && old.Offset >= c.Offset) {
 		return nil
 	}
-	f, err := os.Open(l.v.MustPath(c.Segment))
+	f, err := os.Open(l.abs(c.Segment))
 	if err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
@@ -532,8 +532,8 @@ func (l *Log) saveCursor(agent string, c Cursor) error {
 	if c.Head == "" {
 		c.Head = old.Head
 	}
-	path := l.v.MustPath(cursorPath(agent))
-	if err := os.MkdirAll(l.v.MustPath(cursorsDir), 0o755); err != nil {
+	path := l.abs(cursorPath(agent))
+	if err := os.MkdirAll(l.abs(cursorsDir), 0o755); err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
 	data, err := jsonIndent(c)
@@ -554,7 +554,7 @@ func (l *Log) Follow(ctx context.Context, fn func(Entry) error) error {
 	var at pos
 	if len(segs) > 0 {
 		at.Segment = segs[len(segs)-1]
-		if st, err := os.Stat(l.v.MustPath(at.Segment)); err == nil {
+		if st, err := os.Stat(l.abs(at.Segment)); err == nil {
 			at.Offset = st.Size()
 		}
 	}
@@ -572,10 +572,10 @@ func (l *Log) Follow(ctx context.Context, fn func(Entry) error) error {
 			if seg > at.Segment {
 				at = pos{Segment: seg}
 			}
-			data, err := readFrom(l.v.MustPath(seg), at.Offset)
+			data, err := readFrom(l.abs(seg), at.Offset)
 			if err != nil {
 				// The file shrank (a person cut it): follow from its end.
-				if st, serr := os.Stat(l.v.MustPath(seg)); serr == nil {
+				if st, serr := os.Stat(l.abs(seg)); serr == nil {
 					at.Offset = st.Size()
 				}
 				continue

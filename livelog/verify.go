@@ -99,7 +99,7 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 	segs, err := l.segments()
 	var sizes []int64
 	for _, s := range segs {
-		st, serr := os.Stat(l.v.MustPath(s))
+		st, serr := os.Stat(l.abs(s))
 		if serr != nil {
 			err = errors.Join(err, serr)
 			break
@@ -107,7 +107,7 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 		sizes = append(sizes, st.Size())
 	}
 	var head pos
-	headErr := readJSON(l.v.MustPath(headFile), &head)
+	headErr := readJSON(l.abs(headFile), &head)
 	unlock()
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, serr := os.Stat(l.v.MustPath(vault.DecisionsLog))
+	st, serr := os.Stat(l.abs(vault.DecisionsLog))
 	unlock()
 	if serr == nil {
 		dec := chainFiles{stream: streamDecisions, files: []string{vault.DecisionsLog}, sizes: []int64{st.Size()}}
@@ -349,7 +349,7 @@ var verifyChunk = int64(16 << 20)
 // is bigger), so that memory stays bounded on big logs, calling fn for each
 // block in order.
 func (l *Log) scanChunks(ctx context.Context, file string, size int64, stream string, fn func(*Entry)) error {
-	f, err := os.Open(l.v.MustPath(file))
+	f, err := os.Open(l.abs(file))
 	if err != nil {
 		return err
 	}
