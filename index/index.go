@@ -665,6 +665,16 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	go func() { wg.Wait(); close(out) }()
 	var firstErr error
 	docsInBatch := 0
+	// On failure the manifest must not claim files whose documents never
+	// reached the index: forget them, so the next sync indexes them again.
+	var touched []string
+	defer func() {
+		if firstErr != nil || ctx.Err() != nil {
+			for _, k := range touched {
+				delete(ix.man.Files, k)
+			}
+		}
+	}()
 	for p := range out {
 		if firstErr != nil {
 			continue // drain
@@ -687,6 +697,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 			docsInBatch += len(p.docs)
 			ix.man.Files[p.f.key] = p.f.st
 		}
+		touched = append(touched, p.f.key)
 		ix.dirty = true
 		done++
 		if docsInBatch >= batchDocs {
@@ -706,10 +717,10 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		return err
 	}
 	flush()
-	err := finish()
+	firstErr = finish()
 	batches = nil
-	if err != nil {
-		return err
+	if firstErr != nil {
+		return firstErr
 	}
 	if progress != nil {
 		progress(total, total)
