@@ -759,6 +759,12 @@ func (ix *Index) local() (bleve.Index, *client) {
 // is queued and walks the vault for changes (size and mtime), and returns
 // when they are all in the index.
 func (ix *Index) Sync(ctx context.Context) error {
+	return ix.SyncProgress(ctx, nil)
+}
+
+// SyncProgress is [Index.Sync] that reports progress while it indexes
+// (locally; a holder reports none).
+func (ix *Index) SyncProgress(ctx context.Context, progress func(Progress)) error {
 	if ix.isClosed() {
 		return ErrClosed
 	}
@@ -768,13 +774,17 @@ func (ix *Index) Sync(ctx context.Context) error {
 			return err
 		}
 		if ix.takeover() {
-			return ix.Sync(ctx)
+			return ix.SyncProgress(ctx, progress)
 		}
 		return err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return ix.syncLocked(ctx, nil)
+	var pf func(done, total int)
+	if progress != nil {
+		pf = func(done, total int) { progress(Progress{Done: done, Total: total}) }
+	}
+	return ix.syncLocked(ctx, pf)
 }
 
 func (ix *Index) syncLocked(ctx context.Context, progress func(done, total int)) error {

@@ -116,7 +116,16 @@ func openIndex(g *globals, v *vault.Vault, catchUp bool) (*index.Index, error) {
 		return nil, err
 	}
 	if catchUp && !ix.Remote() {
-		if err := ix.Sync(g.ctx); err != nil {
+		// A first search on a big vault indexes it all: show progress
+		// when there is a lot to do.
+		bar := newProgressBar(g.stderr)
+		err := ix.SyncProgress(g.ctx, func(p index.Progress) {
+			if p.Total >= 1000 {
+				bar.update(p)
+			}
+		})
+		bar.done()
+		if err != nil {
 			ix.Close()
 			return nil, err
 		}
