@@ -125,7 +125,8 @@ func Journey(v *vault.Vault, o JourneyOptions) ([]Event, error) {
 	return evs, nil
 }
 
-// archivedFacts reports review/archive/facts/AGENT/SLUG.TIMESTAMP.md files.
+// archivedFacts reports review/archive/facts/AGENT/SLUG.TIMESTAMP.md files:
+// when they were archived (the file name) and their own created/updated.
 func archivedFacts(v *vault.Vault, agent string, add func(Event)) {
 	rel := agents.ArchivedFactsDir(agent)
 	des, err := os.ReadDir(v.MustPath(rel))
@@ -150,6 +151,11 @@ func archivedFacts(v *vault.Vault, agent string, add func(Event)) {
 		if data, err := os.ReadFile(filepath.Join(v.MustPath(rel), name)); err == nil {
 			if f, err := agents.ParseFact(stem[:dot], data); err == nil {
 				title = f.Name
+				// What it was before it was archived.
+				add(Event{Time: f.Created, Agent: agent, Kind: EventFactCreated, Title: f.Name, Path: rel + "/" + name})
+				if f.Updated.After(f.Created) {
+					add(Event{Time: f.Updated, Agent: agent, Kind: EventFactUpdated, Title: f.Name, Path: rel + "/" + name})
+				}
 			}
 		}
 		add(Event{Time: at, Agent: agent, Kind: EventFactArchived, Title: title, Path: rel + "/" + name})
