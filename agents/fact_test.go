@@ -450,3 +450,66 @@ func TestFactCacheJournal(t *testing.T) {
 		t.Fatal("torn cache accepted")
 	}
 }
+
+// TestFactWriteTouchesOnlyItsFiles: a write changes the fact file and
+// INDEX.md, a remove moves one file and changes INDEX.md; every other file
+// outside .nexus/ keeps its bytes and mtime.
+func TestFactWriteTouchesOnlyItsFiles(t *testing.T) {
+	v := mustFactVault(t)
+	os.WriteFile(v.MustPath("projects/plan.md"), []byte("# Plan\n"), 0o644)
+	mustWriteFact(t, v, FactInput{Name: "Alpha", Description: "a", Type: "user", Body: "a"})
+	mustWriteFact(t, v, FactInput{Name: "Beta", Description: "b", Type: "user", Body: "b"})
+	type state struct {
+		data  string
+		mtime time.Time
+	}
+	tree := func() map[string]state {
+		out := map[string]state{}
+		filepath.WalkDir(v.Root(), func(p string, d os.DirEntry, err error) error {
+			rel, _ := v.Rel(p)
+			if d.IsDir() {
+				if rel == vault.NexusDir {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			data, _ := os.ReadFile(p)
+			info, _ := d.Info()
+			out[rel] = state{string(data), info.ModTime()}
+			return nil
+		})
+		return out
+	}
+	check := func(before, after map[string]state, allowed ...string) {
+		t.Helper()
+		ok := map[string]bool{}
+		for _, a := range allowed {
+			ok[a] = true
+		}
+		for p, b := range before {
+			if a, found := after[p]; (!found || a != b) && !ok[p] {
+				t.Errorf("%s changed", p)
+			}
+		}
+		for p := range after {
+			if _, found := before[p]; !found && !ok[p] {
+				t.Errorf("%s appeared", p)
+			}
+		}
+	}
+	before := tree()
+	mustWriteFact(t, v, FactInput{Name: "Gamma", Description: "g", Type: "user", Body: "g"})
+	after := tree()
+	check(before, after, FactPath("lyra", "gamma"), HomePath("lyra", IndexFile))
+	arch, err := RemoveFact(v, "lyra", "alpha", factNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(after, tree(), FactPath("lyra", "alpha"), arch, HomePath("lyra", IndexFile))
+	// A refused write touches nothing.
+	before = tree()
+	if _, err := WriteFact(v, "lyra", FactInput{Name: "Beta", Description: "b", Type: "user", Body: "b"}, factNow); !errors.Is(err, ErrFactExists) {
+		t.Fatal(err)
+	}
+	check(before, tree())
+}

@@ -72,6 +72,16 @@ func TestRetainReviewCommands(t *testing.T) {
 	if err != nil || !strings.Contains(string(body), "titles in English.") {
 		t.Fatalf("approved fact: %q %v", body, err)
 	}
+	// --edit: the person's editor changes the text before approval.
+	d := retain("User deploys on Fridays")
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", "sed -i s/Fridays/Mondays/")
+	if code, _, errs := asPerson("review", "approve", d.ID, "--edit"); code != 0 {
+		t.Fatalf("approve --edit: %d %q", code, errs)
+	}
+	if body, err := os.ReadFile(filepath.Join(dir, "agents", "lyra", "memory", "user-deploys-on-fridays.md")); err != nil || !strings.Contains(string(body), "User deploys on Mondays") {
+		t.Fatalf("edited fact: %q %v", body, err)
+	}
 	if code, _, errs := asPerson("review", "reject", b.ID); code != exitUsage || !strings.Contains(errs, "--why") {
 		t.Fatalf("reject without why: %d %q", code, errs)
 	}
