@@ -170,6 +170,21 @@ func (d *demo) decisions(ctx context.Context) error {
 	}, &d1); err != nil {
 		return err
 	}
+	if d.lyra.notice == "" {
+		return fmt.Errorf("lyra's tool result carries no notice of ella's reply in the log")
+	}
+	d.n.say("lyra records how secrets are stored (decision_record). The tool result ends with the server's notice:")
+	d.n.quote(d.lyra.notice, 1)
+	var news struct {
+		Entries []logEntry `json:"entries"`
+	}
+	if _, err := d.lyra.callJSON(ctx, "log_read", map[string]any{"ack": true}, &news); err != nil {
+		return err
+	}
+	if len(news.Entries) != 1 || news.Entries[0].Agent != Ella {
+		return fmt.Errorf("lyra's log_read returned %d entries, want ella's reply", len(news.Entries))
+	}
+	d.n.say("so before she replies to anyone she calls log_read and sees ella's answer: %q.", news.Entries[0].Summary)
 	if _, err := d.ella.callJSON(ctx, "decision_record", map[string]any{
 		"title":     "Secrets in research notebooks",
 		"decision":  "Notebooks read credentials from environment variables filled from the same sops files; never pasted into notes.",
@@ -177,7 +192,7 @@ func (d *demo) decisions(ctx context.Context) error {
 	}, &d2); err != nil {
 		return err
 	}
-	d.n.say("lyra records %s \"%s\", and ella records %s \"%s\" (decision_record, signed).", d1.ID, d1.Title, d2.ID, d2.Title)
+	d.n.say("The decision log now holds lyra's %s \"%s\" and ella's %s \"%s\", both signed.", d1.ID, d1.Title, d2.ID, d2.Title)
 
 	d.at(time.July, 6, 9, 0)
 	for _, agent := range []string{Lyra, Ella} {

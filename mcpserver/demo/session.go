@@ -17,6 +17,10 @@ import (
 type session struct {
 	agent string
 	c     *client.Client
+	// notice is the unread-log notice the server appended to the last tool
+	// result ("1 new log entry from ella — call log_read"), or "". Only the
+	// goroutine that calls owns it.
+	notice string
 }
 
 // connect opens a new MCP session for agent at url, authenticated by its
@@ -63,6 +67,7 @@ func (s *session) call(ctx context.Context, tool string, args map[string]any) (s
 		return "", fmt.Errorf("%s calls %s: %w", s.agent, tool, err)
 	}
 	text := resultText(res.Content)
+	s.notice = noticeOf(res.Content)
 	if res.IsError {
 		return text, &toolError{tool: tool, msg: text}
 	}
@@ -80,6 +85,7 @@ func (s *session) callJSON(ctx context.Context, tool string, args map[string]any
 		return "", fmt.Errorf("%s calls %s: %w", s.agent, tool, err)
 	}
 	text := resultText(res.Content)
+	s.notice = noticeOf(res.Content)
 	if res.IsError {
 		return text, &toolError{tool: tool, msg: text}
 	}
@@ -92,7 +98,7 @@ func (s *session) callJSON(ctx context.Context, tool string, args map[string]any
 			return text, nil
 		}
 	}
-	if err := json.Unmarshal([]byte(text), out); err != nil {
+	if err := json.Unmarshal([]byte(firstText(res.Content)), out); err != nil {
 		return text, fmt.Errorf("%s: result of %s is not the expected JSON: %w", s.agent, tool, err)
 	}
 	return text, nil
@@ -123,6 +129,28 @@ func resultText(content []mcp.Content) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// firstText is the text of the first content block: a tool's JSON result,
+// without the notice that may follow it.
+func firstText(content []mcp.Content) string {
+	for _, c := range content {
+		if t, ok := c.(mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}
+
+// noticeOf returns the unread-log notice appended after a tool's result.
+func noticeOf(content []mcp.Content) string {
+	if len(content) < 2 {
+		return ""
+	}
+	if t, ok := content[len(content)-1].(mcp.TextContent); ok && strings.Contains(t.Text, "log_read") {
+		return t.Text
+	}
+	return ""
 }
 
 // isToolError reports whether err is a tool's error result.
