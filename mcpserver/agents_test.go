@@ -270,3 +270,26 @@ func TestSessionStartEqualsNexusPrompt(t *testing.T) {
 		}
 	}
 }
+
+// TestNoticeSeesOtherProcesses: an append by another process (the CLI)
+// shows in the notice once the server's log watcher sees it.
+func TestNoticeSeesOtherProcesses(t *testing.T) {
+	v := mustVault(t, "lyra", "ella")
+	_, url, tokens := startServer(t, v, "lyra")
+	cs := connectHTTP(t, url, tokens["lyra"], "", nil)
+	if got := lastText(callTool(t, cs, "fact_read", nil)); strings.Contains(got, "new log") {
+		t.Fatalf("notice before any entry: %q", got)
+	}
+	if out, err := execNexus(v.Root(), "--agent", "ella", "log", "append", "from another process"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := lastText(callTool(t, cs, "fact_read", nil))
+		if got == "1 new log entry from ella — call log_read" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("notice never came: %q", got)
+		}
+	}
+}

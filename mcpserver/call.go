@@ -183,8 +183,8 @@ func describe(err error) string {
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
 
-// argError records the first argument problem of c and returns the zero
-// value's error-free path to the caller.
+// fail records the first argument problem of c (later ones are dropped:
+// the agent fixes one thing at a time).
 func (c *call) fail(format string, a ...any) {
 	if c.err == nil {
 		c.err = fmt.Errorf(format+": %w", append(a, vault.ErrInvalid)...)
@@ -353,11 +353,6 @@ func (c *call) objects(name string) []map[string]any {
 		out = append(out, m)
 	}
 	return out
-}
-
-// sub returns a call over a nested object's fields, sharing c's errors.
-func (c *call) sub(args map[string]any, prefix string) *call {
-	return &call{agent: c.agent, args: args}
 }
 
 func jsonType(v any) string {

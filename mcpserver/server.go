@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/nexus-memory/nexus/identity"
@@ -211,6 +210,3 @@ func (s *Server) streamable() *server.StreamableHTTPServer {
 }
 
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
-
-// textResult is a successful tool result holding text.
-func textResult(text string) *mcp.CallToolResult { return mcp.NewToolResultText(text) }
