@@ -107,7 +107,7 @@ func firstNonEmpty(ss ...string) string {
 // FactInput is the fact a fact proposal would write.
 func (it Item) FactInput() agents.FactInput {
 	src := "review:" + it.ID
-	if it.Provenance.Source != "" {
+	if it.Provenance.Source != "" && utf8.RuneCountInString(it.Provenance.Source)+len(src)+2 <= agents.MaxFactSourceRunes {
 		src = it.Provenance.Source + "; " + src
 	}
 	return agents.FactInput{Name: it.Name, Description: it.Description, Type: it.FactType, Body: it.Body, Source: src, Update: it.Update}
@@ -237,7 +237,9 @@ func ParseItem(id string, data []byte) (Item, error) {
 			return it, fmt.Errorf("review item %s: frontmatter: %w", id, vault.ErrInvalid)
 		}
 	}
-	if fm.ID != "" {
+	// The file name is the item's identity: a copied file keeps its
+	// source's id: line, and must not act on the source's file.
+	if it.ID == "" {
 		it.ID = fm.ID
 	}
 	it.Agent, it.Kind, it.Target = fm.Agent, fm.Kind, fm.Target

@@ -658,3 +658,25 @@ func TestKeeper(t *testing.T) {
 		t.Fatalf("orion INDEX.md = %q", idx)
 	}
 }
+
+// TestCopiedPendingFile: a person copies a pending file to propose a
+// variant; the file name, not the copied id: line, names each item.
+func TestCopiedPendingFile(t *testing.T) {
+	v := mustVault(t)
+	a := mustRetain(t, v, "lyra", fact("Alpha"), t0)
+	data := readFile(t, v, a.Path)
+	data = strings.Replace(data, "name: Alpha", "name: Alpha variant", 1)
+	if err := os.WriteFile(v.MustPath(PendingPath("r-copy01")), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Approve(v, "r-copy01", Decision{By: "alice"})
+	if err != nil || got.ID != "r-copy01" {
+		t.Fatalf("approve copy: %+v, %v", got, err)
+	}
+	if !exists(v, a.Path) || !exists(v, ArchivePath("r-copy01")) || exists(v, ArchivePath(a.ID)) {
+		t.Fatal("approving the copy touched the original")
+	}
+	if !exists(v, agents.FactPath("lyra", "alpha-variant")) {
+		t.Fatal("copy not applied")
+	}
+}
