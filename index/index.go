@@ -173,6 +173,14 @@ func isLocked(err error) bool {
 
 // openLocal opens (or creates) the bleve index and takes it over.
 func (ix *Index) openLocal() error {
+	// Opening, and above all creating or replacing a damaged index, is
+	// serialised across processes: without it one process could remove
+	// the index another has just created and holds.
+	unlock, err := ix.v.Lock("search-index-open")
+	if err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	defer unlock()
 	bdir := filepath.Join(ix.dir, bleveSubdir)
 	man := ix.loadManifest()
 	rc := map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()}
@@ -967,6 +975,11 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	if err := nbi.Close(); err != nil {
 		return fmt.Errorf("close new index: %w", err)
 	}
+	unlock, err := ix.v.Lock("search-index-open") // no other process may open it mid-swap
+	if err != nil {
+		return fmt.Errorf("swap index: %w", err)
+	}
+	defer unlock()
 	ix.bmu.Lock()
 	defer ix.bmu.Unlock()
 	bdir := filepath.Join(ix.dir, bleveSubdir)

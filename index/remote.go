@@ -134,13 +134,10 @@ func (s *server) handle(f func(ctx context.Context, body []byte, w http.Response
 func (s *server) close() {
 	s.hs.Close()
 	s.wg.Wait()
-	// Remove serve.json only if it is still ours.
-	if data, err := os.ReadFile(s.path); err == nil {
-		var info holderInfo
-		if json.Unmarshal(data, &info) == nil && info.Token == s.token {
-			os.Remove(s.path)
-		}
-	}
+	// serve.json is left in place: a later holder may already have
+	// replaced it (removing it could delete that holder's), and a stale
+	// one is harmless: nobody answers there, so openers hold the index
+	// themselves.
 }
 
 // client asks the holder.
