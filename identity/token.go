@@ -82,7 +82,8 @@ func AgentForToken(v *vault.Vault, token string) (string, error) {
 // identity), so a rotated token stops working without a restart. It is safe
 // for concurrent use.
 type TokenChecker struct {
-	v *vault.Vault
+	v    *vault.Vault
+	path string // .nexus/config.yaml, resolved once
 
 	mu     sync.Mutex // protects stamp and hashes
 	stamp  fileStamp
@@ -101,7 +102,9 @@ type fileStamp struct {
 }
 
 // NewTokenChecker returns a checker for the vault's tokens.
-func NewTokenChecker(v *vault.Vault) *TokenChecker { return &TokenChecker{v: v} }
+func NewTokenChecker(v *vault.Vault) *TokenChecker {
+	return &TokenChecker{v: v, path: v.MustPath(vault.ConfigFile)}
+}
 
 // Check returns the agent token belongs to, or [ErrBadToken]. The token's
 // hash is compared with every stored hash in constant time.
@@ -129,8 +132,7 @@ func (tc *TokenChecker) Check(token string) (string, error) {
 }
 
 func (tc *TokenChecker) load() ([]agentHash, error) {
-	path := tc.v.MustPath(vault.ConfigFile)
-	st, err := os.Stat(path)
+	st, err := os.Stat(tc.path)
 	if err != nil {
 		return nil, fmt.Errorf("read token hashes: %w", err)
 	}

@@ -175,8 +175,21 @@ func mustAgentIn(b *testing.B, v *vault.Vault, name string) *vault.Vault {
 }
 
 // BenchmarkHTTPReadThroughput4Clients: 4 clients, each with its own
-// session, call read tools concurrently; reports calls per second.
+// session, call read tools concurrently (memory_get, fact_read,
+// decision_list, checkpoint_load in turn); reports calls per second.
 func BenchmarkHTTPReadThroughput4Clients(b *testing.B) {
+	benchHTTPReads(b, []string{"memory_get", "fact_read", "decision_list", "checkpoint_load"})
+}
+
+// BenchmarkHTTPReadThroughput4ClientsPerTool is the same, one read tool at
+// a time.
+func BenchmarkHTTPReadThroughput4ClientsPerTool(b *testing.B) {
+	for _, name := range []string{"memory_get", "fact_read", "decision_list", "checkpoint_load", "log_read_last"} {
+		b.Run(name, func(b *testing.B) { benchHTTPReads(b, []string{name}) })
+	}
+}
+
+func benchHTTPReads(b *testing.B, tools []string) {
 	v := mustVault(b, "lyra", "ella")
 	mustWrite(b, v, "projects/atlas.md", "# Atlas\n\nThe launch plan.\n")
 	_, url, tokens := startServer(b, v, "lyra", "ella")
@@ -186,14 +199,21 @@ func BenchmarkHTTPReadThroughput4Clients(b *testing.B) {
 		mustOK(b, cs, "memory_get", map[string]any{"path": "projects/atlas.md"})
 		clients = append(clients, cs)
 	}
-	reads := []struct {
+	argsOf := map[string]map[string]any{
+		"memory_get":    {"path": "projects/atlas.md"},
+		"log_read_last": {"last": 5},
+	}
+	type read struct {
 		name string
 		args map[string]any
-	}{
-		{"memory_get", map[string]any{"path": "projects/atlas.md"}},
-		{"fact_read", nil},
-		{"decision_list", nil},
-		{"checkpoint_load", nil},
+	}
+	var reads []read
+	for _, t := range tools {
+		name := t
+		if t == "log_read_last" {
+			name = "log_read"
+		}
+		reads = append(reads, read{name, argsOf[t]})
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
