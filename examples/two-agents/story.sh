@@ -7,6 +7,9 @@
 #
 #   sh examples/two-agents/story.sh [VAULT]      (default: a new temp folder)
 #
+# The CLI stamps entries with the real time, so "02:00" and "July" are the
+# story's words only ('nexus demo' runs its server on a story clock).
+#
 # Environment: NEXUS (the nexus command, default "nexus"), STEP=0 to run
 # without pausing, APPENDS (entries each agent appends in scene 5, default
 # 100; 'nexus demo' does 500 through the MCP server).
