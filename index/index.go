@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -118,6 +119,8 @@ type Index struct {
 		n  uint64
 		ch chan struct{}
 	}
+
+	rebuilding atomic.Bool // a Rebuild runs: searches do not wait for ix.mu
 
 	warnMu   sync.Mutex // protects warnings
 	warnings []string
@@ -796,6 +799,17 @@ func (ix *Index) SyncProgress(ctx context.Context, progress func(Progress)) erro
 }
 
 func (ix *Index) syncLocked(ctx context.Context, progress func(done, total int)) error {
+	files, err := ix.walk(ctx)
+	if err != nil {
+		return fmt.Errorf("scan vault: %w", err)
+	}
+	return ix.syncFiles(ctx, files, progress)
+}
+
+// syncFiles is syncLocked with the walk done (possibly before ix.mu was
+// taken, so files may be slightly older than the manifest). ix.mu must be
+// held.
+func (ix *Index) syncFiles(ctx context.Context, files map[string]diskFile, progress func(done, total int)) error {
 	bi, _ := ix.local()
 	if bi == nil {
 		return ErrClosed
@@ -807,11 +821,14 @@ func (ix *Index) syncLocked(ctx context.Context, progress func(done, total int))
 			}
 		}
 	}
-	files, err := ix.walk(ctx)
-	if err != nil {
-		return fmt.Errorf("scan vault: %w", err)
+	changed, all := ix.diff(files)
+	// A file created after the walk is not gone: check before dropping.
+	gone := all[:0]
+	for _, k := range all {
+		if _, err := os.Lstat(filepath.Join(ix.v.Root(), filepath.FromSlash(k))); err != nil {
+			gone = append(gone, k)
+		}
 	}
-	changed, gone := ix.diff(files)
 	if err := ix.apply(ctx, bi, changed, gone, false, progress); err != nil {
 		return err
 	}
@@ -937,6 +954,8 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.rebuilding.Store(true)
+	defer ix.rebuilding.Store(false)
 	newDir := filepath.Join(ix.dir, bleveSubdir+".new")
 	os.RemoveAll(newDir)
 	nbi, err := newBleve(newDir, nil)

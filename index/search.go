@@ -512,9 +512,10 @@ var markupCleaner = strings.NewReplacer("[[", "  ", "]]", "  ", "**", "  ", "__"
 // flushPending indexes the watcher's queued paths now, debounce or not, so
 // that a search right after a save sees it.
 func (ix *Index) flushPending(ctx context.Context) {
-	if !ix.mu.TryLock() {
-		return // a rebuild or catch-up is running: answer from the index as it is
+	if ix.rebuilding.Load() {
+		return // answer from the old index until the new one is ready
 	}
+	ix.mu.Lock() // waits for an update in progress, so it is seen
 	defer ix.mu.Unlock()
 	if ix.w == nil {
 		return

@@ -197,11 +197,7 @@ func (w *watcher) loop(ctx context.Context) {
 			}
 			ix.mu.Unlock()
 		}
-		ready, next := w.due(time.Now())
-		if len(ready) > 0 {
-			w.apply(ctx, ready, false)
-			_, next = w.due(time.Now())
-		}
+		next := w.applyDue(ctx)
 		if !timer.Stop() {
 			select {
 			case <-timer.C:
@@ -216,17 +212,38 @@ func (w *watcher) loop(ctx context.Context) {
 	}
 }
 
-func (w *watcher) apply(ctx context.Context, paths []string, full bool) {
+// applyDue indexes the paths that are due and returns when the next one
+// will be (-1: none). Paths leave the queue only under ix.mu, so a search
+// that takes ix.mu either finds a path still queued (and indexes it) or
+// already indexed.
+func (w *watcher) applyDue(ctx context.Context) time.Duration {
 	ix := w.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	var err error
-	if full {
-		err = ix.syncLocked(ctx, nil)
-	} else {
-		err = ix.update(ctx, paths)
+	ready, _ := w.due(time.Now())
+	if len(ready) > 0 {
+		if err := ix.update(ctx, ready); err != nil && ctx.Err() == nil {
+			ix.warn(fmt.Sprintf("update index: %v", err))
+		}
 	}
-	if err != nil && ctx.Err() == nil {
+	_, next := w.due(time.Now())
+	return next
+}
+
+// apply runs a full reconcile: the walk without ix.mu (searches go on),
+// then the changes under it.
+func (w *watcher) apply(ctx context.Context, paths []string, full bool) {
+	ix := w.ix
+	files, err := ix.walk(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			ix.warn(fmt.Sprintf("scan vault: %v", err))
+		}
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if err := ix.syncFiles(ctx, files, nil); err != nil && ctx.Err() == nil {
 		ix.warn(fmt.Sprintf("update index: %v", err))
 	}
 }
