@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -53,14 +51,7 @@ Example:
 			if g.json {
 				out = io.Discard
 			}
-			res, err := demo.Run(g.ctx, demo.Options{Dir: dir, Out: out, Appends: appends})
-			if res != nil && res.Vault != "" && res.Temp && !keep {
-				if rerr := os.RemoveAll(res.Vault); rerr != nil {
-					err = errors.Join(err, fmt.Errorf("remove the demo vault: %w", rerr))
-				} else if !g.json {
-					fmt.Fprintf(g.stdout, "\nRemoved the temp vault %s (--keep=false).\n", res.Vault)
-				}
-			}
+			res, err := demo.Run(g.ctx, demo.Options{Dir: dir, Out: out, Appends: appends, Remove: !keep})
 			if err != nil && res != nil && res.Vault != "" && !g.json {
 				fmt.Fprintf(g.stderr, "nexus: the demo's vault is %s\n", res.Vault)
 			}

@@ -104,7 +104,7 @@ func TestDemoTempVault(t *testing.T) {
 	}
 
 	code, out, errOut = doctorCLI(t, "demo", "--keep=false", "--appends", "2")
-	if code != 0 || !strings.Contains(out, "Removed the temp vault") {
+	if code != 0 || !strings.Contains(out, "it is removed now") || strings.Contains(out, "stays until you delete it") {
 		t.Fatalf("demo --keep=false: exit %d\n%s\n%s", code, out, errOut)
 	}
 	entries, _ := os.ReadDir(tmp)

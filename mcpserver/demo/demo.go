@@ -53,6 +53,10 @@ type Options struct {
 	// Command is how the closing instructions invoke Nexus (default
 	// "nexus").
 	Command string
+	// Remove deletes the vault at the end of a successful run if it is a
+	// temp folder the demo made (never a Dir vault). A failed run keeps it,
+	// to look at.
+	Remove bool
 }
 
 // Scene is the outcome of one scene.
@@ -95,6 +99,9 @@ type Result struct {
 	LogEntries int `json:"log_entries"`
 	// Healthy is true when 'nexus doctor' finds nothing in the vault.
 	Healthy bool `json:"healthy"`
+	// Removed is true when the temp vault was deleted at the end
+	// ([Options.Remove]).
+	Removed bool `json:"removed"`
 	// Tokens are the agents' bearer tokens, for connecting a real agent
 	// to a server on this vault (they live only in this demo vault).
 	Tokens map[string]string `json:"tokens"`
@@ -230,6 +237,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	d.epilogue(rep)
 	if !rep.OK {
 		return res, fmt.Errorf("the demo vault does not pass 'nexus doctor': %d finding(s)", len(rep.Findings()))
+	}
+	if res.Temp && opts.Remove {
+		if err := os.RemoveAll(res.Vault); err != nil {
+			return res, fmt.Errorf("remove the demo vault: %w", err)
+		}
+		res.Removed = true
 	}
 	return res, nil
 }

@@ -46,7 +46,10 @@ Or serve both agents over HTTP:
   %s --vault %s serve --http 127.0.0.1:7777
 with "Authorization: Bearer %s" for lyra (ella's token is in --json output).
 `, strings.ReplaceAll(b, "\n", "\n  "), cmd, doctor.Quote(root), d.res.Tokens[Lyra])
-	if d.res.Temp {
+	switch {
+	case d.res.Temp && d.opts.Remove:
+		fmt.Fprintf(w, "\nThe vault was a temp folder; it is removed now, as asked (--keep=false).\n")
+	case d.res.Temp:
 		rm := "rm -rf " + doctor.Quote(root)
 		if runtime.GOOS == "windows" {
 			rm = `rmdir /s /q "` + root + `"`
