@@ -104,6 +104,7 @@ var searchVault = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	cleanupDirs = append(cleanupDirs, dir)
 	v, _, err := vault.Init(dir)
 	if err != nil {
 		return "", err

@@ -27,6 +27,9 @@ import (
 // nexusBin is the nexus binary built once for the stdio end-to-end tests.
 var nexusBin string
 
+// cleanupDirs are removed after all tests and benchmarks ran.
+var cleanupDirs []string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "nexus-mcp-test-")
 	if err != nil {
@@ -46,6 +49,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	for _, d := range cleanupDirs {
+		os.RemoveAll(d)
+	}
 	os.Exit(code)
 }
 
