@@ -39,8 +39,10 @@ in Obsidian, and the MCP config to connect a real agent to it.
 The vault is made in DIR (which must be new or empty), or else in a new
 folder under the OS temp dir. Either way it is kept, so you can look at it;
 the demo prints how to delete a temp one. --keep=false removes a temp vault
-at the end of a successful run (a --dir vault is never removed). The demo runs on a story clock:
-its entries are dated January to September of last year.
+at the end of a successful run (a --dir vault is never removed).
+
+The demo runs on a story clock: its entries are dated January to September
+of last year.
 
 Example:
   nexus demo
