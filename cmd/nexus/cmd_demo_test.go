@@ -86,7 +86,9 @@ func TestDemoTempVault(t *testing.T) {
 		t.Skip("plays the demo twice")
 	}
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	for _, k := range []string{"TMPDIR", "TMP", "TEMP"} { // os.TempDir on Unix and Windows
+		t.Setenv(k, tmp)
+	}
 	code, out, errOut := doctorCLI(t, "--json", "demo", "--appends", "2")
 	var res struct {
 		Vault   string `json:"vault"`

@@ -111,7 +111,9 @@ func TestRunRefusesNonEmptyDir(t *testing.T) {
 
 func TestRunTempDir(t *testing.T) {
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	for _, k := range []string{"TMPDIR", "TMP", "TEMP"} { // os.TempDir on Unix and Windows
+		t.Setenv(k, tmp)
+	}
 	res, err := Run(context.Background(), Options{Appends: 2})
 	if err != nil {
 		t.Fatal(err)
