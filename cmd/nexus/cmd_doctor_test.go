@@ -53,7 +53,11 @@ func TestDoctorCommand(t *testing.T) {
 	if code != exitRefused {
 		t.Fatalf("exit %d, want %d\n%s%s", code, exitRefused, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "fix: rm "+tmp) {
+	rmFix := "fix: rm " + tmp
+	if runtime.GOOS == "windows" {
+		rmFix = `fix: del "` + tmp + `"`
+	}
+	if !strings.Contains(stdout, rmFix) {
 		t.Errorf("temp file fix missing:\n%s", stdout)
 	}
 	if runtime.GOOS != "windows" && !strings.Contains(stdout, "fix: chmod 600 "+key) {
