@@ -276,7 +276,7 @@ func TestPlantedProblems(t *testing.T) {
 				must(t, os.Chtimes(q, old, old))
 				return nil
 			},
-			check: "temp-files", path: "agents/lyra/.MEMORY.md.tmp-12345", fix: removeCmd(""),
+			check: "temp-files", path: "agents/lyra/.MEMORY.md.tmp-12345", fix: strings.SplitN(removeCmd("x"), "x", 2)[0],
 		},
 	}
 	for _, tc := range cases {
