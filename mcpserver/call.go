@@ -175,9 +175,8 @@ func describe(err error) string {
 		return msg + ". Check the name or path (memory_search finds notes) and call again."
 	case errors.Is(err, vault.ErrInvalid):
 		return msg + ". Fix the arguments and call again."
-	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrNoAgent):
-		return msg
 	}
+	// Refusals (limits, scan hits, no match) carry their own advice.
 	return msg
 }
 

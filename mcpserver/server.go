@@ -198,7 +198,7 @@ func (s *Server) Close(ctx context.Context) error {
 // shuts it down).
 func (s *Server) streamable() *server.StreamableHTTPServer {
 	h := server.NewStreamableHTTPServer(s.mcp,
-		server.WithSessionIdManagerResolver(newSessionBinder()),
+		server.WithSessionIdManagerResolver(newSessionBinder(func(id string) { s.subs.removeKey("id:" + id) })),
 		server.WithStreamableHTTPLogger(s.log),
 		server.WithSessionIdleTTL(time.Hour),
 		server.WithHeartbeatInterval(30*time.Second),

@@ -17,9 +17,14 @@ import (
 type sessionBinder struct {
 	mu    sync.Mutex        // protects owner
 	owner map[string]string // session ID -> agent
+	// ended is called with the ID of a session that was terminated (by
+	// the client's DELETE or by idling out).
+	ended func(id string)
 }
 
-func newSessionBinder() *sessionBinder { return &sessionBinder{owner: map[string]string{}} }
+func newSessionBinder(ended func(id string)) *sessionBinder {
+	return &sessionBinder{owner: map[string]string{}, ended: ended}
+}
 
 // ResolveSessionIdManager returns the session manager for the agent of r
 // (all sessions when r is nil: the transport's own housekeeping).
@@ -75,14 +80,19 @@ func (m agentSessions) Validate(id string) (isTerminated bool, err error) {
 
 func (m agentSessions) Terminate(id string) (isNotAllowed bool, err error) {
 	m.b.mu.Lock()
-	defer m.b.mu.Unlock()
 	owner, ok := m.b.owner[id]
 	if !ok {
+		m.b.mu.Unlock()
 		return false, nil
 	}
 	if m.agent != "" && owner != m.agent {
+		m.b.mu.Unlock()
 		return true, nil
 	}
 	delete(m.b.owner, id)
+	m.b.mu.Unlock()
+	if m.b.ended != nil {
+		m.b.ended(id)
+	}
 	return false, nil
 }

@@ -1,0 +1,102 @@
+package mcpserver
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestFormatNotice(t *testing.T) {
+	for _, tt := range []struct {
+		total int
+		by    map[string]int
+		want  string
+	}{
+		{3, map[string]int{"ella": 3}, "3 new log entries from ella — call log_read"},
+		{1, map[string]int{"ella": 1}, "1 new log entry from ella — call log_read"},
+		{5, map[string]int{"mika": 2, "ella": 3}, "5 new log entries from ella (3), mika (2) — call log_read"},
+		{4, map[string]int{"mika": 2, "ella": 2}, "4 new log entries from ella (2), mika (2) — call log_read"},
+		{1, map[string]int{"": 1}, "1 new log entry from a person (typed by hand) — call log_read"},
+	} {
+		if got := formatNotice(tt.total, tt.by); got != tt.want {
+			t.Errorf("formatNotice(%d, %v) = %q, want %q", tt.total, tt.by, got, tt.want)
+		}
+	}
+}
+
+func TestSessionBinder(t *testing.T) {
+	var ended []string
+	b := newSessionBinder(func(id string) { ended = append(ended, id) })
+	req := func(agent string) *http.Request {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		return r.WithContext(withAgent(r.Context(), agent))
+	}
+	lyra, ella, house := b.ResolveSessionIdManager(req("lyra")), b.ResolveSessionIdManager(req("ella")), b.ResolveSessionIdManager(nil)
+	id := lyra.Generate()
+	if id2 := lyra.Generate(); id2 == id {
+		t.Fatal("session ids repeat")
+	}
+	if _, err := lyra.Validate(id); err != nil {
+		t.Errorf("owner: %v", err)
+	}
+	if _, err := ella.Validate(id); err == nil {
+		t.Error("another agent validated lyra's session")
+	}
+	if _, err := house.Validate(id); err != nil {
+		t.Errorf("housekeeping: %v", err)
+	}
+	for _, bad := range []string{"", "nexus-", "mcp-session-x", id + "x"} {
+		if _, err := lyra.Validate(bad); err == nil {
+			t.Errorf("Validate(%q) ok", bad)
+		}
+	}
+	if notAllowed, _ := ella.Terminate(id); !notAllowed {
+		t.Error("ella ended lyra's session")
+	}
+	if _, err := lyra.Validate(id); err != nil {
+		t.Errorf("session gone after a refused terminate: %v", err)
+	}
+	if notAllowed, err := lyra.Terminate(id); notAllowed || err != nil {
+		t.Errorf("owner terminate: %v %v", notAllowed, err)
+	}
+	if _, err := lyra.Validate(id); err == nil {
+		t.Error("terminated session still valid")
+	}
+	if len(ended) != 1 || ended[0] != id {
+		t.Errorf("ended callbacks: %v", ended)
+	}
+	if n := b.sessionCount(); n != 1 {
+		t.Errorf("%d sessions left, want 1", n)
+	}
+	unauth := b.ResolveSessionIdManager(httptest.NewRequest("POST", "/mcp", nil))
+	if _, err := unauth.Validate(lyra.Generate()); err == nil {
+		t.Error("a request without an agent validated a session")
+	}
+}
+
+func TestSubscriptionsBookkeeping(t *testing.T) {
+	ss := newSubscriptions()
+	ss.add(LiveLogURI, "id:a", &subscriber{sessionID: "a"})
+	ss.add(LiveLogURI, "id:b", &subscriber{sessionID: "b"})
+	ss.add(NoteURI("projects/x.md"), "id:a", &subscriber{sessionID: "a"})
+	if n := ss.count(); n != 3 {
+		t.Fatalf("count %d", n)
+	}
+	ss.remove(LiveLogURI, "id:b")
+	ss.removeKey("id:a")
+	if n := ss.count(); n != 0 {
+		t.Errorf("count %d after removing all", n)
+	}
+}
+
+func TestNoteURI(t *testing.T) {
+	for in, want := range map[string]string{
+		"projects/atlas plan.md": "nexus://vault/projects/atlas%20plan.md",
+		"메모/회의.md":               "nexus://vault/%EB%A9%94%EB%AA%A8/%ED%9A%8C%EC%9D%98.md",
+		"a/b#c?.md":              "nexus://vault/a/b%23c%3F.md",
+	} {
+		if got := NoteURI(in); got != want {
+			t.Errorf("NoteURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
