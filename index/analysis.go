@@ -101,14 +101,22 @@ func hasCJK(b []byte) bool {
 	return false
 }
 
-// pairsAnalyzerName is analyzerName followed by word pairs: "backup
-// restore error" is indexed as "backup restor" and "restor error". Query
-// words that stand together in a note match its pair terms, which are far
-// rarer than the words, so proximity is rewarded by plain term matching
-// instead of costly phrase (position) checks over every matching note.
+// bodyAnalyzerName indexes the body: analyzerName's words plus word
+// pairs: "backup restore error" is indexed as backup, restor, error,
+// "backup restor" and "restor error". Query words that stand together in
+// a note match its pair terms, which are far rarer than the words, so
+// proximity is rewarded by plain term matching instead of costly position
+// checks over every matching note; quoted phrases match as all of their
+// pairs. One field and one pass of analysis hold both.
+const bodyAnalyzerName = "nexus_body"
+
+// pairsAnalyzerName analyses a query into its word pairs only.
 const pairsAnalyzerName = "nexus_pairs"
 
-const pairFilterName = "nexus_pair"
+const (
+	pairFilterName     = "nexus_pair"      // pairs only
+	wordPairFilterName = "nexus_word_pair" // words and pairs
+)
 
 // addAnalyzer registers the analyzers in m.
 func addAnalyzer(m *mapping.IndexMappingImpl) error {
@@ -128,19 +136,28 @@ func addAnalyzer(m *mapping.IndexMappingImpl) error {
 	}); err != nil {
 		return err
 	}
-	if err := m.AddCustomTokenFilter(pairFilterName, map[string]any{
-		"type":            shingle.Name,
-		"min":             2.0,
-		"max":             2.0,
-		"output_original": false,
-		"separator":       " ",
-		"filler":          "",
+	for name, original := range map[string]bool{pairFilterName: false, wordPairFilterName: true} {
+		if err := m.AddCustomTokenFilter(name, map[string]any{
+			"type":            shingle.Name,
+			"min":             2.0,
+			"max":             2.0,
+			"output_original": original,
+			"separator":       " ",
+			"filler":          "",
+		}); err != nil {
+			return err
+		}
+	}
+	if err := m.AddCustomAnalyzer(pairsAnalyzerName, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicodetok.Name,
+		"token_filters": append(append([]any(nil), chain...), pairFilterName),
 	}); err != nil {
 		return err
 	}
-	return m.AddCustomAnalyzer(pairsAnalyzerName, map[string]any{
+	return m.AddCustomAnalyzer(bodyAnalyzerName, map[string]any{
 		"type":          custom.Name,
 		"tokenizer":     unicodetok.Name,
-		"token_filters": append(chain, pairFilterName),
+		"token_filters": append(append([]any(nil), chain...), wordPairFilterName),
 	})
 }

@@ -29,7 +29,7 @@ import (
 
 // schemaVersion changes whenever the mapping or the document model does;
 // an index of another version is rebuilt on open.
-const schemaVersion = 2
+const schemaVersion = 3
 
 const (
 	bleveSubdir  = "bleve"
@@ -278,11 +278,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt("heading", kw(true))
 	dm.AddFieldMappingsAt("headings", text(false))
 	dm.AddFieldMappingsAt("tagtext", text(false))
-	pairs := text(false)
-	pairs.Name = "pairs"
-	pairs.Analyzer = pairsAnalyzerName
-	pairs.IncludeTermVectors = false
-	dm.AddFieldMappingsAt("body", text(false), pairs)
+	body := text(false)
+	body.Analyzer = bodyAnalyzerName
+	body.IncludeTermVectors = false // phrases are matched through word pairs
+	dm.AddFieldMappingsAt("body", body)
+	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	dm.AddFieldMappingsAt("tag", kw(false))
 	dm.AddFieldMappingsAt("path", kw(true))
 	dm.AddFieldMappingsAt("agent", kw(true))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -164,14 +165,57 @@ func matchField(text, field string, boost float64) query.Query {
 	q := bleve.NewMatchQuery(text)
 	q.SetField(field)
 	q.SetBoost(boost)
+	// The body holds words and word pairs; a word query matches words.
+	q.Analyzer = analyzerName
 	return q
 }
 
+// pairsMatch matches the word pairs of text in the body: any of them
+// (operator OR, for ranking) or all of them (AND, for a phrase).
+func pairsMatch(text string, all bool, boost float64) query.Query {
+	q := bleve.NewMatchQuery(text)
+	q.SetField("body")
+	q.Analyzer = pairsAnalyzerName
+	q.SetBoost(boost)
+	if all {
+		q.SetOperator(query.MatchQueryOperatorAnd)
+	}
+	return q
+}
+
+// phraseField matches text as a phrase in field. The body has no term
+// positions: there a phrase is all of its word pairs (a single word is
+// the word).
 func phraseField(text, field string, boost float64) query.Query {
+	if field == "body" {
+		if len(analyzedTerms(text)) < 2 {
+			return matchField(text, field, boost)
+		}
+		return pairsMatch(text, true, boost)
+	}
 	q := bleve.NewMatchPhraseQuery(text)
 	q.SetField(field)
 	q.SetBoost(boost)
 	return q
+}
+
+// wordAnalyzer is the analyzer for query text (built on first use: the
+// registry is filled by init functions).
+var wordAnalyzer = sync.OnceValue(func() analysis.Analyzer {
+	m, err := newMapping()
+	if err != nil {
+		panic(err) // a bug in the mapping, caught by every test
+	}
+	return m.AnalyzerNamed(analyzerName)
+})
+
+// analyzedTerms returns the index terms of text.
+func analyzedTerms(text string) []string {
+	var out []string
+	for _, t := range wordAnalyzer().Analyze([]byte(text)) {
+		out = append(out, string(t.Term))
+	}
+	return out
 }
 
 // anyField matches text (as a phrase when phrase is set) in any text field.
@@ -203,11 +247,7 @@ func buildQuery(q Query) (query.Query, parsedQuery, error) {
 			// Proximity: adjacent word pairs in the body (see
 			// pairsAnalyzerName), and the words as a phrase in the title
 			// or an alias (short fields: cheap).
-			pq := bleve.NewMatchQuery(free)
-			pq.SetField("pairs")
-			pq.Analyzer = pairsAnalyzerName
-			pq.SetBoost(pairBoost)
-			should = append(should, pq, phraseField(free, "title", phraseBoost), phraseField(free, "aliases", phraseBoost))
+			should = append(should, pairsMatch(free, false, pairBoost), phraseField(free, "title", phraseBoost), phraseField(free, "aliases", phraseBoost))
 		}
 		b.AddShould(should...)
 		b.SetMinShould(1)
