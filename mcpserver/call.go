@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -130,7 +131,7 @@ func jsonResult(v any) *mcp.CallToolResult {
 func errorResult(v any, err error) *mcp.CallToolResult {
 	msg := describe(err)
 	var b []byte
-	if v != nil {
+	if !isZero(v) {
 		b = marshal(v)
 		// Make sure the message is in the result the agent sees.
 		if !bytes.Contains(b, []byte(`"error"`)) && len(b) > 1 && b[0] == '{' {
@@ -151,6 +152,12 @@ func errorResult(v any, err error) *mcp.CallToolResult {
 		res.StructuredContent = json.RawMessage(b)
 	}
 	return res
+}
+
+// isZero reports whether v is nil, a nil pointer or a zero value: a
+// result not worth showing next to an error.
+func isZero(v any) bool {
+	return v == nil || reflect.ValueOf(v).IsZero()
 }
 
 func marshal(v any) []byte {

@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func TestFormatNotice(t *testing.T) {
@@ -97,6 +100,31 @@ func TestNoteURI(t *testing.T) {
 	} {
 		if got := NoteURI(in); got != want {
 			t.Errorf("NoteURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestErrorResultShowsOnlyUsefulResults(t *testing.T) {
+	type fact struct {
+		Name string `json:"name"`
+	}
+	var nilPtr *fact
+	for _, tt := range []struct {
+		v    any
+		want string
+	}{
+		{nil, `{"success":false,"error":"boom"}`},
+		{nilPtr, `{"success":false,"error":"boom"}`},
+		{fact{}, `{"success":false,"error":"boom"}`},
+		{fact{Name: "x"}, `{"error":"boom","name":"x"}`},
+		{map[string]any{"error": "own message", "usage": "1%"}, `{"error":"own message","usage":"1%"}`},
+	} {
+		res := errorResult(tt.v, errors.New("boom"))
+		if !res.IsError || len(res.Content) != 1 {
+			t.Fatalf("%#v: %+v", tt.v, res)
+		}
+		if got := res.Content[0].(mcp.TextContent).Text; got != tt.want {
+			t.Errorf("errorResult(%#v) = %s, want %s", tt.v, got, tt.want)
 		}
 	}
 }
