@@ -611,19 +611,23 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	done := 0
 	// Batches are applied by one goroutine while the next is prepared, so
 	// parsing and indexing overlap.
+	// Two appliers: bleve builds one batch's segment on one core while
+	// it analyses the other's documents on the other.
 	batches := make(chan *bleve.Batch, 1)
-	batchErr := make(chan error, 1)
-	go func() {
-		var err error
-		for b := range batches {
-			if err == nil {
-				if e := bi.Batch(b); e != nil {
-					err = fmt.Errorf("update index: %w", e)
+	batchErr := make(chan error, 2)
+	for range 2 {
+		go func() {
+			var err error
+			for b := range batches {
+				if err == nil {
+					if e := bi.Batch(b); e != nil {
+						err = fmt.Errorf("update index: %w", e)
+					}
 				}
 			}
-		}
-		batchErr <- err
-	}()
+			batchErr <- err
+		}()
+	}
 	flush := func() error {
 		if batch.Size() == 0 {
 			return nil
@@ -634,7 +638,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	}
 	finish := func() error {
 		close(batches)
-		return <-batchErr
+		return errors.Join(<-batchErr, <-batchErr)
 	}
 	defer func() {
 		if batches != nil {
