@@ -30,6 +30,9 @@ type Status struct {
 	// is another process.
 	HolderPID int  `json:"holder_pid"`
 	Remote    bool `json:"remote"`
+	// Rebuilding is true while a rebuild runs; Files and Pending are then
+	// not counted.
+	Rebuilding bool `json:"rebuilding,omitempty"`
 	// Warnings are recent warnings about odd files.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -58,6 +61,10 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 		st.Documents, _ = ix.bi.DocCount()
 	}
 	ix.bmu.RUnlock()
+	if ix.rebuilding.Load() {
+		st.Rebuilding = true
+		return st, nil
+	}
 	files, err := ix.walk(ctx)
 	if err != nil {
 		return st, err

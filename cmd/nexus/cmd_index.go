@@ -99,7 +99,11 @@ Example:
 					last = st.LastUpdate.Format(time.RFC3339)
 				}
 				fmt.Fprintf(w, "last update: %s\n", last)
-				fmt.Fprintf(w, "pending:     %d\n", st.Pending)
+				if st.Rebuilding {
+					fmt.Fprintln(w, "rebuilding:  yes (searches answer from the previous index)")
+				} else {
+					fmt.Fprintf(w, "pending:     %d\n", st.Pending)
+				}
 				for _, p := range st.PendingPaths {
 					fmt.Fprintf(w, "  %s\n", p)
 				}
