@@ -16,6 +16,7 @@ import (
 
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/mcpserver"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // lastText is the last text content of a result: the unread notice, if any.
@@ -291,5 +292,31 @@ func TestNoticeSeesOtherProcesses(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("notice never came: %q", got)
 		}
+	}
+}
+
+// TestConfigEditsApplyWithoutRestart: a person lowers the memory limit and
+// turns on the review gate while the server runs; the next calls obey.
+func TestConfigEditsApplyWithoutRestart(t *testing.T) {
+	v := mustVault(t, "lyra")
+	_, url, tokens := startServer(t, v, "lyra")
+	cs := connectHTTP(t, url, tokens["lyra"], "", nil)
+	mustOK(t, cs, "memory", map[string]any{"action": "add", "content": strings.Repeat("a", 150)})
+	if err := v.UpdateConfig(func(c *vault.Config) error { c.MemoryCharLimit = 200; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, cs, "memory", map[string]any{"action": "add", "content": strings.Repeat("b", 100)}, "200")
+	if err := v.UpdateConfig(func(c *vault.Config) error { c.MemoryCharLimit = 2200; c.Review.WriteApproval = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	r := mustOK(t, cs, "memory", map[string]any{"action": "add", "content": "needs a person's approval"})
+	if r["staged"] != true || r["pending_id"] == nil {
+		t.Fatalf("write under the review gate: %v", r)
+	}
+	if got := readFile(t, v, "agents/lyra/MEMORY.md"); strings.Contains(got, "approval") {
+		t.Errorf("gated write landed: %q", got)
+	}
+	if got := readFile(t, v, "review/pending/"+r["pending_id"].(string)+".md"); !strings.Contains(got, "needs a person's approval") {
+		t.Errorf("pending item: %q", got)
 	}
 }

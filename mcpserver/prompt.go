@@ -20,7 +20,7 @@ func (s *Server) sessionStartPrompt(ctx context.Context, req mcp.GetPromptReques
 	if !ok {
 		return nil, ErrNoAgent
 	}
-	text, err := agents.RenderSessionStart(s.v, agent)
+	text, err := agents.RenderSessionStart(s.vault(), agent)
 	if err != nil {
 		return nil, err
 	}

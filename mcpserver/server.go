@@ -50,6 +50,7 @@ type Server struct {
 	res    *resourceList
 	lg     *livelog.Log
 	unread unreadCache
+	live   *liveVault
 
 	// ixMu protects ix, the search index (nil until opened).
 	ixMu sync.Mutex
@@ -96,6 +97,7 @@ func New(opts Options) (*Server, error) {
 		tokens: identity.NewTokenChecker(opts.Vault),
 		opts:   opts,
 		subs:   newSubscriptions(),
+		live:   newLiveVault(opts.Vault),
 	}
 	lg, err := livelog.Open(opts.Vault, livelog.Options{Now: opts.Now, Logger: opts.Logger})
 	if err != nil {

@@ -63,7 +63,7 @@ func (s *Server) factWrite(ctx context.Context, c *call) (any, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	return agents.WriteFact(s.v, c.agent, in, s.now())
+	return agents.WriteFact(s.vault(), c.agent, in, s.now())
 }
 
 type factList struct {
@@ -84,13 +84,13 @@ func (s *Server) factRead(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(slug) == "" {
-		facts, err := agents.ListFacts(s.v, owner)
+		facts, err := agents.ListFacts(s.vault(), owner)
 		if facts == nil {
 			facts = []agents.Fact{}
 		}
 		return factList{Agent: owner, Facts: facts}, err
 	}
-	return agents.ReadFact(s.v, owner, slug)
+	return agents.ReadFact(s.vault(), owner, slug)
 }
 
 type factRemoved struct {
@@ -103,7 +103,7 @@ func (s *Server) factRemove(ctx context.Context, c *call) (any, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	archived, err := agents.RemoveFact(s.v, c.agent, slug, s.now())
+	archived, err := agents.RemoveFact(s.vault(), c.agent, slug, s.now())
 	if err != nil {
 		return nil, err
 	}

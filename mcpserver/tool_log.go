@@ -243,7 +243,7 @@ func (s *Server) checkpointSave(ctx context.Context, c *call) (any, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	cp, err := livelog.SaveCheckpoint(s.v, c.agent, cp, s.now())
+	cp, err := livelog.SaveCheckpoint(s.vault(), c.agent, cp, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ type checkpointLoaded struct {
 }
 
 func (s *Server) checkpointLoad(ctx context.Context, c *call) (any, error) {
-	cp, err := livelog.LoadCheckpoint(s.v, c.agent)
+	cp, err := livelog.LoadCheckpoint(s.vault(), c.agent)
 	if errors.Is(err, livelog.ErrNoCheckpoint) {
 		return checkpointLoaded{Message: "no checkpoint saved yet; save one with checkpoint_save during long work"}, nil
 	}

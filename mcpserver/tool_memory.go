@@ -78,7 +78,7 @@ func (s *Server) memory(ctx context.Context, c *call) (any, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	return retention.WriteMemory(s.v, c.agent, target, ops, s.provenance(ctx, c.agent), s.now())
+	return retention.WriteMemory(s.vault(), c.agent, target, ops, s.provenance(ctx, c.agent), s.now())
 }
 
 // provenance says where a write came from: this agent, over MCP, in this

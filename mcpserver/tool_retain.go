@@ -65,7 +65,7 @@ func (s *Server) retain(ctx context.Context, c *call) (any, error) {
 			if in.Source != "" {
 				p.Source = in.Source
 			}
-			it, err := retention.Retain(s.v, c.agent, in, p, s.now())
+			it, err := retention.Retain(s.vault(), c.agent, in, p, s.now())
 			if err != nil {
 				err = fmt.Errorf("facts[%d] (%s): %w", i, in.Name, err)
 				out.Error = describe(err)
@@ -82,7 +82,7 @@ func (s *Server) retain(ctx context.Context, c *call) (any, error) {
 	if in.Source != "" {
 		prov.Source = in.Source
 	}
-	return retention.Retain(s.v, c.agent, in, prov, s.now())
+	return retention.Retain(s.vault(), c.agent, in, prov, s.now())
 }
 
 func factInput(c *call) agents.FactInput {
