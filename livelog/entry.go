@@ -29,7 +29,7 @@ const (
 // Entry is one block of a log file: a signed agent entry, or text a person
 // typed by hand (Signed false). Position fields say where it is on disk.
 type Entry struct {
-	Time    time.Time `json:"time"`
+	Time    time.Time `json:"time,omitzero"` // zero for hand-typed text
 	Agent   string    `json:"agent,omitempty"`
 	Channel string    `json:"channel,omitempty"`
 	Kind    string    `json:"kind,omitempty"`

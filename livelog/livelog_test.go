@@ -495,3 +495,34 @@ func unreadCountCache(t *testing.T, seed uint64) {
 		}
 	}
 }
+
+// TestConcurrentGoroutines: one Log shared by many goroutines.
+func TestConcurrentGoroutines(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				if _, err := l.Append([]string{"lyra", "ella"}[g%2], Entry{Summary: fmt.Sprintf("g%d n%d", g, i)}); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%10 == 0 {
+					if _, _, err := l.UnreadCount("mallory"); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 320 {
+		t.Fatalf("verify %v %+v", r.Counts, r.Findings)
+	}
+	if n, _, _ := l.UnreadCount("mallory"); n != 320 {
+		t.Fatalf("mallory has %d unread", n)
+	}
+}
