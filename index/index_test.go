@@ -512,6 +512,10 @@ func FuzzQueryText(f *testing.F) {
 				t.Fatal("empty token")
 			}
 		}
+		q, _, err := buildQuery(Query{Text: s})
+		if (q == nil) == (err == nil) {
+			t.Fatalf("query %v, err %v", q, err)
+		}
 	})
 }
 
