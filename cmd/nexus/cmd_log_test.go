@@ -233,6 +233,14 @@ func TestLogTailFollow(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"--vault", dir, "--json", "log", "tail", "-f", "-n", "1"}, strings.NewReader(""), &out, &errb)
 	}()
+	// Wait for tail to print the old entry before appending, so that the
+	// new one can only come through -f.
+	for i := 0; !strings.Contains(out.String(), "old entry"); i++ {
+		if i > 5000 {
+			t.Fatalf("tail printed nothing: %s %s", out.String(), errb.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	for i := 0; !strings.Contains(out.String(), "fresh entry"); i++ {
 		if i%50 == 0 {
 			if code, _, e := logCLI(t, "", "--vault", dir, "--agent", "ella", "log", "append", "fresh entry"); code != 0 {
