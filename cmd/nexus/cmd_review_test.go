@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -169,5 +172,84 @@ func TestApproveAllSnapshotRollbackCommands(t *testing.T) {
 	}
 	if code, _, _ := factCLI(t, "", "--vault", dir, "journey", "--since", "yesterday"); code != exitUsage {
 		t.Fatal("bad --since accepted")
+	}
+}
+
+// TestHelperProcessFactWriter writes facts through the CLI from another
+// process while the parent test decides review items (re-executed test
+// binary; the env var switch keeps it idle in normal runs).
+func TestHelperProcessFactWriter(t *testing.T) {
+	dir := os.Getenv("NEXUS_TEST_FACT_WRITER_VAULT")
+	if dir == "" {
+		return
+	}
+	for i := range 25 {
+		code, _, errs := factCLI(t, "", "--vault", dir, "--agent", "lyra", "fact", "write", "--name", fmt.Sprintf("writer fact %d", i), "--type", "project", "--description", "from another process", "body")
+		if code != 0 {
+			fmt.Fprintln(os.Stderr, errs)
+			os.Exit(3)
+		}
+	}
+	os.Exit(0)
+}
+
+func TestReviewWhileAnotherProcessWritesFacts(t *testing.T) {
+	dir := factVault(t)
+	var ids []string
+	for i := range 8 {
+		code, out, errs := factCLI(t, "", "--vault", dir, "--agent", "lyra", "--json", "retain", "--type", "user", fmt.Sprintf("Proposal %d", i))
+		var it reviewItemJSON
+		if code != 0 || json.Unmarshal([]byte(out), &it) != nil {
+			t.Fatalf("retain: %s", errs)
+		}
+		ids = append(ids, it.ID)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcessFactWriter$")
+	cmd.Env = append(os.Environ(), "NEXUS_TEST_FACT_WRITER_VAULT="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	approved := 0
+	for i, id := range ids {
+		p := filepath.Join(dir, "review", "pending", id+".md")
+		switch i % 4 {
+		case 0:
+			if code, _, errs := factCLI(t, "", "--vault", dir, "review", "approve", id); code != 0 {
+				t.Errorf("approve: %s", errs)
+			}
+			approved++
+		case 1:
+			if code, _, errs := factCLI(t, "", "--vault", dir, "review", "reject", id, "--why", "no"); code != 0 {
+				t.Errorf("reject: %s", errs)
+			}
+		case 2:
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(data, []byte("status: pending"), []byte("status: approved"), 1), 0o644)
+			approved++
+		case 3:
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(data, []byte("status: pending"), []byte("status: rejected"), 1), 0o644)
+		}
+		if code, _, errs := factCLI(t, "", "--vault", dir, "review"); code != 0 {
+			t.Errorf("review: %s", errs)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("writer process: %v\n%s", err, stderr.String())
+	}
+	code, out, _ := factCLI(t, "", "--vault", dir, "--json", "review")
+	if code != 0 || !strings.Contains(out, `"count": 0`) {
+		t.Fatalf("still pending: %s", out)
+	}
+	code, out, _ = factCLI(t, "", "--vault", dir, "--agent", "lyra", "--json", "fact", "list")
+	var facts []struct{ Slug string }
+	if code != 0 || json.Unmarshal([]byte(out), &facts) != nil || len(facts) != 25+approved {
+		t.Fatalf("facts: %d, want %d", len(facts), 25+approved)
+	}
+	idx, _ := os.ReadFile(filepath.Join(dir, "agents", "lyra", "memory", "INDEX.md"))
+	if n := bytes.Count(idx, []byte("\n")); n != 25+approved {
+		t.Fatalf("INDEX.md has %d lines, want %d", n, 25+approved)
 	}
 }
