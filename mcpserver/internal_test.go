@@ -1,12 +1,18 @@
 package mcpserver
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/livelog"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 func TestFormatNotice(t *testing.T) {
@@ -126,5 +132,58 @@ func TestErrorResultShowsOnlyUsefulResults(t *testing.T) {
 		if got := res.Content[0].(mcp.TextContent).Text; got != tt.want {
 			t.Errorf("errorResult(%#v) = %s, want %s", tt.v, got, tt.want)
 		}
+	}
+}
+
+// fakeSession is a listen stream that records its notifications.
+type fakeSession struct {
+	id string
+	ch chan mcp.JSONRPCNotification
+}
+
+func (f *fakeSession) Initialize()                                         {}
+func (f *fakeSession) Initialized() bool                                   { return true }
+func (f *fakeSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return f.ch }
+func (f *fakeSession) SessionID() string                                   { return f.id }
+
+// TestLiveLogNotifiesOnlyWhoHasNews: an agent is not told about its own
+// appends, only about other agents'.
+func TestLiveLogNotifiesOnlyWhoHasNews(t *testing.T) {
+	v, _, err := vault.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"lyra", "ella"} {
+		if _, err := agents.Add(v, n, "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(Options{Vault: v, LogPollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	lyra := &fakeSession{"l", make(chan mcp.JSONRPCNotification, 8)}
+	ella := &fakeSession{"e", make(chan mcp.JSONRPCNotification, 8)}
+	s.subs.add(LiveLogURI, "stream:l", &subscriber{stream: lyra, agent: "lyra"})
+	s.subs.add(LiveLogURI, "stream:e", &subscriber{stream: ella, agent: "ella"})
+
+	if _, err := s.lg.Append("lyra", livelog.Entry{Summary: "lyra did a thing"}); err != nil {
+		t.Fatal(err)
+	}
+	s.liveLogChanged()
+	if len(lyra.ch) != 0 || len(ella.ch) != 1 {
+		t.Fatalf("after lyra's append: lyra got %d, ella got %d; want 0 and 1", len(lyra.ch), len(ella.ch))
+	}
+	n := <-ella.ch
+	if n.Method != mcp.MethodNotificationResourceUpdated || n.Params.AdditionalFields["uri"] != LiveLogURI {
+		t.Errorf("notification: %+v", n)
+	}
+	if _, err := s.lg.Append("ella", livelog.Entry{Summary: "ella answered"}); err != nil {
+		t.Fatal(err)
+	}
+	s.liveLogChanged()
+	if len(lyra.ch) != 1 {
+		t.Errorf("after ella's append lyra got %d notifications, want 1", len(lyra.ch))
 	}
 }

@@ -41,6 +41,23 @@ func (s *Server) unreadNotice(agent string) (notice string) {
 			notice = ""
 		}
 	}()
+	got, ok := s.unreadCounts(agent)
+	if !ok || got.total == 0 {
+		return ""
+	}
+	return formatNotice(got.total, got.by)
+}
+
+// unreadCount returns how many entries are unread for agent (0 when that
+// cannot be told).
+func (s *Server) unreadCount(agent string) int {
+	got, _ := s.unreadCounts(agent)
+	return got.total
+}
+
+// unreadCounts returns agent's unread counts, from the cache when the log
+// and cursors have not changed since they were counted.
+func (s *Server) unreadCounts(agent string) (unreadCount, bool) {
 	c := &s.unread
 	ver := c.version.Load()
 	c.mu.Lock()
@@ -50,7 +67,7 @@ func (s *Server) unreadNotice(agent string) (notice string) {
 		total, by, err := s.lg.UnreadCount(agent)
 		if err != nil {
 			s.log.Debug("count unread log entries", "agent", agent, "err", err)
-			return ""
+			return unreadCount{}, false
 		}
 		got = unreadCount{version: ver, total: total, by: by}
 		c.mu.Lock()
@@ -60,10 +77,7 @@ func (s *Server) unreadNotice(agent string) (notice string) {
 		c.byAgent[agent] = got
 		c.mu.Unlock()
 	}
-	if got.total == 0 {
-		return ""
-	}
-	return formatNotice(got.total, got.by)
+	return got, true
 }
 
 func formatNotice(total int, by map[string]int) string {

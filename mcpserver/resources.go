@@ -181,6 +181,22 @@ func (s *Server) liveLogStamp() string {
 	return b.String()
 }
 
+// liveLogChanged invalidates the unread counts and tells the live log's
+// subscribers that have something new to read — entries by other agents or
+// a person; an agent's own appends never are — about the change.
+func (s *Server) liveLogChanged() {
+	s.unread.invalidate()
+	s.subs.notify(s.mcp, LiveLogURI, s.log, func(agent string) (news bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("count unread log entries panicked", "agent", agent, "panic", r)
+				news = true // tell it anyway; log_read will sort it out
+			}
+		}()
+		return s.unreadCount(agent) > 0
+	})
+}
+
 // watchLiveLog polls the live log and notifies subscribers of LiveLogURI
 // when it changes. It returns when ctx is done.
 func (s *Server) watchLiveLog(ctx context.Context) {
@@ -195,8 +211,7 @@ func (s *Server) watchLiveLog(ctx context.Context) {
 		}
 		if cur := s.liveLogStamp(); cur != last {
 			last = cur
-			s.unread.invalidate()
-			s.subs.notify(s.mcp, LiveLogURI, s.log)
+			s.liveLogChanged()
 		}
 	}
 }

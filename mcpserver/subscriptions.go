@@ -22,6 +22,7 @@ type subscriptions struct {
 type subscriber struct {
 	sessionID string               // legacy: notify through the server by ID
 	stream    server.ClientSession // modern: notify on this listen stream
+	agent     string               // who subscribed ("" if unknown)
 }
 
 func newSubscriptions() *subscriptions {
@@ -74,7 +75,8 @@ func (ss *subscriptions) count() int {
 func (ss *subscriptions) install(h *server.Hooks) {
 	h.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
 		if sess := server.ClientSessionFromContext(ctx); sess != nil && sess.SessionID() != "" {
-			ss.add(req.Params.URI, "id:"+sess.SessionID(), &subscriber{sessionID: sess.SessionID()})
+			agent, _ := agentFrom(ctx)
+			ss.add(req.Params.URI, "id:"+sess.SessionID(), &subscriber{sessionID: sess.SessionID(), agent: agent})
 		}
 	})
 	h.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) {
@@ -92,18 +94,19 @@ func (ss *subscriptions) install(h *server.Hooks) {
 			return
 		}
 		key := fmt.Sprintf("stream:%p", sess)
+		agent, _ := agentFrom(ctx)
 		for _, uri := range uris {
-			ss.add(uri, key, &subscriber{stream: sess})
+			ss.add(uri, key, &subscriber{stream: sess, agent: agent})
 		}
 		// The stream lasts as long as the request; so does the record.
 		context.AfterFunc(ctx, func() { ss.removeKey(key) })
 	})
 }
 
-// notify sends notifications/resources/updated for uri to its subscribers.
-// A subscriber whose channel is full misses this one; the next change
-// notifies it again.
-func (ss *subscriptions) notify(srv *server.MCPServer, uri string, log *slog.Logger) {
+// notify sends notifications/resources/updated for uri to its subscribers
+// for whom want(agent) is true (nil: all). A subscriber whose channel is
+// full misses this one; the next change notifies it again.
+func (ss *subscriptions) notify(srv *server.MCPServer, uri string, log *slog.Logger, want func(agent string) bool) {
 	ss.mu.Lock()
 	subs := make([]*subscriber, 0, len(ss.byURI[uri]))
 	for _, s := range ss.byURI[uri] {
@@ -112,6 +115,9 @@ func (ss *subscriptions) notify(srv *server.MCPServer, uri string, log *slog.Log
 	ss.mu.Unlock()
 	params := map[string]any{"uri": uri}
 	for _, sub := range subs {
+		if want != nil && sub.agent != "" && !want(sub.agent) {
+			continue
+		}
 		if sub.stream != nil {
 			n := mcp.JSONRPCNotification{
 				JSONRPC:      mcp.JSONRPC_VERSION,
