@@ -255,6 +255,9 @@ func runReviewList(g *globals) error {
 			if it.Error != "" {
 				sum += "  [last approval failed: " + it.Error + "]"
 			}
+			if it.Status != retention.StatusPending && it.Status != "invalid" {
+				sum += "  [status: " + it.Status + " is not understood; set approved or rejected]"
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.ID, it.Agent, it.Kind, fmtDate(it.Provenance.Time), sum)
 		}
 		tw.Flush()
