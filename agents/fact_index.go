@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -130,8 +131,54 @@ func (st *factStore) byName(name string) (string, bool) {
 }
 
 func (st *factStore) fullError(limit int) error {
-	return fmt.Errorf("%s has %d facts and memory/INDEX.md allows %d lines: merge related facts into one ('nexus fact write --update'), or archive facts no longer needed ('nexus fact remove SLUG'), then retry; or raise memory_index_line_limit in %s: %w",
-		st.agent, st.entries.len(), limit, vault.ConfigFile, ErrIndexFull)
+	merge, old := st.candidates(3)
+	hint := ""
+	if len(merge) > 0 {
+		hint += "; facts that may belong together: " + strings.Join(merge, ", ")
+	}
+	if len(old) > 0 {
+		hint += "; least recently updated: " + strings.Join(old, ", ")
+	}
+	return fmt.Errorf("%s has %d facts and memory/INDEX.md allows %d lines: merge related facts into one ('nexus fact write --update'), or archive facts no longer needed ('nexus fact remove SLUG'), then retry; or raise memory_index_line_limit in %s%s: %w",
+		st.agent, st.entries.len(), limit, vault.ConfigFile, hint, ErrIndexFull)
+}
+
+// candidates suggests what to merge — the largest groups of facts whose
+// slugs start with the same word, as "staging-* (4)" — and what to archive:
+// the n least recently updated facts.
+func (st *factStore) candidates(n int) (merge, old []string) {
+	groups := map[string]int{}
+	for _, f := range st.entries.files {
+		word, _, _ := strings.Cut(strings.TrimSuffix(f, ".md"), "-")
+		groups[word]++
+	}
+	type group struct {
+		word  string
+		count int
+	}
+	var gs []group
+	for w, c := range groups {
+		if c > 1 {
+			gs = append(gs, group{w, c})
+		}
+	}
+	sort.Slice(gs, func(i, j int) bool {
+		if gs[i].count != gs[j].count {
+			return gs[i].count > gs[j].count
+		}
+		return gs[i].word < gs[j].word
+	})
+	for _, g := range gs[:min(n, len(gs))] {
+		merge = append(merge, fmt.Sprintf("%s-* (%d)", g.word, g.count))
+	}
+	files := append([]string(nil), st.entries.files...)
+	sort.SliceStable(files, func(i, j int) bool {
+		return st.entries.m[files[i]].Updated.Before(st.entries.m[files[j]].Updated)
+	})
+	for _, f := range files[:min(n, len(files))] {
+		old = append(old, strings.TrimSuffix(f, ".md"))
+	}
+	return merge, old
 }
 
 // create writes a new fact file under a unique slug.

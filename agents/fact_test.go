@@ -298,11 +298,12 @@ func TestIndexLimit(t *testing.T) {
 	if err := v.UpdateConfig(func(c *vault.Config) error { c.MemoryIndexLineLimit = 3; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"a", "b", "c"} {
+	for _, n := range []string{"a", "b-1", "b-2"} {
 		mustWriteFact(t, v, FactInput{Name: n, Description: n, Type: "user", Body: n})
 	}
 	_, err := WriteFact(v, "lyra", FactInput{Name: "d", Description: "d", Type: "user", Body: "d"}, factNow)
-	if !errors.Is(err, ErrIndexFull) || !strings.Contains(err.Error(), "merge") || !strings.Contains(err.Error(), "fact remove") {
+	if !errors.Is(err, ErrIndexFull) || !strings.Contains(err.Error(), "merge") || !strings.Contains(err.Error(), "fact remove") ||
+		!strings.Contains(err.Error(), "least recently updated: a, b-1, b-2") || !strings.Contains(err.Error(), "belong together: b-* (2)") {
 		t.Fatalf("over limit: %v", err)
 	}
 	if _, err := os.Stat(v.MustPath(FactPath("lyra", "d"))); !os.IsNotExist(err) {
