@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -270,6 +271,11 @@ func Rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) 
 		if !f.ModTime.IsZero() {
 			os.Chtimes(abs, f.ModTime, f.ModTime)
 		}
+	}
+	// Fact files came back or went: bring the fact caches in step now, so
+	// that the next write does not work from what the rollback undid.
+	if err := agents.SyncAllIndexes(v); err != nil && !errors.Is(err, agents.ErrIndexFull) {
+		return res, err
 	}
 	return res, nil
 }
