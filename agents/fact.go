@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -435,17 +436,25 @@ func RemoveFact(v *vault.Vault, agent, slug string, now time.Time) (string, erro
 		return "", err
 	}
 	defer unlock()
-	dst := path.Join(ArchivedFactsDir(agent), f.Slug+"."+now.UTC().Format("20060102T150405Z")+".md")
-	src := v.MustPath(f.Path)
-	dstAbs, err := v.Path(dst)
-	if err != nil {
-		return "", err
+	stamp := now.UTC().Format("20060102T150405Z")
+	var dst, dstAbs string
+	for i := 1; ; i++ {
+		// SLUG.TIME.md, or SLUG.TIME-2.md if the same fact was archived
+		// within the same second.
+		dst = path.Join(ArchivedFactsDir(agent), f.Slug+"."+stamp+".md")
+		if i > 1 {
+			dst = path.Join(ArchivedFactsDir(agent), f.Slug+"."+stamp+"-"+strconv.Itoa(i)+".md")
+		}
+		if dstAbs, err = v.Path(dst); err != nil {
+			return "", err
+		}
+		if _, err := os.Lstat(dstAbs); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
 	}
+	src := v.MustPath(f.Path)
 	if err := os.MkdirAll(filepath.Dir(dstAbs), 0o755); err != nil {
 		return "", fmt.Errorf("archive fact %s: %w", f.Slug, err)
-	}
-	if _, err := os.Lstat(dstAbs); err == nil {
-		return "", fmt.Errorf("archive %s exists already; retry in a second: %w", dst, vault.ErrConflict)
 	}
 	if err := os.Rename(src, dstAbs); err != nil {
 		return "", fmt.Errorf("archive fact %s: %w", f.Slug, err)

@@ -135,6 +135,15 @@ func TestWriteReadListRemoveFact(t *testing.T) {
 	if got := readIndex(t, v); got != "- [[배포-규칙|배포 규칙]] — 금요일 배포 금지\n" {
 		t.Fatalf("INDEX.md after remove:\n%s", got)
 	}
+	// The same fact written and archived again in the same second.
+	mustWriteFact(t, v, FactInput{Name: "Staging SSH", Description: "again", Type: "project", Body: "again"})
+	arch2, err := RemoveFact(v, "lyra", "staging-ssh", factNow.Add(time.Hour))
+	if err != nil || arch2 != "review/archive/facts/lyra/staging-ssh.20261129T160000Z-2.md" {
+		t.Fatalf("second archive = %q, %v", arch2, err)
+	}
+	if first, _ := os.ReadFile(v.MustPath(arch)); string(first) != want {
+		t.Fatal("second archive overwrote the first")
+	}
 }
 
 func TestWriteFactDuplicateAndUpdate(t *testing.T) {

@@ -143,7 +143,8 @@ func archivedFacts(v *vault.Vault, agent string, add func(Event)) {
 		if dot < 0 {
 			continue
 		}
-		at, err := time.Parse("20060102T150405Z", stem[dot+1:])
+		stamp, _, _ := strings.Cut(stem[dot+1:], "-") // SLUG.TIME-2.md
+		at, err := time.Parse("20060102T150405Z", stamp)
 		if err != nil {
 			continue
 		}
