@@ -680,3 +680,27 @@ func TestCopiedPendingFile(t *testing.T) {
 		t.Fatal("copy not applied")
 	}
 }
+
+// TestReconcileWaitsForStableFile: a file still being saved (it changes
+// between the two reads) is left for the next run.
+func TestReconcileWaitsForStableFile(t *testing.T) {
+	v := mustVault(t)
+	it := mustRetain(t, v, "lyra", fact("Alpha"), t0)
+	setStatus(t, v, it.Path, "approved", "")
+	testHookStable = func() {
+		data := readFile(t, v, it.Path)
+		os.WriteFile(v.MustPath(it.Path), []byte(strings.Replace(data, "The body of Alpha.", "The body of Alpha, still being typed", 1)), 0o644)
+	}
+	res, err := Reconcile(v, t0)
+	testHookStable = nil
+	if err != nil || len(res.Approved) != 0 {
+		t.Fatalf("acted on an unstable file: %+v, %v", res, err)
+	}
+	res, err = Reconcile(v, t0)
+	if err != nil || len(res.Approved) != 1 {
+		t.Fatalf("second run: %+v, %v", res, err)
+	}
+	if f, _ := agents.ReadFact(v, "lyra", "alpha"); f.Body != "The body of Alpha, still being typed" {
+		t.Fatalf("applied body = %q", f.Body)
+	}
+}

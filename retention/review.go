@@ -346,6 +346,12 @@ func archive(v *vault.Vault, id string, data []byte) error {
 	return vault.SyncDir(v.MustPath(vault.PendingDir))
 }
 
+// stableWait separates the two reads of a file decided in Obsidian.
+const stableWait = 20 * time.Millisecond
+
+// testHookStable runs between the two reads; tests change a file there.
+var testHookStable func()
+
 // ReconcileResult reports what [Reconcile] carried out.
 type ReconcileResult struct {
 	Approved []Item `json:"approved"`
@@ -373,6 +379,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 	// A cheap look at each file's status line first: a full parse only for
 	// the few a person decided.
 	var todo []Item
+	var seen [][]byte // the bytes each todo item was parsed from
 	for _, de := range des {
 		name := de.Name()
 		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
@@ -386,6 +393,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 		if it, err := ParseItem(id, data); err == nil && (it.Status == StatusApproved || it.Status == StatusRejected) {
 			it.Path = PendingPath(id)
 			todo = append(todo, it)
+			seen = append(seen, data)
 		}
 	}
 	if len(todo) == 0 {
@@ -397,10 +405,17 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 	}
 	defer unlock()
 	var errs []error
-	for _, it := range todo {
+	// An editor that saves in place (truncate, then write) can be caught
+	// half-way: act only on a file that reads the same twice, a moment
+	// apart (SPEC §9); an unstable one waits for the next run.
+	time.Sleep(stableWait)
+	if testHookStable != nil {
+		testHookStable()
+	}
+	for i, it := range todo {
 		// Re-read under the lock: another process may have decided it.
-		cur, err := readItem(v, it.Path)
-		if err != nil || cur.Status != it.Status {
+		cur, data, err := readItemBytes(v, it.Path)
+		if err != nil || cur.Status != it.Status || !bytes.Equal(data, seen[i]) {
 			continue
 		}
 		by := cur.DecidedBy
