@@ -510,8 +510,9 @@ func TestHelperProcess(t *testing.T) {
 		os.Exit(3)
 	}
 	n, _ := strconv.Atoi(os.Getenv("NEXUS_RETENTION_HELPER_N"))
+	prefix := os.Getenv("NEXUS_RETENTION_HELPER_PREFIX")
 	for i := range n {
-		if _, err := agents.WriteFact(v, "lyra", fact(fmt.Sprintf("helper fact %d", i)), time.Now()); err != nil {
+		if _, err := agents.WriteFact(v, "lyra", fact(fmt.Sprintf("helper fact %s%d", prefix, i)), time.Now()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(4)
 		}
