@@ -1,10 +1,13 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
@@ -190,10 +194,65 @@ func BenchmarkHTTPReadThroughput4ClientsPerTool(b *testing.B) {
 	}
 }
 
+// BenchmarkHTTPReadThroughput4ClientsBinary is the mix against 'nexus
+// serve --http' running as its own process, as deployed.
+func BenchmarkHTTPReadThroughput4ClientsBinary(b *testing.B) {
+	v := mustVault(b, "lyra", "ella")
+	tokens := map[string]string{}
+	for _, n := range []string{"lyra", "ella"} {
+		tok, err := identity.NewToken(v, n, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tokens[n] = tok
+	}
+	url := startBinaryHTTP(b, v)
+	runHTTPReads(b, v, url, tokens, []string{"memory_get", "fact_read", "decision_list", "checkpoint_load"})
+}
+
+// startBinaryHTTP runs 'nexus serve --http 127.0.0.1:0' and returns its
+// endpoint URL; the process is stopped when tb ends.
+func startBinaryHTTP(tb testing.TB, v *vault.Vault) string {
+	tb.Helper()
+	cmd := exec.Command(nexusBin, "--vault", v.Root(), "serve", "--http", "127.0.0.1:0", "--log-level", "info")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		re := regexp.MustCompile(`addr=(\S+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addrc <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case addr := <-addrc:
+		return "http://" + addr + "/mcp"
+	case <-time.After(30 * time.Second):
+		tb.Fatal("server never said where it listens")
+		return ""
+	}
+}
+
 func benchHTTPReads(b *testing.B, tools []string) {
 	v := mustVault(b, "lyra", "ella")
-	mustWrite(b, v, "projects/atlas.md", "# Atlas\n\nThe launch plan.\n")
 	_, url, tokens := startServer(b, v, "lyra", "ella")
+	runHTTPReads(b, v, url, tokens, tools)
+}
+
+func runHTTPReads(b *testing.B, v *vault.Vault, url string, tokens map[string]string, tools []string) {
+	mustWrite(b, v, "projects/atlas.md", "# Atlas\n\nThe launch plan.\n")
 	var clients []*sdk.ClientSession
 	for i := 0; i < 4; i++ {
 		cs := connectHTTP(b, url, tokens[[]string{"lyra", "ella"}[i%2]], "", nil)
