@@ -87,7 +87,7 @@ func checkListings(t *testing.T, cs *sdk.ClientSession, v *vault.Vault) {
 			t.Errorf("resource list exposes %s", r.URI)
 		}
 	}
-	for _, want := range []string{mcpserver.LiveLogURI, mcpserver.NoteURI("projects/atlas plan.md"), mcpserver.NoteURI("agents/lyra/IDENTITY.md")} {
+	for _, want := range []string{mcpserver.LiveLogURI, mcpserver.SessionStartURI, mcpserver.NoteURI("projects/atlas plan.md"), mcpserver.NoteURI("agents/lyra/IDENTITY.md")} {
 		if !slices.Contains(uris, want) {
 			t.Errorf("resources lack %s: %v", want, uris)
 		}
@@ -111,8 +111,16 @@ func checkListings(t *testing.T, cs *sdk.ClientSession, v *vault.Vault) {
 	if len(p.Messages) != 1 {
 		t.Fatalf("session_start: %+v", p)
 	}
-	if tc, ok := p.Messages[0].Content.(*sdk.TextContent); !ok || !strings.Contains(tc.Text, "lyra") {
-		t.Errorf("session_start text: %+v", p.Messages[0].Content)
+	tc, ok := p.Messages[0].Content.(*sdk.TextContent)
+	if !ok || !strings.Contains(tc.Text, "lyra") {
+		t.Fatalf("session_start text: %+v", p.Messages[0].Content)
+	}
+	sr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcpserver.SessionStartURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Contents) != 1 || sr.Contents[0].Text != tc.Text {
+		t.Errorf("session start resource differs from the prompt:\n%+v", sr.Contents)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -28,6 +29,10 @@ const (
 	// LiveLogURI is the live log as one resource. Subscribe to it to be
 	// notified (notifications/resources/updated) when an agent appends.
 	LiveLogURI = "nexus://log/live"
+	// SessionStartURI is the calling agent's session-start text (the
+	// session_start prompt), for clients that attach resources but not
+	// prompts.
+	SessionStartURI = "nexus://session/start"
 )
 
 // rescanAfter is how stale the resource list may be before resources/list
@@ -55,6 +60,9 @@ func (s *Server) addResources(hooks *server.Hooks) {
 	s.mcp.AddResource(mcp.NewResource(LiveLogURI, "Live log",
 		mcp.WithResourceDescription("The shared live-context log: what every agent did and said, newest last. Subscribe to be told when another agent appends; then call log_read."),
 		mcp.WithMIMEType("text/markdown")), s.readLiveLogResource)
+	s.mcp.AddResource(mcp.NewResource(SessionStartURI, "Session start",
+		mcp.WithResourceDescription("Your frozen snapshot for this session: identity, MEMORY, USER, memory index, unread log entries, latest checkpoint, current decisions. The same text as the session_start prompt."),
+		mcp.WithMIMEType("text/markdown")), s.readSessionStartResource)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(NoteURIPrefix+"{+path}", "Vault note",
 		mcp.WithTemplateDescription("A markdown note of the vault by its vault-relative path (segments percent-encoded). .nexus/ and other dot-folders are not readable."),
 		mcp.WithTemplateMIMEType("text/markdown")), s.readNoteResource)
@@ -137,6 +145,18 @@ func (s *Server) listNotes() ([]string, error) {
 	})
 	sort.Strings(out)
 	return out, err
+}
+
+func (s *Server) readSessionStartResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	agent, ok := agentFrom(ctx)
+	if !ok {
+		return nil, ErrNoAgent
+	}
+	text, err := agents.RenderSessionStart(s.vault(), agent)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: SessionStartURI, MIMEType: "text/markdown", Text: text}}, nil
 }
 
 func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

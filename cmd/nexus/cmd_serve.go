@@ -102,6 +102,9 @@ func runServe(g *globals, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.http != "" && g.agent != "" {
+		logger.Info("--agent is ignored with --http: each request's bearer token names its agent", "agent", g.agent)
+	}
 	ctx := g.ctx
 	if ctx == nil {
 		ctx = context.Background()
