@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -515,19 +516,38 @@ func (ix *Index) sectionText(h Hit) string {
 	_, body, ok := vault.SplitFrontmatter(data)
 	skip := 0
 	if ok {
-		skip = strings.Count(string(data[:len(data)-len(body)]), "\n")
+		skip = bytes.Count(data[:len(data)-len(body)], []byte("\n"))
 	}
-	lines := strings.Split(string(data), "\n")
 	from, to := h.Line-1, h.EndLine
 	if from < skip {
 		from = skip
 	}
-	if to > len(lines) || to <= from {
-		to = len(lines)
+	// Cut lines from..to-1 (0-based) without splitting the whole file:
+	// notes can be large and only one section is wanted.
+	start, line := 0, 0
+	for line < from {
+		k := bytes.IndexByte(data[start:], '\n')
+		if k < 0 {
+			return ""
+		}
+		start += k + 1
+		line++
 	}
-	if from >= len(lines) {
-		return ""
+	end := start
+	for to <= from || line < to {
+		k := bytes.IndexByte(data[end:], '\n')
+		if k < 0 {
+			end = len(data)
+			break
+		}
+		end += k + 1
+		line++
+		if end-start > 64<<10 {
+			break
+		}
 	}
+	lines := strings.Split(string(data[start:end]), "\n")
+	from, to = 0, len(lines)
 	sec := lines[from:to]
 	for i, l := range sec {
 		// Heading markers: blank them, keeping offsets.
