@@ -434,12 +434,15 @@ func TestHostileState(t *testing.T) {
 		}
 	}
 	os.MkdirAll(v.MustPath(cursorsDir), 0o755)
-	for _, junk := range []string{`{"segment":"../../etc/passwd","offset":3}`, `{"segment":"log/live/2026-11.md","offset":-5}`, `not json`, `{"segment":"log/live/2026-11.md","offset":99999999}`} {
+	for _, junk := range []string{`{"segment":"log/live/2026-11.md","offset":3,"head":"abc"}`, `{"segment":"../../etc/passwd","offset":3}`, `{"segment":"log/live/2026-11.md","offset":-5}`, `not json`, `{"segment":"log/live/2026-11.md","offset":99999999}`} {
 		os.WriteFile(v.MustPath(cursorPath("ella")), []byte(junk), 0o644)
 		os.WriteFile(v.MustPath(headFile), []byte(junk), 0o644)
 		es, err := l.Unread("ella")
 		if err != nil || len(es) != 1 || es[0].Summary != "one" {
 			t.Fatalf("cursor %s: %v %v", junk, summaries(es), err)
+		}
+		if r := mustVerify(t, l); !r.OK(true) {
+			t.Fatalf("head %s: verify %+v", junk, r.Findings)
 		}
 	}
 	mustAppend(t, l, "lyra", "two")

@@ -290,7 +290,7 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 	}
 	// The head hint names the last entry appended. If the log no longer
 	// holds it, entries were cut off its end.
-	if c.head != "" && c.head != genesis.String() && !lastTorn {
+	if _, ok := parseHash(c.head); ok && c.head != genesis.String() && !lastTorn {
 		hp := prefix(c.head)
 		found := false
 		for i := len(hashes) - 1; i >= 0; i-- {
