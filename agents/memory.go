@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofrs/flock"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
@@ -477,11 +478,17 @@ func (m *Memory) plan(raw []byte, ops []Op) (*memPlan, error) {
 	return p, nil
 }
 
-// match finds the one entry old names. Identical entries count as one; an
-// entry that fails the security scan may also be named by its BLOCKED line
-// or its #id (the agent never sees its text).
+// match finds the one entry old names. Identical entries count as one.
+// When no entry contains old as is, Unicode-composed (NFC) forms are
+// compared, and then an entry that fails the security scan may be named by
+// its BLOCKED line or its #id (the agent never sees its text).
 func (m *Memory) match(entries []string, old, pos string, n int) (int, error) {
 	idx := matchIn(entries, func(e string) bool { return strings.Contains(e, old) })
+	if len(idx) == 0 {
+		// Text typed on macOS may arrive decomposed (NFD): compare composed.
+		nold := norm.NFC.String(old)
+		idx = matchIn(entries, func(e string) bool { return strings.Contains(norm.NFC.String(e), nold) })
+	}
 	if len(idx) == 0 {
 		idx = matchIn(entries, func(e string) bool {
 			line := blockedLine(e, m.target.File())

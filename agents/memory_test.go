@@ -168,6 +168,10 @@ func TestMemoryHermesBehaviours(t *testing.T) {
 			wantErr: ErrOverLimit, wantFile: "aaaaaaaaaa", wantMsg: "The replacement (21 chars)", wantN: 1},
 		{name: "shrinking an over-full file is allowed", limit: 10, initial: "aaaaaaaaaaaaaaa\n§\nbbbb", ops: []Op{remove("bbbb")},
 			wantFile: "aaaaaaaaaaaaaaa", wantUse: "100% — 15/10 chars", wantN: 1},
+		{name: "decomposed old_text matches a composed entry", initial: "서버 점검은 화요일\n§\ncafé au lait", ops: []Op{remove("cafe\u0301")},
+			wantFile: "서버 점검은 화요일", wantN: 1},
+		{name: "decomposed Korean old_text", initial: "서버 점검은 화요일\n§\nb", ops: []Op{remove("\u1109\u1165\u1107\u1165")},
+			wantFile: "b", wantN: 1},
 		{name: "crlf and a trailing newline are read", initial: "a\r\n§\r\nb\r\n", ops: []Op{add("c")},
 			wantFile: "a\n§\nb\n§\nc", wantN: 3},
 	}
