@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,9 +21,42 @@ func strListProp(desc string) prop {
 	return prop{"type": "array", "items": prop{"type": "string"}, "description": desc}
 }
 
+// field is one named property; schemas keep fields in the order written,
+// so a model reads the important ones (the required) first.
+type field struct {
+	name string
+	p    prop
+}
+
+// fields are an object's properties, marshalled in order.
+type fields []field
+
+func (fs fields) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.name)
+		v, err := json.Marshal(f.p)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 // objectSchema builds an object schema; unknown properties are allowed so
 // that prompts written for other agents' tools (extra fields) still work.
-func objectSchema(props map[string]prop, required ...string) map[string]any {
+func objectSchema(props fields, required ...string) map[string]any {
+	if props == nil {
+		props = fields{}
+	}
 	s := map[string]any{"type": "object", "properties": props}
 	if len(required) > 0 {
 		s["required"] = required

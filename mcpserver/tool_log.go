@@ -59,13 +59,13 @@ Call it at the start of a session and whenever a tool result ends with "N new lo
 ack (default true) marks the returned entries as read, so the next call returns only newer ones; pass ack false to peek. At most 100 entries come back per call; remaining says how many more unread entries wait — call again to get them.
 Pass last N to see the newest N entries regardless of what you have read (your own included; nothing is acknowledged). channel, kind and from filter the last-N view.
 Returns {reader, unread, acked, count, entries: [{time, agent, channel, kind, summary, body, segment, line}], remaining}.`,
-				objectSchema(map[string]prop{
-					"ack":     boolProp("Mark the returned unread entries as read (default true)."),
-					"last":    intProp("Instead of unread entries, return the newest N entries (1-100)."),
-					"limit":   intProp("Most unread entries to return (default and maximum 100)."),
-					"channel": strProp("With last: only this channel."),
-					"kind":    strProp("With last: only this kind."),
-					"from":    strProp("With last: only entries by this agent."),
+				objectSchema(fields{
+					{"ack", boolProp("Mark the returned unread entries as read (default true).")},
+					{"last", intProp("Instead of unread entries, return the newest N entries (1-100).")},
+					{"limit", intProp("Most unread entries to return (default and maximum 100).")},
+					{"channel", strProp("With last: only this channel.")},
+					{"kind", strProp("With last: only this kind.")},
+					{"from", strProp("With last: only entries by this agent.")},
 				}),
 				hints{title: "Read the live log"}),
 			run: s.logRead,
@@ -76,11 +76,11 @@ Returns {reader, unread, acked, count, entries: [{time, agent, channel, kind, su
 Use it to tell the other agents what you did, found, started or need: a one-line summary (what a reader must know) and, if useful, a markdown body with details. It is signed with your key and chained to the previous entry; it cannot be edited later, so write nothing secret.
 channel groups entries (default "general"; e.g. a project name); kind says what it is (default "note"; e.g. status, question, handoff, result).
 Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, notes}.`,
-				objectSchema(map[string]prop{
-					"summary": strProp("One line (at most 500 characters): what happened or what you need."),
-					"body":    strProp("Optional details in markdown."),
-					"channel": strProp(`Channel (default "general").`),
-					"kind":    strProp(`Kind of entry (default "note"), e.g. status, question, handoff, result.`),
+				objectSchema(fields{
+					{"summary", strProp("One line (at most 500 characters): what happened or what you need.")},
+					{"body", strProp("Optional details in markdown.")},
+					{"channel", strProp(`Channel (default "general").`)},
+					{"kind", strProp(`Kind of entry (default "note"), e.g. status, question, handoff, result.`)},
 				}, "summary"),
 				hints{title: "Append to the live log"}),
 			run: s.logAppend,
@@ -90,11 +90,11 @@ Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, note
 
 Use it when you and the user or other agents settle something others must follow: a choice of approach, a convention, a scope cut. Give a short title, the decision itself and the rationale. To change an earlier decision, record a new one with supersedes set to the old id; the old one stays in the file, marked superseded.
 Returns the decision {id, time, agent, title, decision, rationale, supersedes}.`,
-				objectSchema(map[string]prop{
-					"title":      strProp("Short title."),
-					"decision":   strProp("What was decided."),
-					"rationale":  strProp("Why."),
-					"supersedes": strProp("Id of the earlier decision this replaces, e.g. D-0003."),
+				objectSchema(fields{
+					{"title", strProp("Short title.")},
+					{"decision", strProp("What was decided.")},
+					{"rationale", strProp("Why.")},
+					{"supersedes", strProp("Id of the earlier decision this replaces, e.g. D-0003.")},
 				}, "title", "decision"),
 				hints{title: "Record a decision"}),
 			run: s.decisionRecord,
@@ -104,8 +104,8 @@ Returns the decision {id, time, agent, title, decision, rationale, supersedes}.`
 
 Check it before proposing a change of approach, so you follow what was decided.
 Returns {decisions: [{id, time, agent, title, decision, rationale, supersedes, superseded_by}]}.`,
-				objectSchema(map[string]prop{
-					"all": boolProp("Include superseded decisions (default false)."),
+				objectSchema(fields{
+					{"all", boolProp("Include superseded decisions (default false).")},
 				}),
 				hints{title: "List decisions", readOnly: true, idempotent: true}),
 			run: s.decisionList,
@@ -115,12 +115,12 @@ Returns {decisions: [{id, time, agent, title, decision, rationale, supersedes, s
 
 Save one during long work — after each meaningful step and before anything risky — so you (or a new session) can resume after a crash: the task, where it stands, the next step, the files touched and free notes.
 Returns the saved checkpoint {agent, time, task, state, next, files, notes, path}.`,
-				objectSchema(map[string]prop{
-					"task":  strProp("The task you are working on."),
-					"state": strProp("Where it stands: what is done, what is half done."),
-					"next":  strProp("The next step to take."),
-					"files": strListProp("Files touched (paths)."),
-					"notes": strProp("Anything else needed to resume."),
+				objectSchema(fields{
+					{"task", strProp("The task you are working on.")},
+					{"state", strProp("Where it stands: what is done, what is half done.")},
+					{"next", strProp("The next step to take.")},
+					{"files", strListProp("Files touched (paths).")},
+					{"notes", strProp("Anything else needed to resume.")},
 				}, "task"),
 				hints{title: "Save a checkpoint"}),
 			run: s.checkpointSave,
@@ -129,7 +129,7 @@ Returns the saved checkpoint {agent, time, task, state, next, files, notes, path
 			def: newTool("checkpoint_load", `Load your latest work checkpoint, to resume a task after a crash or in a new session.
 
 Returns {found: true, checkpoint: {agent, time, task, state, next, files, notes, path}}, or {found: false} when you have never saved one.`,
-				objectSchema(map[string]prop{}),
+				objectSchema(fields{}),
 				hints{title: "Load your checkpoint", readOnly: true, idempotent: true}),
 			run: s.checkpointLoad,
 		},

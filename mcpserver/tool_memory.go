@@ -16,10 +16,10 @@ import (
 const maxOps = 50
 
 func (s *Server) memoryTool() tool {
-	opSchema := objectSchema(map[string]prop{
-		"action":   enumProp("add, replace or remove.", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove),
-		"content":  strProp("The entry text (add) or its replacement (replace)."),
-		"old_text": strProp("A short, unique, case-sensitive substring of the entry to replace or remove."),
+	opSchema := objectSchema(fields{
+		{"action", enumProp("add, replace or remove.", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove)},
+		{"content", strProp("The entry text (add) or its replacement (replace).")},
+		{"old_text", strProp("A short, unique, case-sensitive substring of the entry to replace or remove.")},
 	}, "action")
 	return tool{
 		def: newTool("memory", `Edit your bounded memory: MEMORY.md (target "memory": your own notes — environment facts, conventions, lessons learned) or USER.md (target "user": who the user is — preferences, communication style). Both are pasted into your prompt at every session start, so keep entries short, factual and durable.
@@ -35,12 +35,12 @@ If old_text matches no entry or several different ones, the error lists the cand
 Content is scanned: prompt-injection phrasing, secrets and credentials, exfiltration commands and invisible Unicode are refused with the rule's name; rewrite without them (never store secrets).
 When the vault requires review, a successful write returns staged: true and pending_id: it lands once a person approves.
 Returns {success, message, target, usage, entry_count, error, current_entries, matches, staged, pending_id}.`,
-			objectSchema(map[string]prop{
-				"action":     enumProp("What to do (omit when sending operations).", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove),
-				"target":     enumProp(`Which file: "memory" (MEMORY.md, your notes; default) or "user" (USER.md, the user profile).`, string(agents.TargetMemory), string(agents.TargetUser)),
-				"content":    strProp("Entry text for add, or the new text for replace."),
-				"old_text":   strProp("For replace/remove: a short, unique substring of the existing entry."),
-				"operations": prop{"type": "array", "items": opSchema, "maxItems": maxOps, "description": "Several operations applied all or nothing, in order, on one target."},
+			objectSchema(fields{
+				{"action", enumProp("What to do (omit when sending operations).", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove)},
+				{"target", enumProp(`Which file: "memory" (MEMORY.md, your notes; default) or "user" (USER.md, the user profile).`, string(agents.TargetMemory), string(agents.TargetUser))},
+				{"content", strProp("Entry text for add, or the new text for replace.")},
+				{"old_text", strProp("For replace/remove: a short, unique substring of the existing entry.")},
+				{"operations", prop{"type": "array", "items": opSchema, "maxItems": maxOps, "description": "Several operations applied all or nothing, in order, on one target."}},
 			}),
 			hints{title: "Edit bounded memory", destructive: true}),
 		run: s.memory,

@@ -14,12 +14,12 @@ import (
 const maxRetain = 20
 
 func (s *Server) retainTool() tool {
-	factSchema := objectSchema(map[string]prop{
-		"name":        strProp("Short title of the fact."),
-		"description": strProp("One line saying what it is about."),
-		"type":        enumProp("Kind of fact.", agents.FactTypes...),
-		"body":        strProp("The fact, short."),
-		"source":      strProp("Where it came from (log entry, document, conversation)."),
+	factSchema := objectSchema(fields{
+		{"name", strProp("Short title of the fact.")},
+		{"description", strProp("One line saying what it is about.")},
+		{"type", enumProp("Kind of fact.", agents.FactTypes...)},
+		{"body", strProp("The fact, short.")},
+		{"source", strProp("Where it came from (log entry, document, conversation).")},
 	}, "name", "description", "type", "body")
 	return tool{
 		def: newTool("retain", `Propose durable facts for a person to review before they are kept: each becomes review/pending/ID.md with its provenance (you, this session, the time, the source). A person approves, edits or rejects it (in Obsidian or with 'nexus review'); approved facts become fact files.
@@ -27,14 +27,14 @@ func (s *Server) retainTool() tool {
 Use it for things learned in this session that are worth keeping but should be checked by a person — especially facts about the user or about other agents' work. For your own working notes use memory or fact_write instead.
 Send one fact with name/description/type/body, or several as facts: [...]. Each is validated and scanned like fact_write (injection phrasing, secrets, invisible characters are refused). Facts are filed in order; on an error the ones already filed are in the result.
 Returns the filed item {id, status: "pending", target, path, ...}, or {items: [...]} for several.`,
-			objectSchema(map[string]prop{
-				"name":        strProp("Short title of the fact."),
-				"description": strProp("One line saying what it is about."),
-				"type":        enumProp("Kind of fact.", agents.FactTypes...),
-				"body":        strProp("The fact, short."),
-				"source":      strProp("Where it came from (log entry, document, conversation)."),
-				"update":      boolProp("On approval, replace an existing fact of the same name."),
-				"facts":       prop{"type": "array", "items": factSchema, "maxItems": maxRetain, "description": "Several facts to propose at once."},
+			objectSchema(fields{
+				{"name", strProp("Short title of the fact.")},
+				{"description", strProp("One line saying what it is about.")},
+				{"type", enumProp("Kind of fact.", agents.FactTypes...)},
+				{"body", strProp("The fact, short.")},
+				{"source", strProp("Where it came from (log entry, document, conversation).")},
+				{"update", boolProp("On approval, replace an existing fact of the same name.")},
+				{"facts", prop{"type": "array", "items": factSchema, "maxItems": maxRetain, "description": "Several facts to propose at once."}},
 			}),
 			hints{title: "Propose facts for review"}),
 		run: s.retain,
