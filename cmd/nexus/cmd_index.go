@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -47,6 +48,10 @@ Example:
 				return err
 			}
 			defer ix.Close()
+			// Indexing allocates heavily and briefly: collecting garbage
+			// less often saves about a sixth of the CPU (a process-wide
+			// setting, so it belongs here, not in the index package).
+			defer debug.SetGCPercent(debug.SetGCPercent(300))
 			start := time.Now()
 			bar := newProgressBar(g.stderr)
 			err = ix.Rebuild(g.ctx, bar.update)
