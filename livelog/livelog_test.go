@@ -529,3 +529,56 @@ func TestConcurrentGoroutines(t *testing.T) {
 		t.Fatalf("mallory has %d unread", n)
 	}
 }
+
+// TestSegments: the chain runs across monthly segments; the clock going
+// back a month never reopens an old segment.
+func TestSegments(t *testing.T) {
+	v := mustVault(t)
+	c := &clock{t: time.Date(2026, 11, 30, 23, 59, 56, 0, time.UTC)}
+	l, _ := Open(v, Options{Now: c.Now})
+	for i := range 6 {
+		if i == 3 {
+			// A person's text in the new month, before any entry.
+			os.WriteFile(v.MustPath("log/live/2026-12.md"), []byte("December notes\n"), 0o644)
+		}
+		mustAppend(t, l, []string{"lyra", "ella"}[i%2], fmt.Sprintf("e%d", i))
+	}
+	segs, _ := l.segments()
+	if fmt.Sprint(segs) != "[log/live/2026-11.md log/live/2026-12.md]" {
+		t.Fatalf("segments %v", segs)
+	}
+	// Clock back in November: still appends to December.
+	c.t = time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
+	e := mustAppend(t, l, "lyra", "skewed clock")
+	if e.Segment != "log/live/2026-12.md" {
+		t.Fatalf("appended to %s", e.Segment)
+	}
+	// Without the head hint the chain is found in the newest segment.
+	os.Remove(v.MustPath(headFile))
+	mustAppend(t, l, "ella", "after hint lost")
+	r := mustVerify(t, l)
+	if !r.OK(false) || r.Counts[StatusIntact] != 8 || r.Counts[StatusUnsigned] != 1 || len(r.Files) != 2 {
+		t.Fatalf("verify %v %+v %v", r.Counts, r.Findings, r.Files)
+	}
+	es, _ := l.Read(ReadOptions{Last: 4})
+	if fmt.Sprint(summaries(es)) != "[e4 e5 skewed clock after hint lost]" {
+		t.Fatalf("last 4 %v", summaries(es))
+	}
+	es, _ = l.Read(ReadOptions{Last: 8})
+	if fmt.Sprint(summaries(es)) != "[e1 e2 December notes e3 e4 e5 skewed clock after hint lost]" {
+		t.Fatalf("last 8 across segments %v", summaries(es))
+	}
+	es, _ = l.Read(ReadOptions{Since: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), From: "lyra"})
+	if fmt.Sprint(summaries(es)) != "[e4]" {
+		t.Fatalf("since December from lyra: %v", summaries(es))
+	}
+	un, _ := l.Unread("mallory")
+	if len(un) != 9 {
+		t.Fatalf("mallory unread %d: %v", len(un), summaries(un))
+	}
+	l.Ack("mallory", un[2])
+	un, _ = l.Unread("mallory")
+	if len(un) != 6 || un[0].Summary != "December notes" {
+		t.Fatalf("after ack across segments: %v", summaries(un))
+	}
+}

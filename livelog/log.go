@@ -258,7 +258,7 @@ func (l *Log) findTail(segs []string) (tail, error) {
 			if err != nil {
 				return t, fmt.Errorf("read %s: %w", segs[i], err)
 			}
-			if bytes.Contains(data, []byte(sigPrefix+"prev=")) {
+			if hasSigned(data, segs[i]) {
 				start = i
 				break
 			}
@@ -319,6 +319,23 @@ func (l *Log) findTail(segs []string) (tail, error) {
 		}
 	}
 	return t, nil
+}
+
+// hasSigned reports whether data holds a complete signed record.
+func hasSigned(data []byte, seg string) bool {
+	if !bytes.Contains(data, []byte(sigPrefix+"prev=")) {
+		return false
+	}
+	p := newParser(data, 0, 0, streamLive, seg)
+	for {
+		e, ok := p.next()
+		if !ok {
+			return false
+		}
+		if e.Signed && !e.Torn {
+			return true
+		}
+	}
 }
 
 // AppendResult is what [Log.Append] did besides appending.
