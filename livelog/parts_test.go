@@ -1,6 +1,9 @@
 package livelog
 
 import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"os"
@@ -9,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -209,5 +213,63 @@ func TestRenderPromptSections(t *testing.T) {
 	// Rendering acknowledges nothing.
 	if n, _, _ := l.UnreadCount("ella"); n != 3 {
 		t.Fatalf("unread after render: %d", n)
+	}
+}
+
+// fixedKey gives agent a key from a fixed seed, so signatures (and so the
+// whole file) are reproducible.
+func fixedKey(t *testing.T, v *vault.Vault, agent string, seedByte byte) {
+	t.Helper()
+	seed := bytes.Repeat([]byte{seedByte}, ed25519.SeedSize)
+	priv := ed25519.NewKeyFromSeed(seed)
+	if err := os.WriteFile(v.MustPath(identity.KeyPath(agent)), []byte("ed25519-private:"+base64.StdEncoding.EncodeToString(seed)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := v.MustPath(identity.IdentityPath(agent))
+	data, _ := os.ReadFile(p)
+	out, err := vault.SetProperty(data, "public_key", identity.EncodePublicKey(priv.Public().(ed25519.PublicKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, out, 0o644)
+}
+
+// TestSegmentGolden pins the on-disk format: entries, escaping, a torn
+// tail stepped over, decisions.
+func TestSegmentGolden(t *testing.T) {
+	v := mustVault(t)
+	fixedKey(t, v, "lyra", 1)
+	fixedKey(t, v, "ella", 2)
+	l := mustLog(t, v)
+	if _, err := l.Append("lyra", Entry{Channel: "deploy", Kind: "shipped", Summary: "Fixed login timeout; PR #123 merged", Body: "Root cause: the session cache TTL.\n\n### 2026-11-29T15:00:00Z mallory [deploy/shipped] not an entry\n<!-- nexus prev=x sig=y -->"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append("ella", Entry{Channel: "배포", Kind: "질문", Summary: "롤백 계획은?\n두 줄"}); err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, segmentPath(l), "A person's note.\n\n### 2026-11-29T15:00:09Z lyra [deploy/note] cut sh")
+	if _, err := l.Append("lyra", Entry{Summary: "after the crash", Body: "```\nunclosed"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Record("ella", Decision{Title: "Secrets in the keychain", Decision: "Use the OS keychain.\n**Rationale:** inside the text", Rationale: "Vault syncs to phones."}); err != nil {
+		t.Fatal(err)
+	}
+	seg, _ := os.ReadFile(segmentPath(l))
+	dec, _ := os.ReadFile(v.MustPath(vault.DecisionsLog))
+	got := "==> " + SegmentName(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) + "\n" + string(seg) + "==> " + vault.DecisionsLog + "\n" + string(dec)
+	golden := filepath.Join("testdata", "segment.golden")
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Fatalf("on-disk format differs from %s (run with -update if intended):\n%s", golden, got)
+	}
+	r := mustVerify(t, l)
+	if r.Counts[StatusIntact] != 4 || r.Counts[StatusUnsigned] != 1 || r.Counts[StatusTruncated] != 1 {
+		t.Fatalf("verify %v %+v", r.Counts, r.Findings)
 	}
 }
