@@ -3,8 +3,12 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,5 +189,37 @@ func TestLiveLogNotifiesOnlyWhoHasNews(t *testing.T) {
 	s.liveLogChanged()
 	if len(lyra.ch) != 1 {
 		t.Errorf("after ella's append lyra got %d notifications, want 1", len(lyra.ch))
+	}
+}
+
+func TestLiveLogResourceTail(t *testing.T) {
+	v, _, err := vault.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{v: v}
+	res, err := s.readLiveLogResource(context.Background(), mcp.ReadResourceRequest{})
+	if err != nil || len(res) != 1 || res[0].(mcp.TextResourceContents).Text != "" {
+		t.Fatalf("empty log: %v %+v", err, res)
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < 2*maxLiveLogResource; i++ {
+		fmt.Fprintf(&b, "### entry %06d\nbody line\n\n", i)
+	}
+	os.WriteFile(filepath.Join(v.Root(), "log", "live", "2026-10.md"), []byte("old month\n"), 0o644)
+	os.WriteFile(filepath.Join(v.Root(), "log", "live", "2026-11.md"), []byte(b.String()), 0o644)
+	res, err = s.readLiveLogResource(context.Background(), mcp.ReadResourceRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res[0].(mcp.TextResourceContents).Text
+	if len(text) > maxLiveLogResource+200 || !strings.HasPrefix(text, "(the last ") || !strings.Contains(text, "log/live/2026-11.md") {
+		t.Fatalf("tail: %d bytes, starts %q", len(text), text[:80])
+	}
+	if !strings.HasSuffix(text, b.String()[b.Len()-40:]) || strings.Contains(text, "old month") {
+		t.Error("tail is not the end of the newest segment")
+	}
+	if first := strings.SplitN(text, "\n\n", 2)[1]; !strings.HasPrefix(first, "### entry") && !strings.HasPrefix(first, "body line") && first[0] != '\n' {
+		t.Errorf("tail does not start at a line: %q", first[:40])
 	}
 }

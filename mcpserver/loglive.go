@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -11,7 +13,12 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// readLiveLogResource returns the newest segment of the live log.
+// maxLiveLogResource bounds the live-log resource: the tail of the newest
+// segment, cut at a line start.
+const maxLiveLogResource = 256 << 10
+
+// readLiveLogResource returns the newest segment of the live log (its last
+// 256 KiB when it is longer, with a line saying where the rest is).
 func (s *Server) readLiveLogResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	dir := s.v.MustPath(vault.LiveLogDir)
 	entries, _ := os.ReadDir(dir)
@@ -24,9 +31,16 @@ func (s *Server) readLiveLogResource(ctx context.Context, req mcp.ReadResourceRe
 	sort.Strings(names)
 	text := ""
 	if len(names) > 0 {
-		_, data, err := s.readNote(vault.LiveLogDir + "/" + names[len(names)-1])
+		rel, data, err := s.readNote(vault.LiveLogDir + "/" + names[len(names)-1])
 		if err != nil {
 			return nil, err
+		}
+		if len(data) > maxLiveLogResource {
+			tail := data[len(data)-maxLiveLogResource:]
+			if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+				tail = tail[i+1:]
+			}
+			data = append([]byte(fmt.Sprintf("(the last %d bytes of %s; read earlier entries with memory_get or log_read last N)\n\n", len(tail), rel)), tail...)
 		}
 		text = string(data)
 	}

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nexus-memory/nexus/mcpserver"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -80,6 +81,13 @@ func exerciseLog(t *testing.T, cs *sdk.ClientSession, v *vault.Vault) {
 	}
 	if got := readFile(t, v, e["segment"].(string)); !strings.Contains(got, "Started the atlas 배포") {
 		t.Fatalf("segment lacks the entry: %q", got)
+	}
+	lr, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: mcpserver.LiveLogURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lr.Contents) != 1 || !strings.Contains(lr.Contents[0].Text, "Started the atlas 배포") {
+		t.Errorf("live log resource: %+v", lr.Contents)
 	}
 	// Own entries are never unread.
 	r := mustOK(t, cs, "log_read", nil)
