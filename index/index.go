@@ -121,6 +121,8 @@ type Index struct {
 	}
 
 	rebuilding atomic.Bool // a Rebuild runs: searches do not wait for ix.mu
+	catchingUp atomic.Bool // Start's first sync runs: searches do not wait for ix.mu
+	watching   atomic.Bool // w is set
 
 	warnMu   sync.Mutex // protects warnings
 	warnings []string

@@ -572,8 +572,8 @@ var markupCleaner = strings.NewReplacer("[[", "  ", "]]", "  ", "**", "  ", "__"
 // flushPending indexes the watcher's queued paths now, debounce or not, so
 // that a search right after a save sees it.
 func (ix *Index) flushPending(ctx context.Context) {
-	if ix.rebuilding.Load() {
-		return // answer from the old index until the new one is ready
+	if !ix.watching.Load() || ix.rebuilding.Load() || ix.catchingUp.Load() {
+		return // nothing queued, or a long job runs: answer from the index as it is
 	}
 	ix.mu.Lock() // waits for an update in progress, so it is seen
 	defer ix.mu.Unlock()

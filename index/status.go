@@ -30,8 +30,8 @@ type Status struct {
 	// is another process.
 	HolderPID int  `json:"holder_pid"`
 	Remote    bool `json:"remote"`
-	// Rebuilding is true while a rebuild runs; Files and Pending are then
-	// not counted.
+	// Rebuilding is true while a rebuild, or the first catch-up of a
+	// watcher, runs; Files and Pending are then not counted.
 	Rebuilding bool `json:"rebuilding,omitempty"`
 	// Warnings are recent warnings about odd files.
 	Warnings []string `json:"warnings,omitempty"`
@@ -61,7 +61,7 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 		st.Documents, _ = ix.bi.DocCount()
 	}
 	ix.bmu.RUnlock()
-	if ix.rebuilding.Load() {
+	if ix.rebuilding.Load() || ix.catchingUp.Load() {
 		st.Rebuilding = true
 		return st, nil
 	}

@@ -32,7 +32,12 @@ func (ix *Index) Start(ctx context.Context) error {
 	if ix.w != nil {
 		return nil
 	}
-	if err := ix.syncLocked(ctx, nil); err != nil {
+	// Searches meanwhile answer from the index as it is rather than wait
+	// for a first sync that can take minutes on a big new vault.
+	ix.catchingUp.Store(true)
+	err := ix.syncLocked(ctx, nil)
+	ix.catchingUp.Store(false)
+	if err != nil {
 		return err
 	}
 	return ix.startWatcher(ctx)
@@ -61,6 +66,7 @@ func (ix *Index) startWatcher(ctx context.Context) error {
 	w := &watcher{ix: ix, fw: fw, cancel: cancel, pending: map[string]time.Time{}, kick: make(chan struct{}, 1)}
 	w.addTree(ix.v.Root())
 	ix.w = w
+	ix.watching.Store(true)
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
