@@ -369,18 +369,35 @@ func (l *Log) Unread(agent string) ([]Entry, error) {
 
 // ReadUnread is [Log.Unread] that, with ack, also moves agent's cursor past
 // everything it parsed (its own entries too), in one step.
+//
+// With ack, reading and moving the cursor happen under the agent's cursor
+// lock, so two sessions of one agent reading at once each get different
+// entries: every entry is delivered once per agent.
 func (l *Log) ReadUnread(agent string, ack bool) ([]Entry, error) {
+	if !ack {
+		return l.Unread(agent)
+	}
+	if err := identity.ValidName(agent); err != nil {
+		return nil, err
+	}
+	unlock, err := l.v.Lock(cursorLock(agent))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	all, through, err := l.unread(agent)
 	if err != nil {
 		return nil, err
 	}
-	if ack && len(all) > 0 {
-		if err := l.saveCursor(agent, through); err != nil {
+	if len(all) > 0 {
+		if err := l.saveCursorLocked(agent, through); err != nil {
 			return nil, err
 		}
 	}
 	return unreadFor(agent, all), nil
 }
+
+func cursorLock(agent string) string { return "livelog-cursor-" + agent }
 
 // unreadCount is a running count of agent's unread entries, so that
 // UnreadCount, called after every MCP tool call, parses only what was
@@ -507,11 +524,17 @@ func (l *Log) Ack(agent string, through Entry) error {
 }
 
 func (l *Log) saveCursor(agent string, c Cursor) error {
-	unlock, err := l.v.Lock("livelog-cursor-" + agent)
+	unlock, err := l.v.Lock(cursorLock(agent))
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	return l.saveCursorLocked(agent, c)
+}
+
+// saveCursorLocked writes agent's cursor unless it would move it back. The
+// caller holds the agent's cursor lock.
+func (l *Log) saveCursorLocked(agent string, c Cursor) error {
 	old, err := l.loadCursor(agent)
 	if err != nil {
 		return err
