@@ -14,6 +14,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // EndpointPath is where [Server.Handler] serves Streamable HTTP.
@@ -151,6 +153,9 @@ func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
 	s.log.Info("serving MCP over Streamable HTTP", "addr", ln.Addr().String(), "path", EndpointPath, "tls", useTLS, "vault", s.v.Root())
+	if !hasTokens(s.vault()) {
+		s.log.Warn("no agent has a token yet, so every request will be refused; issue one with 'nexus agent token NAME'")
+	}
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}
@@ -204,4 +209,13 @@ func acceptBareCancel(w http.ResponseWriter, r *http.Request) bool {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return true
+}
+
+func hasTokens(v *vault.Vault) bool {
+	for _, a := range v.Config().Agents {
+		if a.TokenSHA256 != "" {
+			return true
+		}
+	}
+	return false
 }
