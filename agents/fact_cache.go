@@ -83,6 +83,14 @@ type factCache struct {
 	// mtime then; lets a flush skip re-reading an unchanged INDEX.md.
 	index             []byte
 	indexSize, indexM int64
+
+	// rendered is the full index of these entries (when it fits the
+	// limit), with offs[i] the offset of files[i]'s line and a last offset
+	// at the end. put and del splice one line in or out instead of
+	// re-rendering 10,000 lines; a new buffer each time, never in place,
+	// since index may share it. nil: render in full at the next flush.
+	rendered []byte
+	offs     []int
 }
 
 func newFactCache() *factCache { return &factCache{m: map[string]*cacheEntry{}} }
@@ -96,8 +104,8 @@ func (c *factCache) len() int { return len(c.m) }
 
 func (c *factCache) put(file string, e *cacheEntry) {
 	old, ok := c.m[file]
+	i := sort.SearchStrings(c.files, file)
 	if !ok {
-		i := sort.SearchStrings(c.files, file)
 		c.files = append(c.files, "")
 		copy(c.files[i+1:], c.files[i:])
 		c.files[i] = file
@@ -105,6 +113,14 @@ func (c *factCache) put(file string, e *cacheEntry) {
 		c.byKey = nil // the old name may belong to another file too: rebuild
 	}
 	c.m[file] = e
+	if c.rendered != nil {
+		line := e.indexLine(file) + "\n"
+		if ok {
+			c.splice(i, c.offs[i+1]-c.offs[i], line, 0)
+		} else {
+			c.splice(i, 0, line, 1)
+		}
+	}
 	if c.byKey != nil {
 		if _, taken := c.byKey[nameKey(e.Name)]; !taken {
 			c.byKey[nameKey(e.Name)] = file
@@ -122,11 +138,42 @@ func (c *factCache) del(file string) {
 	i := sort.SearchStrings(c.files, file)
 	if i < len(c.files) && c.files[i] == file {
 		c.files = append(c.files[:i], c.files[i+1:]...)
+		if c.rendered != nil {
+			c.splice(i, c.offs[i+1]-c.offs[i], "", -1)
+		}
 	}
 	if c.byKey != nil && c.byKey[nameKey(old.Name)] == file {
 		c.byKey = nil // another file may carry the same name: rebuild
 	}
 	c.changed = append(c.changed, file)
+}
+
+// splice replaces the cut bytes of rendered at line i with line, and
+// fixes the offsets: lines is +1 for an inserted line, -1 for a removed
+// one, 0 for a replaced one.
+func (c *factCache) splice(i, cut int, line string, lines int) {
+	at := c.offs[i]
+	buf := make([]byte, 0, len(c.rendered)-cut+len(line))
+	buf = append(buf, c.rendered[:at]...)
+	buf = append(buf, line...)
+	buf = append(buf, c.rendered[at+cut:]...)
+	c.rendered = buf
+	delta := len(line) - cut
+	switch lines {
+	case 1:
+		c.offs = append(c.offs, 0)
+		copy(c.offs[i+1:], c.offs[i:])
+		c.offs[i] = at
+	case -1:
+		c.offs = append(c.offs[:i], c.offs[i+1:]...)
+	}
+	start := i + 1
+	if lines == -1 {
+		start = i
+	}
+	for j := start; j < len(c.offs); j++ {
+		c.offs[j] += delta
+	}
 }
 
 // byName returns the file of the fact named name (compared as [sameName]).

@@ -114,10 +114,14 @@ func (st *factStore) rescan() error {
 		if err != nil {
 			continue // not text: not a fact
 		}
+		if st.entries.rendered != nil {
+			st.entries.rendered, st.entries.offs = nil, nil // many changes: render once at flush
+		}
 		st.entries.put(name, entryFromFact(f, info, now))
 	}
 	for _, name := range append([]string(nil), st.entries.files...) {
 		if !seen[name] {
+			st.entries.rendered, st.entries.offs = nil, nil
 			st.entries.del(name)
 		}
 	}
@@ -286,20 +290,34 @@ func (st *factStore) record(slug string, f Fact, abs string) {
 // order, at most limit lines; past the limit the last line says how many
 // facts are left out. over is how many facts did not fit.
 func (st *factStore) renderIndex(limit int) (data []byte, over int) {
-	files := st.entries.files
-	var b bytes.Buffer
-	b.Grow(len(files) * 80)
+	c := st.entries
+	files := c.files
 	n := len(files)
+	if n <= limit && c.rendered != nil {
+		return c.rendered, 0 // kept up to date by put and del
+	}
+	var b bytes.Buffer
+	b.Grow(len(files)*96 + 200)
 	if n > limit {
 		over = n - (limit - 1)
 		n = limit - 1
 	}
+	var offs []int
+	if over == 0 {
+		offs = make([]int, 0, n+1)
+	}
 	for _, file := range files[:n] {
-		b.WriteString(st.entries.m[file].indexLine(file))
+		if offs != nil {
+			offs = append(offs, b.Len())
+		}
+		b.WriteString(c.m[file].indexLine(file))
 		b.WriteByte('\n')
 	}
 	if over > 0 {
 		fmt.Fprintf(&b, "- … %d more facts not listed: the index allows %d lines; merge related facts or archive old ones (nexus fact remove SLUG)\n", over, limit)
+		c.rendered, c.offs = nil, nil
+	} else {
+		c.rendered, c.offs = b.Bytes(), append(offs, b.Len())
 	}
 	return b.Bytes(), over
 }

@@ -523,3 +523,31 @@ func TestFactWriteTouchesOnlyItsFiles(t *testing.T) {
 	}
 	check(before, tree())
 }
+
+// TestIndexSpliceMatchesFullRender: lines spliced in and out by put and del
+// give exactly the full render.
+func TestIndexSpliceMatchesFullRender(t *testing.T) {
+	c := newFactCache()
+	st := &factStore{entries: c}
+	full := func() string {
+		fresh := &factCache{m: c.m, files: c.files}
+		data, _ := (&factStore{entries: fresh}).renderIndex(1 << 20)
+		return string(data)
+	}
+	st.renderIndex(1 << 20) // start splicing from an empty, valid render
+	for i := range 300 {
+		file := fmt.Sprintf("f-%03d.md", (i*37)%101)
+		switch i % 5 {
+		case 0, 1, 2:
+			c.put(file, &cacheEntry{Name: fmt.Sprintf("n%d", i), Description: strings.Repeat("d", i%7)})
+		case 3:
+			c.del(file)
+		case 4:
+			c.del("missing.md")
+		}
+		got, _ := st.renderIndex(1 << 20)
+		if want := full(); string(got) != want {
+			t.Fatalf("step %d: spliced index differs:\n%s\nwant:\n%s", i, got, want)
+		}
+	}
+}
