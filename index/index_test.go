@@ -512,7 +512,7 @@ func FuzzQueryText(f *testing.F) {
 				t.Fatal("empty token")
 			}
 		}
-		q, _, err := buildQuery(Query{Text: s})
+		q, _, err := buildQuery(Query{Text: s}, true)
 		if (q == nil) == (err == nil) {
 			t.Fatalf("query %v, err %v", q, err)
 		}

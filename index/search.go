@@ -24,7 +24,8 @@ import (
 
 // Query is one search.
 type Query struct {
-	// Text is the query: plain words (ranked, any may match), "exact
+	// Text is the query: plain words (every word must occur; if no
+	// document holds them all, documents holding some are ranked), "exact
 	// phrase" (must match), title:word or title:"a phrase" (must match the
 	// title or an alias), -word or -"phrase" (must not match), and the
 	// filters tag:T, path:P, agent:A, type:T written inline.
@@ -234,7 +235,13 @@ func anyField(text string, phrase bool) query.Query {
 
 // buildQuery turns a Query into a bleve query. It returns a usage error
 // (wrapping vault.ErrInvalid) for a query that has nothing to look for.
-func buildQuery(q Query) (query.Query, parsedQuery, error) {
+//
+// With all set, every plain word must occur in the document (the body field
+// also holds the title, aliases, tags and headings, so a word may be in any
+// of them); the field and proximity clauses then only score the documents
+// that match, which is several times cheaper than scoring every document
+// holding any of the words. Without all, any word may match.
+func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 	p := parseQueryText(q.Text)
 	b := bleve.NewBooleanQuery()
 	scored := false
@@ -242,6 +249,14 @@ func buildQuery(q Query) (query.Query, parsedQuery, error) {
 		free := strings.Join(p.words, " ")
 		var should []query.Query
 		for _, fb := range fieldBoosts {
+			if all && fb.field == "body" {
+				m := bleve.NewMatchQuery(free)
+				m.SetField("body")
+				m.Analyzer = analyzerName
+				m.SetOperator(query.MatchQueryOperatorAnd)
+				b.AddMust(m)
+				continue
+			}
 			should = append(should, matchField(free, fb.field, fb.boost))
 		}
 		if len(p.words) > 1 {
@@ -251,7 +266,9 @@ func buildQuery(q Query) (query.Query, parsedQuery, error) {
 			should = append(should, pairsMatch(free, false, pairBoost), phraseField(free, "title", phraseBoost), phraseField(free, "aliases", phraseBoost))
 		}
 		b.AddShould(should...)
-		b.SetMinShould(1)
+		if !all {
+			b.SetMinShould(1)
+		}
 		scored = true
 	}
 	for _, ph := range p.phrases {
@@ -331,7 +348,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if q.Limit > 10000 {
 		q.Limit = 10000
 	}
-	bq, pq, err := buildQuery(q)
+	bq, pq, err := buildQuery(q, true)
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +374,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		req.SortBy([]string{"-date", "_id"})
 	}
 	sr, err := ix.bi.SearchInContext(ctx, req)
+	if err == nil && sr.Total == 0 && len(pq.words) > 1 {
+		// No document holds every word: rank those holding some.
+		loose, _, _ := buildQuery(q, false)
+		req.Query = loose
+		sr, err = ix.bi.SearchInContext(ctx, req)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

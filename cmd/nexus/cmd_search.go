@@ -35,8 +35,9 @@ best first. Each hit shows path:line (where its section starts), the title,
 the score and a snippet with the matched words in ** **.
 
 Query syntax:
-  staging ssh port     plain words; any may match, notes holding them all,
-                       close together, in the title or headings rank first
+  staging ssh port     plain words: notes holding every word (if none does,
+                       notes holding some); words close together, in the
+                       title or headings rank first
   "exact phrase"       must appear as written
   title:staging        must match the title or an alias (title:"two words")
   deploy -docker       must not contain docker (also -"a phrase")
