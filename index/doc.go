@@ -7,10 +7,10 @@
 //
 // Text analysis handles English (case folding, possessives, stop words,
 // Snowball stemming) and CJK: Korean words are split into syllable bigrams,
-// so 배포 is found inside 배포를 and 배포가. Ranking is BM25 over title,
-// aliases, tags, headings and body with field boosts, plus phrase and
-// word-pair proximity clauses so that notes where the query words stand
-// together come first.
+// so 배포 is found inside 배포를 and 배포가. A document must hold every
+// query word (else any word, as a fallback); ranking is tf-idf over title,
+// aliases, tags, headings and body with field boosts, plus indexed word
+// pairs so that notes where the query words stand together come first.
 //
 // Keeping current: [Index.Start] watches every folder with fsnotify
 // (debounced, re-reading until a file is stable, so editors that truncate
