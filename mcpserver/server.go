@@ -138,14 +138,10 @@ func New(opts Options) (*Server, error) {
 // instructions are sent to clients at initialize; many put them in the
 // model's system prompt.
 const instructions = `Nexus is the shared, durable memory of the agents you work with, kept as markdown that people also edit.
-- At the start of a session read the session_start prompt: your identity, bounded memory, user profile, memory index, unread log entries, checkpoint and decisions.
+- At the start of a session read the session_start prompt (or the nexus://session/start resource): your identity, bounded memory, user profile, memory index, unread log entries, checkpoint and decisions.
 - When a tool result ends with "N new log entries from ... — call log_read", call log_read before you reply.
 - Keep MEMORY.md/USER.md small with the memory tool; put durable facts in fact files (fact_write); record decisions with decision_record; save a checkpoint during long work.
 - Find things with memory_search, then read them with memory_get.`
-
-// MCP returns the underlying mcp-go server, for embedding in another
-// transport.
-func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // enter registers a tool call; it returns false once Close has begun.
 func (s *Server) enter() bool {
