@@ -154,7 +154,9 @@ func (w *watcher) loop(ctx context.Context) {
 		defer t.Stop()
 		reconcile = t.C
 	}
-	save := time.NewTicker(2 * time.Second)
+	// The manifest (about 75 bytes per file) is saved at most every 10 s
+	// while watching; after a crash, files changed since are re-indexed.
+	save := time.NewTicker(10 * time.Second)
 	defer save.Stop()
 	root := ix.v.Root()
 	for {
