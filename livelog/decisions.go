@@ -204,6 +204,9 @@ func (l *Log) Record(agent string, d Decision) (Decision, error) {
 	if _, err := f.Write(rec); err != nil {
 		return d, fmt.Errorf("append decision: %w", err)
 	}
+	if err := l.writeHint(decisionsHeadFile, pos{Segment: vault.DecisionsLog, Offset: int64(len(data) + len(rec)), Head: e.Hash}); err != nil {
+		l.opts.Logger.Warn("decision log: head hint not written", "err", err)
+	}
 	if err := f.Sync(); err != nil {
 		return d, fmt.Errorf("sync decisions: %w", err)
 	}

@@ -21,10 +21,13 @@ import (
 
 // Vault-relative locations of the log's own state.
 const (
-	StateDir   = vault.StateDir + "/livelog"
-	headFile   = StateDir + "/head.json"
-	cursorsDir = StateDir + "/cursors"
-	lockName   = "livelog"
+	StateDir = vault.StateDir + "/livelog"
+	headFile = StateDir + "/head.json"
+	// decisionsHeadFile names the last decision recorded, so that verify
+	// can tell when decisions were cut off the end of log/decisions.md.
+	decisionsHeadFile = StateDir + "/decisions-head.json"
+	cursorsDir        = StateDir + "/cursors"
+	lockName          = "livelog"
 )
 
 // Options configure a [Log]. The zero value is usable.
@@ -193,8 +196,11 @@ func readJSON(path string, v any) error {
 // ([Log.valid]), so it is written in place without fsync: a torn or stale
 // head file only costs a scan. Fixed-size padding keeps old bytes from
 // showing through without truncating.
-func (l *Log) writeHead(p pos) error {
-	path := l.abs(headFile)
+func (l *Log) writeHead(p pos) error { return l.writeHint(headFile, p) }
+
+// writeHint writes a head hint file (see [Log.writeHead]).
+func (l *Log) writeHint(rel string, p pos) error {
+	path := l.abs(rel)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {

@@ -273,3 +273,48 @@ func TestSegmentGolden(t *testing.T) {
 		t.Fatalf("verify %v %+v", r.Counts, r.Findings)
 	}
 }
+
+// TestDecisionsTampering: the decision chain is verified like the live log,
+// including decisions cut off its end.
+func TestDecisionsTampering(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		tamper func(data []byte, ds []Decision) []byte
+		want   Status
+	}{
+		{"text edited", func(data []byte, ds []Decision) []byte {
+			return bytes.Replace(data, []byte("decision two"), []byte("decision 2"), 1)
+		}, StatusEdited},
+		{"last decision cut off", func(data []byte, ds []Decision) []byte {
+			return data[:bytes.LastIndex(data, []byte("### "))]
+		}, StatusRemoved},
+		{"middle decision deleted", func(data []byte, ds []Decision) []byte {
+			i := bytes.Index(data, []byte("[decision/D-0002]"))
+			j := bytes.Index(data, []byte("[decision/D-0003]"))
+			start := bytes.LastIndex(data[:i], []byte("### "))
+			end := bytes.LastIndex(data[:j], []byte("### "))
+			return append(append([]byte{}, data[:start]...), data[end:]...)
+		}, StatusRemoved},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := mustVault(t)
+			l := mustLog(t, v)
+			for _, n := range []string{"one", "two", "three"} {
+				if _, err := l.Record("lyra", Decision{Title: "D " + n, Decision: "decision " + n}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 3 {
+				t.Fatalf("before: %v", r.Counts)
+			}
+			p := v.MustPath(vault.DecisionsLog)
+			data, _ := os.ReadFile(p)
+			ds, _ := l.ListDecisions(true)
+			os.WriteFile(p, c.tamper(data, ds), 0o644)
+			r := mustVerify(t, l)
+			if r.Counts[c.want] == 0 || r.OK(false) {
+				t.Fatalf("want %s: %v %+v", c.want, r.Counts, r.Findings)
+			}
+		})
+	}
+}

@@ -125,9 +125,14 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	st, serr := os.Stat(l.abs(vault.DecisionsLog))
+	var dhead pos
+	dheadErr := readJSON(l.abs(decisionsHeadFile), &dhead)
 	unlock()
 	if serr == nil {
 		dec := chainFiles{stream: streamDecisions, files: []string{vault.DecisionsLog}, sizes: []int64{st.Size()}}
+		if dheadErr == nil {
+			dec.head = dhead.Head
+		}
 		if err := l.verifyChain(ctx, kr, dec, r); err != nil {
 			return nil, err
 		}
