@@ -182,3 +182,42 @@ func TestHTTPServeBinarySIGTERM(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioClientVanishes: the client dies mid-call (both pipes close).
+// The server finishes what it started and exits cleanly instead of being
+// killed by SIGPIPE halfway through other writes.
+func TestStdioClientVanishes(t *testing.T) {
+	v := mustVault(t, "lyra")
+	cmd := exec.Command(nexusBin, "--vault", v.Root(), "--agent", "lyra", "serve", "--stdio", "--log-level", "error")
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if _, err := r.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"log_append","arguments":{"summary":"entry %d"}}}`+"\n", i, i)
+	}
+	out.Close() // the client is gone: nobody reads the answers
+	in.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("server died: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("server did not exit after its client vanished")
+	}
+	out2, err := execNexus(v.Root(), "log", "verify")
+	if err != nil {
+		t.Fatalf("log verify after the client vanished: %v\n%s", err, out2)
+	}
+}

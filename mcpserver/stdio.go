@@ -2,8 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -23,7 +25,8 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 	ss.SetContextFunc(func(ctx context.Context) context.Context { return withAgent(ctx, agent) })
 	s.log.Info("serving MCP on stdio", "agent", agent, "vault", s.v.Root())
 	err := ss.Listen(ctx, in, out)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) {
+		// Shut down, or the client went away: both are a normal end.
 		return nil
 	}
 	return err

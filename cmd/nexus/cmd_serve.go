@@ -118,6 +118,7 @@ func runServe(g *globals, o serveOptions) error {
 		if stdin == nil {
 			stdin = os.Stdin
 		}
+		ignoreSIGPIPE()
 		err = srv.ServeStdio(ctx, agent, stdin, stdout)
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
