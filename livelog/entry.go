@@ -68,6 +68,7 @@ type Hash [32]byte
 // genesis is the Prev of the first entry of a chain.
 var genesis Hash
 
+// String returns the hash in unpadded base64url, as the log writes it.
 func (h Hash) String() string { return b64.EncodeToString(h[:]) }
 
 var b64 = base64.RawURLEncoding
