@@ -582,3 +582,31 @@ func TestSegments(t *testing.T) {
 		t.Fatalf("after ack across segments: %v", summaries(un))
 	}
 }
+
+// TestUnreadSmallChunks: reading in chunks smaller than entries gives the
+// same blocks, counts and cursor moves.
+func TestUnreadSmallChunks(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	for i := range 40 {
+		mustAppend(t, l, []string{"lyra", "ella"}[i%2], fmt.Sprintf("entry %d %s", i, strings.Repeat("x", i*7)))
+		if i%9 == 0 {
+			appendRaw(t, segmentPath(l), fmt.Sprintf("hand %d\n\n\n", i))
+		}
+	}
+	appendRaw(t, segmentPath(l), "### 2026-11-29T16:00:00Z lyra [a/b] half written\nbody\n")
+	want, _ := l.Unread("mallory")
+	wn, wby, _ := mustLog(t, v).UnreadCount("mallory")
+	defer func(old int64) { verifyChunk = old }(verifyChunk)
+	for _, chunk := range []int64{50, 97, 333} {
+		verifyChunk = chunk
+		got, err := l.Unread("mallory")
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("chunk %d: %d blocks (%v), want %d", chunk, len(got), err, len(want))
+		}
+		n, by, _ := mustLog(t, v).UnreadCount("mallory")
+		if n != wn || fmt.Sprint(by) != fmt.Sprint(wby) || n != 45 {
+			t.Fatalf("chunk %d: count %d %v, want %d %v", chunk, n, by, wn, wby)
+		}
+	}
+}

@@ -25,16 +25,20 @@ type parser struct {
 	data    []byte
 	base    int64 // file offset of data[0]
 	pos     int
-	line    int // 1-based line number of data[pos]
+	line    int  // 1-based line number of data[pos]
+	noLines bool // line numbers are unknown (parsing from the middle)
 	stream  string
 	segment string
 }
 
+// newParser parses data, which starts at file offset base and at the given
+// 1-based line; line 0 means unknown, and blocks get Line 0.
 func newParser(data []byte, base int64, line int, stream, segment string) *parser {
+	p := &parser{data: data, base: base, line: line, stream: stream, segment: segment}
 	if line < 1 {
-		line = 1
+		p.line, p.noLines = 1, true
 	}
-	return &parser{data: data, base: base, line: line, stream: stream, segment: segment}
+	return p
 }
 
 // peek returns the line at pos (without "\n" and a trailing "\r"), the
@@ -136,6 +140,9 @@ func (p *parser) next() (Entry, bool) {
 func (p *parser) block() (Entry, bool) {
 	start, startLine := p.pos, p.line
 	e := Entry{Segment: p.segment, Line: startLine, Offset: p.base + int64(start), stream: p.stream}
+	if p.noLines {
+		e.Line = 0
+	}
 	first, pos, nl := p.peek(start)
 	k, h := classify(first)
 	line := p.line + 1

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"flag"
 	"os"
 	"path/filepath"
@@ -316,5 +317,22 @@ func TestDecisionsTampering(t *testing.T) {
 				t.Fatalf("want %s: %v %+v", c.want, r.Counts, r.Findings)
 			}
 		})
+	}
+}
+
+func TestUnreadTail(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	for i := range 7 {
+		mustAppend(t, l, "lyra", fmt.Sprint(i))
+	}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "[]"}, {1, "[6]"}, {3, "[4 5 6]"}, {7, "[0 1 2 3 4 5 6]"}, {10, "[0 1 2 3 4 5 6]"}} {
+		es, total, err := l.unreadTail("ella", c.n)
+		if err != nil || total != 7 || fmt.Sprint(summaries(es)) != c.want {
+			t.Fatalf("n=%d: %v %d %v, want %s", c.n, summaries(es), total, err, c.want)
+		}
 	}
 }

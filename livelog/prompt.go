@@ -25,18 +25,17 @@ func RenderPromptSections(v *vault.Vault, agent string, maxEntries int) (string,
 	if err != nil {
 		return "", err
 	}
-	unread, err := l.Unread(agent)
+	unread, total, err := l.unreadTail(agent, maxEntries)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Unread log entries (%d)\n", len(unread))
-	if len(unread) == 0 {
+	fmt.Fprintf(&b, "## Unread log entries (%d)\n", total)
+	if total == 0 {
 		b.WriteString("Nothing new in the live log.\n")
 	}
-	if more := len(unread) - maxEntries; more > 0 {
+	if more := total - len(unread); more > 0 {
 		fmt.Fprintf(&b, "(%d older unread entries not shown; call log_read to see them all.)\n", more)
-		unread = unread[more:]
 	}
 	for _, e := range unread {
 		b.WriteString(promptEntry(&e))

@@ -110,7 +110,11 @@ func (l *Log) readBack(seg string, o ReadOptions, need int) ([]Entry, error) {
 		}
 		var got []Entry
 		if start >= 0 {
-			p := newParser(data[start:], from+int64(start), 0, streamLive, seg)
+			line := 0
+			if from == 0 {
+				line = 1
+			}
+			p := newParser(data[start:], from+int64(start), line, streamLive, seg)
 			for {
 				e, ok := p.next()
 				if !ok {
@@ -257,7 +261,11 @@ func (l *Log) unread(agent string) ([]Entry, Cursor, error) {
 	if err != nil {
 		return nil, c, err
 	}
-	out, through, err := l.scan(segs, at)
+	var out []Entry
+	through, err := l.scan(segs, at, func(e *Entry) error {
+		out = append(out, *e)
+		return nil
+	})
 	if through.Time.IsZero() {
 		through.Time = c.Time
 	}
@@ -267,12 +275,11 @@ func (l *Log) unread(agent string) ([]Entry, Cursor, error) {
 	return out, through, err
 }
 
-// scan parses every block from at to the end of the log, holding back a
-// possibly half-written last record. through is the end of the last block
-// returned.
-func (l *Log) scan(segs []string, at pos) ([]Entry, Cursor, error) {
+// scan parses every block from at to the end of the log, in bounded
+// memory, calling fn for each in order and holding back a possibly
+// half-written last record. through is the end of the last block passed.
+func (l *Log) scan(segs []string, at pos, fn func(*Entry) error) (Cursor, error) {
 	through := Cursor{pos: pos{Segment: at.Segment, Offset: at.Offset}}
-	var out []Entry
 	i := 0
 	if at.Segment != "" {
 		i = sort.SearchStrings(segs, at.Segment)
@@ -283,22 +290,14 @@ func (l *Log) scan(segs []string, at pos) ([]Entry, Cursor, error) {
 		if seg == at.Segment {
 			off = at.Offset
 		}
-		data, err := readFrom(l.abs(seg), off)
+		st, err := os.Stat(l.abs(seg))
 		if err != nil {
-			return nil, through, err
+			return through, err
 		}
-		p := newParser(data, off, 0, streamLive, seg)
-		for {
-			e, ok := p.next()
-			if !ok {
-				break
-			}
-			if i == len(segs)-1 && inProgress(&e, data, off) {
-				// Possibly a record still being written (readers take no
-				// lock), or a torn tail the next append will mark: not yet.
-				break
-			}
-			out = append(out, e)
+		if st.Size() < off {
+			return through, fmt.Errorf("%s is shorter than the cursor: %w", seg, ErrCorrupt)
+		}
+		err = l.walk(context.Background(), seg, off, st.Size(), 0, streamLive, i == len(segs)-1, func(e *Entry) error {
 			through.Segment, through.Offset = seg, e.End
 			if e.Signed {
 				through.Head = e.Hash
@@ -306,9 +305,13 @@ func (l *Log) scan(segs []string, at pos) ([]Entry, Cursor, error) {
 			if !e.Time.IsZero() {
 				through.Time = e.Time
 			}
+			return fn(e)
+		})
+		if err != nil {
+			return through, err
 		}
 	}
-	return out, through, nil
+	return through, nil
 }
 
 // inProgress reports whether e, parsed from data (which starts at file
@@ -365,6 +368,46 @@ func unreadFor(agent string, all []Entry) []Entry {
 func (l *Log) Unread(agent string) ([]Entry, error) {
 	all, _, err := l.unread(agent)
 	return unreadFor(agent, all), err
+}
+
+// unreadTail returns the newest n entries unread for agent (oldest first)
+// and how many are unread in all, keeping only n entries in memory.
+func (l *Log) unreadTail(agent string, n int) ([]Entry, int, error) {
+	if err := identity.ValidName(agent); err != nil {
+		return nil, 0, err
+	}
+	c, err := l.loadCursor(agent)
+	if err != nil {
+		return nil, 0, err
+	}
+	segs, err := l.segments()
+	if err != nil {
+		return nil, 0, err
+	}
+	at, err := l.place(c, segs)
+	if err != nil {
+		return nil, 0, err
+	}
+	ring := make([]Entry, max(n, 0)) // ring[total%n] is the next slot
+	total := 0
+	_, err = l.scan(segs, at, func(e *Entry) error {
+		if e.Torn || (e.Agent == agent && !e.Hand) {
+			return nil
+		}
+		if n > 0 {
+			ring[total%n] = *e
+		}
+		total++
+		return nil
+	})
+	if err != nil || n <= 0 {
+		return nil, total, err
+	}
+	if total < n {
+		return ring[:total], total, nil
+	}
+	k := total % n
+	return append(ring[k:], ring[:k]...), total, nil
 }
 
 // ReadUnread is [Log.Unread] that, with ack, also moves agent's cursor past
@@ -450,28 +493,30 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 	if cc.byAgent == nil {
 		cc.byAgent = map[string]int{}
 	}
-	es, _, err := l.scan(segs, cc.resume)
+	// Count as we go; the last block is counted in the answer but not in
+	// the running count, and parsing resumes at it next time: a person may
+	// still be typing into it.
+	byAgent = maps.Clone(cc.byAgent)
+	total = cc.total
+	var last *Entry
+	counts := func(e *Entry) bool { return !e.Torn && !(e.Agent == agent && !e.Hand) }
+	_, err = l.scan(segs, cc.resume, func(e *Entry) error {
+		if last != nil && counts(last) {
+			cc.total++
+			cc.byAgent[last.Agent]++
+		}
+		if counts(e) {
+			total++
+			byAgent[e.Agent]++
+		}
+		c := *e
+		last = &c
+		return nil
+	})
 	if err != nil {
 		return 0, nil, err
 	}
-	ces := unreadForKeepLast(agent, es)
-	byAgent = maps.Clone(cc.byAgent)
-	total = cc.total
-	for i, e := range ces {
-		if e.skip {
-			continue
-		}
-		total++
-		byAgent[e.Agent]++
-		if i < len(ces)-1 {
-			cc.total++
-			cc.byAgent[e.Agent]++
-		}
-	}
-	if n := len(es); n > 0 {
-		// Resume at the last block next time: a person may still be
-		// typing into it.
-		last := es[n-1]
+	if last != nil {
 		if f, err := os.Open(l.abs(last.Segment)); err == nil {
 			if a, err := anchorAt(f, last.Offset); err == nil {
 				cc.resume = pos{Segment: last.Segment, Offset: last.Offset, Anchor: a}
@@ -492,21 +537,6 @@ func segOr(seg string, segs []string) string {
 		return segs[0]
 	}
 	return seg
-}
-
-// countEntry is a scanned block for counting: skip marks blocks that are
-// not unread for the agent (its own, torn).
-type countEntry struct {
-	Entry
-	skip bool
-}
-
-func unreadForKeepLast(agent string, all []Entry) []countEntry {
-	out := make([]countEntry, len(all))
-	for i, e := range all {
-		out[i] = countEntry{Entry: e, skip: e.Torn || (e.Agent == agent && !e.Hand)}
-	}
-	return out
 }
 
 // Ack moves agent's cursor to just after through, an entry returned by

@@ -221,21 +221,21 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 		}
 		return binary.BigEndian.Uint64(h[:8])
 	}
-	handle := func(e *Entry) {
+	handle := func(e *Entry) error {
 		lastTorn = e.Torn
 		f := Finding{File: e.Segment, Line: e.Line, Offset: e.Offset, Agent: e.Agent, Time: e.Time, Summary: clip(e.Summary, 120)}
 		switch {
 		case e.Torn:
 			f.Status, f.Detail = StatusTruncated, "record cut short (torn tail from a crash, or the file was truncated)"
 			findings = append(findings, f)
-			return
+			return nil
 		case !e.Signed:
 			f.Status, f.Detail = StatusUnsigned, "text without a signature (typed by hand?)"
 			if e.Hand {
 				f.Agent = ""
 			}
 			findings = append(findings, f)
-			return
+			return nil
 		}
 		sawSigned = true
 		r.Entries++
@@ -251,23 +251,24 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 		if e.damaged {
 			f.Status, f.Detail = StatusEdited, "signature line without a valid entry header (the header was changed or removed)"
 			findings = append(findings, f)
-			return
+			return nil
 		}
 		sig, err := b64.DecodeString(e.Sig)
 		if err != nil {
 			f.Status, f.Detail = StatusEdited, "signature is not valid base64url"
 			findings = append(findings, f)
-			return
+			return nil
 		}
 		batch = append(batch, sigJob{f: f, agent: e.Agent, msg: e.Canonical(), sig: sig})
 		if len(batch) == 256 {
 			jobs <- batch
 			batch = nil
 		}
+		return nil
 	}
 	for i, file := range c.files {
 		r.Files = append(r.Files, file)
-		if err := l.scanChunks(ctx, file, c.sizes[i], c.stream, handle); err != nil {
+		if err := l.walk(ctx, file, 0, c.sizes[i], 1, c.stream, false, handle); err != nil {
 			stop()
 			return err
 		}
@@ -347,20 +348,22 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// verifyChunk is how much of a file Verify parses at a time. Tests lower it.
+// verifyChunk is how much of a file is parsed at a time by [Log.walk].
+// Tests lower it.
 var verifyChunk = int64(16 << 20)
 
-// scanChunks parses file up to size in chunks of 16 MiB (more if one block
-// is bigger), so that memory stays bounded on big logs, calling fn for each
-// block in order.
-func (l *Log) scanChunks(ctx context.Context, file string, size int64, stream string, fn func(*Entry)) error {
+// walk parses file from off (a block boundary, at 1-based line, 0 if
+// unknown) up to size in chunks of verifyChunk (more if one block is
+// bigger), so that memory stays bounded on big logs, and calls fn for each
+// block in order. With holdBack, a last block that may still be being
+// written (see inProgress) is not passed on.
+func (l *Log) walk(ctx context.Context, file string, off, size int64, line int, stream string, holdBack bool, fn func(*Entry) error) error {
 	f, err := os.Open(l.abs(file))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	chunk := verifyChunk
-	off, line := int64(0), 1
 	var buf []byte
 	for off < size {
 		if err := ctx.Err(); err != nil {
@@ -383,18 +386,24 @@ func (l *Log) scanChunks(ctx context.Context, file string, size int64, stream st
 				break
 			}
 			if pending != nil {
-				fn(pending)
+				if err := fn(pending); err != nil {
+					return err
+				}
 			}
 			pending = &e
 		}
 		switch {
 		case final:
-			if pending != nil {
-				fn(pending)
+			if pending != nil && !(holdBack && inProgress(pending, buf, off)) {
+				return fn(pending)
 			}
 			return nil
 		case pending == nil:
-			off, line = off+n, p.line // only blank lines in this chunk
+			// Only blank lines in this chunk.
+			off = off + n
+			if line > 0 {
+				line = p.line
+			}
 		case pending.Offset == off:
 			chunk *= 2 // one block fills the chunk
 		default:
