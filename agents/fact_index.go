@@ -79,7 +79,15 @@ func openFactStore(v *vault.Vault, agent string) (*factStore, func(), error) {
 			return nil, nil, err
 		}
 	}
-	return st, unlock, nil
+	release := func() {
+		// An operation that ended without changing anything (a refused
+		// duplicate, a read) leaves the parsed cache for the next one.
+		if c := st.entries; len(c.changed) == 0 && c.token != "" {
+			memos.Store(cachePath(v, agent), c)
+		}
+		unlock()
+	}
+	return st, release, nil
 }
 
 func (st *factStore) dir() string { return st.v.MustPath(HomePath(st.agent, FactsDir)) }
