@@ -269,6 +269,13 @@ func ParseItem(id string, data []byte) (Item, error) {
 		default:
 			return it, fmt.Errorf("review item %s: memory write without action: %w", id, vault.ErrInvalid)
 		}
+		for _, op := range it.Ops {
+			switch op.Action {
+			case agents.ActionAdd, agents.ActionReplace, agents.ActionRemove:
+			default:
+				return it, fmt.Errorf("review item %s: memory action %q is not add, replace or remove: %w", id, op.Action, vault.ErrInvalid)
+			}
+		}
 	default:
 		return it, fmt.Errorf("review item %s: unknown kind %q: %w", id, it.Kind, vault.ErrInvalid)
 	}
