@@ -129,10 +129,7 @@ func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
 		}
 		d.Heading = g[0].Heading
 		d.Headings = strings.Join(heads, "\n")
-		// The body field also carries the title, aliases, tags and
-		// headings, so that "every word must occur" can be checked on one
-		// field (see buildQuery).
-		d.Body = strings.Join(append([]string{d.Title, d.Aliases, d.TagText, d.Headings}, body...), "\n")
+		d.Body = strings.Join(body, "\n")
 		if kind != KindNote && g[0].Level > 0 {
 			// A log entry or decision: "TIME AGENT [CHANNEL/KIND] SUMMARY"
 			// (livelog's header); else its own time and agent when it

@@ -29,7 +29,7 @@ import (
 
 // schemaVersion changes whenever the mapping or the document model does;
 // an index of another version is rebuilt on open.
-const schemaVersion = 4
+const schemaVersion = 5
 
 const (
 	bleveSubdir  = "bleve"

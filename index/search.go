@@ -211,6 +211,18 @@ var wordAnalyzer = sync.OnceValue(func() analysis.Analyzer {
 	return m.AnalyzerNamed(analyzerName)
 })
 
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // analyzedTerms returns the index terms of text.
 func analyzedTerms(text string) []string {
 	var out []string
@@ -236,11 +248,10 @@ func anyField(text string, phrase bool) query.Query {
 // buildQuery turns a Query into a bleve query. It returns a usage error
 // (wrapping vault.ErrInvalid) for a query that has nothing to look for.
 //
-// With all set, every plain word must occur in the document (the body field
-// also holds the title, aliases, tags and headings, so a word may be in any
-// of them); the field and proximity clauses then only score the documents
-// that match, which is several times cheaper than scoring every document
-// holding any of the words. Without all, any word may match.
+// With all set, every plain word must occur in the document, in any of its
+// text fields; the field and proximity clauses then only score the
+// documents that match, which is several times cheaper than scoring every
+// document holding any of the words. Without all, any word may match.
 func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 	p := parseQueryText(q.Text)
 	b := bleve.NewBooleanQuery()
@@ -248,15 +259,21 @@ func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 	if len(p.words) > 0 {
 		free := strings.Join(p.words, " ")
 		var should []query.Query
-		for _, fb := range fieldBoosts {
-			if all && fb.field == "body" {
-				m := bleve.NewMatchQuery(free)
-				m.SetField("body")
-				m.Analyzer = analyzerName
-				m.SetOperator(query.MatchQueryOperatorAnd)
-				b.AddMust(m)
-				continue
+		if all {
+			// One conjunct per analysed term: the term in any field.
+			// Scoring comes from the clauses below, so these score 0.
+			for _, t := range uniq(analyzedTerms(free)) {
+				var anyf []query.Query
+				for _, fb := range fieldBoosts {
+					tq := bleve.NewTermQuery(t)
+					tq.SetField(fb.field)
+					tq.SetBoost(0.0001)
+					anyf = append(anyf, tq)
+				}
+				b.AddMust(bleve.NewDisjunctionQuery(anyf...))
 			}
+		}
+		for _, fb := range fieldBoosts {
 			should = append(should, matchField(free, fb.field, fb.boost))
 		}
 		if len(p.words) > 1 {
@@ -270,6 +287,12 @@ func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 			b.SetMinShould(1)
 		}
 		scored = true
+		if all && len(analyzedTerms(free)) == 0 {
+			// Only stop words: nothing to require.
+			b = bleve.NewBooleanQuery()
+			b.AddShould(should...)
+			b.SetMinShould(1)
+		}
 	}
 	for _, ph := range p.phrases {
 		b.AddMust(anyField(ph, true))
