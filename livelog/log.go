@@ -81,6 +81,9 @@ func Open(v *vault.Vault, opts Options) (*Log, error) {
 	return &Log{v: v, root: v.Root(), opts: opts, signers: map[string]*identity.Signer{}, counts: map[string]*unreadCount{}}, nil
 }
 
+// Vault returns the vault the log belongs to.
+func (l *Log) Vault() *vault.Vault { return l.v }
+
 func (l *Log) signer(agent string) (*identity.Signer, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/livelog"
 )
 
@@ -153,6 +154,9 @@ Examples:
 				agent, err := g.agentName()
 				if err != nil {
 					return err
+				}
+				if _, err := identity.Load(l.Vault(), agent); errors.Is(err, identity.ErrNoAgent) {
+					return err // a typo must not start a cursor for nobody
 				}
 				es, err := l.ReadUnread(agent, ack)
 				if err != nil {

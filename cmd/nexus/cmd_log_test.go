@@ -126,6 +126,10 @@ func TestLogCommands(t *testing.T) {
 	must(2, "", "--agent", "ella", "log", "read", "--ack")
 	must(2, "", "log", "read", "--since", "yesterday")
 	must(1, "", "--agent", "nobody", "log", "append", "no key")
+	must(1, "", "--agent", "nobody", "log", "read", "--unread", "--ack")
+	if _, err := os.Stat(filepath.Join(dir, ".nexus", "state", "livelog", "cursors", "nobody.json")); err == nil {
+		t.Fatal("a cursor was made for an unknown agent")
+	}
 }
 
 func TestDecideCommands(t *testing.T) {
