@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -323,6 +325,8 @@ func prepare(e *Entry) (notes []string, err error) {
 	if e.Kind == "" {
 		e.Kind = DefaultKind
 	}
+	// Labels are compared by filters: one form for "배포" typed either way.
+	e.Channel, e.Kind = norm.NFC.String(e.Channel), norm.NFC.String(e.Kind)
 	if err := checkLabel(e.Channel); err != nil {
 		return nil, fmt.Errorf("channel %w", err)
 	}

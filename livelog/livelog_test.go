@@ -610,3 +610,21 @@ func TestUnreadSmallChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelsNFC: a channel typed in decomposed Hangul matches the
+// composed form.
+func TestLabelsNFC(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	nfd := "\u1107\u1162\u1111\u1169" // 배포 decomposed
+	if _, err := l.Append("lyra", Entry{Channel: nfd, Summary: "decomposed"}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := l.Read(ReadOptions{Channel: "배포"})
+	if err != nil || len(es) != 1 || es[0].Channel != "배포" {
+		t.Fatalf("read by composed channel: %+v %v", es, err)
+	}
+	if es, _ := l.Read(ReadOptions{Channel: nfd}); len(es) != 1 {
+		t.Fatal("read by decomposed channel found nothing")
+	}
+}

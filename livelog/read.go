@@ -12,6 +12,8 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -42,8 +44,8 @@ func (o ReadOptions) match(e *Entry) bool {
 	case e.Hand:
 		return !o.filtered()
 	case o.From != "" && e.Agent != o.From,
-		o.Channel != "" && e.Channel != o.Channel,
-		o.Kind != "" && e.Kind != o.Kind,
+		o.Channel != "" && norm.NFC.String(e.Channel) != norm.NFC.String(o.Channel),
+		o.Kind != "" && norm.NFC.String(e.Kind) != norm.NFC.String(o.Kind),
 		!o.Since.IsZero() && e.Time.Before(o.Since):
 		return false
 	}
