@@ -229,6 +229,10 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 			f.Status, f.Detail = StatusTruncated, "record cut short (torn tail from a crash, or the file was truncated)"
 			findings = append(findings, f)
 			return nil
+		case !e.Signed && e.damaged:
+			f.Status, f.Detail = StatusEdited, "its signature line is damaged"
+			findings = append(findings, f)
+			return nil
 		case !e.Signed:
 			f.Status, f.Detail = StatusUnsigned, "text without a signature (typed by hand?)"
 			if e.Hand {

@@ -71,6 +71,9 @@ func TestVerifyTampering(t *testing.T) {
 		{"header damaged", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
 			return []byte(strings.Replace(string(data), "ella [deploy/note] entry B", "ella [deploy note] entry B", 1))
 		}, StatusEdited, "", false},
+		{"signature line damaged", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
+			return []byte(strings.Replace(string(data), es[1].Sig+" -->", es[1].Sig+" --", 1))
+		}, StatusEdited, "entry B", false},
 		{"hand-typed paragraph at the end", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
 			return append(data, "A note typed in Obsidian.\nIt has two lines."...)
 		}, StatusUnsigned, "", true},
