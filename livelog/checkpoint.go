@@ -29,7 +29,7 @@ const (
 // resume after a crash or a new session.
 type Checkpoint struct {
 	Agent string    `json:"agent" yaml:"agent"`
-	Time  time.Time `json:"time" yaml:"-"`
+	Time  time.Time `json:"time,omitzero" yaml:"-"`
 	Task  string    `json:"task" yaml:"task"`
 	State string    `json:"state,omitempty" yaml:"state,omitempty"`
 	Next  string    `json:"next,omitempty" yaml:"next,omitempty"`
