@@ -36,6 +36,7 @@ type doc struct {
 	TagText  string    `json:"tagtext"`
 	Tags     []string  `json:"tag"`
 	Body     string    `json:"body"`
+	All      string    `json:"all"` // title, aliases, tags, headings and body: for "every word must occur"
 	Agent    string    `json:"agent"`
 	Type     string    `json:"type"`
 	Kind     string    `json:"kind"`
@@ -130,6 +131,7 @@ func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
 		d.Heading = g[0].Heading
 		d.Headings = strings.Join(heads, "\n")
 		d.Body = strings.Join(body, "\n")
+		d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Headings, d.Body}, "\n")
 		if kind != KindNote && g[0].Level > 0 {
 			// A log entry or decision: "TIME AGENT [CHANNEL/KIND] SUMMARY"
 			// (livelog's header); else its own time and agent when it

@@ -29,7 +29,7 @@ import (
 
 // schemaVersion changes whenever the mapping or the document model does;
 // an index of another version is rebuilt on open.
-const schemaVersion = 5
+const schemaVersion = 6
 
 const (
 	bleveSubdir  = "bleve"
@@ -284,6 +284,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	body.Analyzer = bodyAnalyzerName
 	body.IncludeTermVectors = false // phrases are matched through word pairs
 	dm.AddFieldMappingsAt("body", body)
+	all := text(false)
+	all.IncludeTermVectors = false
+	dm.AddFieldMappingsAt("all", all)
 	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 	dm.AddFieldMappingsAt("tag", kw(false))
 	dm.AddFieldMappingsAt("path", kw(true))

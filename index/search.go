@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -249,9 +250,10 @@ func anyField(text string, phrase bool) query.Query {
 // (wrapping vault.ErrInvalid) for a query that has nothing to look for.
 //
 // With all set, every plain word must occur in the document, in any of its
-// text fields; the field and proximity clauses then only score the
-// documents that match, which is several times cheaper than scoring every
-// document holding any of the words. Without all, any word may match.
+// text fields (checked on the "all" field, which holds them together); the
+// field and proximity clauses then only score the documents that match,
+// which is several times cheaper than scoring every document holding any
+// of the words. Without all, any word may match.
 func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 	p := parseQueryText(q.Text)
 	b := bleve.NewBooleanQuery()
@@ -260,20 +262,19 @@ func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 		free := strings.Join(p.words, " ")
 		var should []query.Query
 		if all {
-			// One conjunct per analysed term: the term in any field.
-			// Scoring comes from the clauses below, so these score 0.
-			for _, t := range uniq(analyzedTerms(free)) {
-				var anyf []query.Query
-				for _, fb := range fieldBoosts {
-					tq := bleve.NewTermQuery(t)
-					tq.SetField(fb.field)
-					tq.SetBoost(0.0001)
-					anyf = append(anyf, tq)
-				}
-				b.AddMust(bleve.NewDisjunctionQuery(anyf...))
-			}
+			// Every word in the "all" field (title, aliases, tags,
+			// headings and body together); its score stands for the
+			// body's.
+			m := bleve.NewMatchQuery(free)
+			m.SetField("all")
+			m.Analyzer = analyzerName
+			m.SetOperator(query.MatchQueryOperatorAnd)
+			b.AddMust(m)
 		}
 		for _, fb := range fieldBoosts {
+			if all && fb.field == "body" {
+				continue
+			}
 			should = append(should, matchField(free, fb.field, fb.boost))
 		}
 		if len(p.words) > 1 {
@@ -417,6 +418,9 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 			continue
 		}
 		hit := Hit{Score: h.Score}
+		if math.IsNaN(hit.Score) || math.IsInf(hit.Score, 0) {
+			hit.Score = 0 // JSON cannot carry it
+		}
 		hit.Path, _ = h.Fields["path"].(string)
 		hit.Title, _ = h.Fields["title"].(string)
 		hit.Heading, _ = h.Fields["heading"].(string)
