@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -24,20 +25,26 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "nexus-loggen:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	dir := flag.String("vault", "", "vault folder (created if needed)")
-	n := flag.Int("n", 1_000_000, "entries to append")
-	batch := flag.Int("batch", 5000, "entries per batch (one write + fsync each)")
-	bodySize := flag.Int("body", 80, "body bytes per entry")
-	names := flag.String("agents", "lyra,ella,mallory", "agents that take turns")
-	start := flag.String("start", "2026-11-01T00:00:00Z", "time of the first entry")
-	flag.Parse()
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("nexus-loggen", flag.ContinueOnError)
+	dir := fs.String("vault", "", "vault folder (created if needed)")
+	n := fs.Int("n", 1_000_000, "entries to append")
+	batch := fs.Int("batch", 5000, "entries per batch (one write + fsync each)")
+	bodySize := fs.Int("body", 80, "body bytes per entry")
+	names := fs.String("agents", "lyra,ella,mallory", "agents that take turns")
+	start := fs.String("start", "2026-11-01T00:00:00Z", "time of the first entry")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *batch <= 0 || *n < 0 || *bodySize < 0 {
+		return errors.New("-n, -batch and -body must not be negative (-batch above 0)")
+	}
 	if *dir == "" {
 		return errors.New("-vault is required")
 	}
@@ -81,6 +88,6 @@ func run() error {
 		}
 		done += k
 	}
-	fmt.Printf("appended %d entries to %s in %s\n", *n, v.Root(), time.Since(began).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "appended %d entries to %s in %s\n", *n, v.Root(), time.Since(began).Round(time.Millisecond))
 	return nil
 }
