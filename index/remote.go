@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -86,7 +87,7 @@ func startServer(ix *Index) (*server, error) {
 		})
 		return struct{}{}, err
 	}))
-	s.hs = &http.Server{Handler: mux}
+	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	info, _ := json.Marshal(holderInfo{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid()})
 	if err := vault.WriteFile(s.path, info, 0o600); err != nil {
 		ln.Close()
