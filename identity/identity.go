@@ -39,10 +39,21 @@ func Fingerprint(pub ed25519.PublicKey) string {
 	return "SHA256:" + hex.EncodeToString(sum[:8])
 }
 
+// reservedNames are names Windows gives to devices: a key file called
+// nul.key would silently swallow the private key there.
+var reservedNames = map[string]bool{
+	"con": true, "prn": true, "aux": true, "nul": true,
+	"com1": true, "com2": true, "com3": true, "com4": true, "com5": true, "com6": true, "com7": true, "com8": true, "com9": true,
+	"lpt1": true, "lpt2": true, "lpt3": true, "lpt4": true, "lpt5": true, "lpt6": true, "lpt7": true, "lpt8": true, "lpt9": true,
+}
+
 // ValidName reports whether name is a safe agent name (see [ErrBadName]).
 func ValidName(name string) error {
 	if name == "" || len(name) > 64 {
 		return ErrBadName
+	}
+	if reservedNames[name] {
+		return fmt.Errorf("%q is a device name on Windows: %w", name, ErrBadName)
 	}
 	for i, r := range name {
 		switch {
@@ -89,17 +100,9 @@ func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error)
 	if _, err := os.Stat(idPath); err == nil {
 		return nil, fmt.Errorf("create agent %s: %w", name, ErrExists)
 	}
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	pub, err := ensureKey(v, name)
 	if err != nil {
-		return nil, fmt.Errorf("generate key: %w", err)
-	}
-	keyPath := v.MustPath(KeyPath(name))
-	if err := os.MkdirAll(filepath.Dir(keyPath), 0o700); err != nil {
-		return nil, fmt.Errorf("create keys folder: %w", err)
-	}
-	keyText := "ed25519-private:" + base64.StdEncoding.EncodeToString(priv.Seed()) + "\n"
-	if err := vault.WriteFile(keyPath, []byte(keyText), 0o600); err != nil {
-		return nil, fmt.Errorf("write key: %w", err)
+		return nil, err
 	}
 	id := &Identity{Name: name, Role: role, Created: now.UTC().Truncate(time.Second), PublicKey: pub}
 	if err := os.MkdirAll(filepath.Dir(idPath), 0o755); err != nil {
@@ -109,6 +112,33 @@ func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error)
 		return nil, fmt.Errorf("write IDENTITY.md: %w", err)
 	}
 	return id, nil
+}
+
+// ensureKey returns the agent's public key, creating its key pair unless a
+// key file is already there. An existing key is kept, never replaced: it
+// signed entries in the log that must still verify (an agent whose
+// IDENTITY.md was deleted gets it back with the same key).
+func ensureKey(v *vault.Vault, name string) (ed25519.PublicKey, error) {
+	keyPath := v.MustPath(KeyPath(name))
+	if _, err := os.Lstat(keyPath); err == nil {
+		s, err := LoadSigner(v, name)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %s exists but cannot be used; move it away to start with a new key: %w", name, KeyPath(name), err)
+		}
+		return s.PublicKey(), nil
+	}
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate key: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(keyPath), 0o700); err != nil {
+		return nil, fmt.Errorf("create keys folder: %w", err)
+	}
+	keyText := "ed25519-private:" + base64.StdEncoding.EncodeToString(priv.Seed()) + "\n"
+	if err := vault.ReplaceIf(keyPath, nil, []byte(keyText), 0o600); err != nil {
+		return nil, fmt.Errorf("write key: %w", err)
+	}
+	return pub, nil
 }
 
 func render(id *Identity) []byte {

@@ -24,7 +24,7 @@ func TestValidName(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"lyra": true, "ella-2": true, "a_b": true, "0day": true,
 		"": false, "Lyra": false, "-x": false, "_x": false, "a/b": false, "..": false,
-		"a b": false, "배포": false, strings.Repeat("a", 65): false, strings.Repeat("a", 64): true,
+		"a b": false, "nul": false, "com1": false, "con": false, "console": true, "배포": false, strings.Repeat("a", 65): false, strings.Repeat("a", 64): true,
 	} {
 		if err := ValidName(name); (err == nil) != ok {
 			t.Errorf("ValidName(%q) = %v", name, err)
@@ -112,5 +112,35 @@ func TestKeyMismatchAndBadFiles(t *testing.T) {
 	}
 	if _, err := Load(v, "../x"); !errors.Is(err, ErrBadName) {
 		t.Fatalf("bad name: %v", err)
+	}
+}
+
+// TestCreateKeepsExistingKey: an agent whose IDENTITY.md was deleted gets it
+// back with its old key, so what it signed still verifies.
+func TestCreateKeepsExistingKey(t *testing.T) {
+	v := mustVault(t)
+	first, err := Create(v, "lyra", "ops", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := os.ReadFile(v.MustPath(KeyPath("lyra")))
+	os.Remove(v.MustPath(IdentityPath("lyra")))
+	again, err := Create(v, "lyra", "ops", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.PublicKey.Equal(first.PublicKey) {
+		t.Fatal("re-created agent got a new key; its old signatures no longer verify")
+	}
+	if key2, _ := os.ReadFile(v.MustPath(KeyPath("lyra"))); string(key2) != string(key) {
+		t.Fatal("key file rewritten")
+	}
+	os.Remove(v.MustPath(IdentityPath("lyra")))
+	os.WriteFile(v.MustPath(KeyPath("lyra")), []byte("broken"), 0o600)
+	if _, err := Create(v, "lyra", "", time.Now()); !errors.Is(err, ErrKey) {
+		t.Fatalf("unusable existing key: %v", err)
+	}
+	if b, _ := os.ReadFile(v.MustPath(KeyPath("lyra"))); string(b) != "broken" {
+		t.Fatal("unusable key file was replaced")
 	}
 }

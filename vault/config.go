@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -113,26 +114,36 @@ func (v *Vault) UpdateConfig(fn func(*Config) error) error {
 	}
 	defer unlock()
 	path := v.MustPath(ConfigFile)
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read config: %w", err)
+	for try := 0; ; try++ {
+		old, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			old = nil
+		} else if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		cfg, err := loadConfig(path)
+		if err != nil {
+			return err
+		}
+		if err := fn(&cfg); err != nil {
+			return err
+		}
+		data, err := mergeConfig(old, cfg)
+		if err != nil {
+			return err
+		}
+		// A person may be saving config.yaml right now: never overwrite
+		// their save, redo the change on top of it.
+		err = ReplaceIf(path, old, data, 0o644)
+		if errors.Is(err, ErrConflict) && try < 20 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		v.config = cfg
+		return nil
 	}
-	cfg, err := loadConfig(path)
-	if err != nil {
-		return err
-	}
-	if err := fn(&cfg); err != nil {
-		return err
-	}
-	data, err := mergeConfig(old, cfg)
-	if err != nil {
-		return err
-	}
-	if err := WriteFile(path, data, 0o644); err != nil {
-		return err
-	}
-	v.config = cfg
-	return nil
 }
 
 // mergeConfig writes cfg's values into the YAML document old, node by node,
@@ -152,7 +163,13 @@ func mergeConfig(old []byte, cfg Config) ([]byte, error) {
 		return yaml.Marshal(cfg)
 	}
 	mergeMapping(doc.Content[0], &fresh)
-	return yaml.Marshal(&doc)
+	var out strings.Builder
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2) // as people and the default file write it
+	if err := enc.Encode(&doc); err != nil {
+		return nil, fmt.Errorf("encode config: %w", err)
+	}
+	return []byte(out.String()), nil
 }
 
 // mergeMapping sets every key of src into dst, recursing into mappings and

@@ -133,7 +133,7 @@ func (v *Vault) Path(rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	abs := filepath.Join(v.root, filepath.FromSlash(clean))
+	abs := resolveForm(v.root, clean)
 	// Resolve symlinks on the longest existing prefix.
 	probe := abs
 	for {
@@ -151,6 +151,48 @@ func (v *Vault) Path(rel string) (string, error) {
 		probe = parent
 	}
 	return abs, nil
+}
+
+// resolveForm joins the NFC path clean to root. Where a segment does not
+// exist in that form but exists under another normalisation (macOS and
+// sync tools often leave Korean and accented names decomposed, NFD, and
+// Linux compares names byte for byte), the name on disk is used, so a note
+// listed and indexed as NFC can also be opened and moved.
+func resolveForm(root, clean string) string {
+	abs := filepath.Join(root, filepath.FromSlash(clean))
+	if _, err := os.Lstat(abs); err == nil || isASCII(clean) {
+		return abs
+	}
+	dir := root
+	segs := strings.Split(clean, "/")
+	for i, seg := range segs {
+		next := filepath.Join(dir, seg)
+		if _, err := os.Lstat(next); err != nil {
+			found := false
+			if entries, rerr := os.ReadDir(dir); rerr == nil {
+				for _, e := range entries {
+					if norm.NFC.String(e.Name()) == seg {
+						next, found = filepath.Join(dir, e.Name()), true
+						break
+					}
+				}
+			}
+			if !found {
+				return filepath.Join(append([]string{dir}, segs[i:]...)...)
+			}
+		}
+		dir = next
+	}
+	return dir
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // MustPath is [Vault.Path] for the fixed, known-good paths Nexus builds

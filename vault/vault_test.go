@@ -246,3 +246,29 @@ func TestCheckText(t *testing.T) {
 		}
 	}
 }
+
+// TestPathFindsDecomposedNames: a note saved with an NFD name (macOS, sync
+// tools) is opened by its NFC path.
+func TestPathFindsDecomposedNames(t *testing.T) {
+	v := mustInit(t)
+	nfdDir := "\u1112\u116c\u110b\u1174"     // 회의, decomposed
+	nfdFile := "\u1109\u1165\u1107\u1165.md" // 서버.md, decomposed
+	os.MkdirAll(filepath.Join(v.Root(), "projects", nfdDir), 0o755)
+	want := filepath.Join(v.Root(), "projects", nfdDir, nfdFile)
+	os.WriteFile(want, []byte("x"), 0o644)
+	got, err := v.Path("projects/회의/서버.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(got); err != nil {
+		t.Fatalf("Path gave %q, which does not open: %v", got, err)
+	}
+	if rel, _ := v.Rel(want); rel != "projects/회의/서버.md" {
+		t.Fatalf("Rel of the NFD file = %q, want NFC", rel)
+	}
+	// A new file in an NFD folder goes into that folder.
+	p, _ := v.Path("projects/회의/new.md")
+	if filepath.Dir(p) != filepath.Dir(want) {
+		t.Fatalf("new file path %q not in the existing folder", p)
+	}
+}

@@ -30,6 +30,10 @@ type globals struct {
 	agent    string
 	json     bool
 
+	// ran is set once a command's own code starts: errors before it are
+	// usage errors from flag and argument parsing.
+	ran bool
+
 	ctx    context.Context
 	stdin  io.Reader
 	stdout io.Writer
@@ -81,8 +85,43 @@ Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage.`,
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
 	for _, c := range cmds {
 		root.AddCommand(c)
+		wire(g, c)
 	}
 	return root
+}
+
+// wire marks, for every command in the tree, the moment its own code starts
+// running: an error before that (a bad flag, a wrong argument count, an
+// unknown subcommand) is bad usage. A command group given an unknown
+// subcommand, or none, is bad usage too, where cobra would print help and
+// exit 0.
+func wire(g *globals, c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		wire(g, sub)
+	}
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			g.ran = true
+			return run(cmd, args)
+		}
+		return
+	}
+	if !c.HasSubCommands() || c.Run != nil {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		if len(args) > 0 {
+			return usagef("unknown command %q for %q (try: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+		}
+		return usagef("%q needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", "))
+	}
 }
 
 // run executes one nexus invocation and returns its exit code.
@@ -97,29 +136,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
+	code := exitRefused
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, vault.ErrInvalid) {
-		fmt.Fprintf(stderr, "nexus: %v\nRun 'nexus --help' for usage.\n", err)
-		return exitUsage
+	if !g.ran || errors.As(err, &ue) || errors.Is(err, vault.ErrInvalid) {
+		code = exitUsage
 	}
 	var re reportedError
-	if !errors.As(err, &re) {
-		fmt.Fprintf(stderr, "nexus: %v\n", err)
-	} else {
-		fmt.Fprintf(stderr, "nexus: %v\n", re.err)
+	if errors.As(err, &re) {
+		err = re.err
+	} else if g.json {
+		// Scripts reading --json get a document on stdout for failures too.
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(struct {
+			Success  bool   `json:"success"`
+			Error    string `json:"error"`
+			ExitCode int    `json:"exit_code"`
+		}{false, err.Error(), code})
 	}
-	return exitRefused
-}
-
-// isCobraUsage recognises cobra's own argument and command errors.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "flag needs an argument", "invalid argument", "required flag"} {
-		if strings.Contains(s, p) {
-			return true
-		}
+	fmt.Fprintf(stderr, "nexus: %v\n", err)
+	if code == exitUsage {
+		fmt.Fprintln(stderr, "Run 'nexus --help' for usage.")
 	}
-	return false
+	return code
 }
 
 // reportedError wraps an error whose JSON result was already printed.

@@ -93,7 +93,7 @@ func replace(path string, data []byte, perm fs.FileMode, check func() error) (er
 	if err = check(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = rename(tmp, path); err != nil {
 		return fmt.Errorf("rename into %s: %w", base, err)
 	}
 	return SyncDir(dir)
