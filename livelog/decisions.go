@@ -163,6 +163,7 @@ func (l *Log) Record(agent string, d Decision) (Decision, error) {
 	}
 	head, maxID, torn := genesis.String(), 0, false
 	found := d.Supersedes == ""
+	supersededBy := "" // which decision already replaced d.Supersedes
 	p := newParser(data, 0, 1, streamDecisions, vault.DecisionsLog)
 	for {
 		e, ok := p.next()
@@ -179,10 +180,18 @@ func (l *Log) Record(agent string, d Decision) (Decision, error) {
 			if e.Kind == d.Supersedes {
 				found = true
 			}
+			if d.Supersedes != "" && e.Signed && decisionFrom(&e).Supersedes == d.Supersedes {
+				supersededBy = e.Kind
+			}
 		}
 	}
 	if !found {
 		return d, fmt.Errorf("supersedes %s: %w", d.Supersedes, ErrNoDecision)
+	}
+	if supersededBy != "" {
+		// Two decisions replacing one would leave both "current".
+		return d, fmt.Errorf("%s is already superseded by %s; supersede %s instead (or the decision that replaced it): %w",
+			d.Supersedes, supersededBy, supersededBy, vault.ErrRefused)
 	}
 	now := l.opts.Now().UTC().Truncate(time.Second)
 	d.ID, d.Time, d.Agent, d.SupersededBy = fmt.Sprintf("D-%04d", maxID+1), now, agent, ""

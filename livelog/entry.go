@@ -62,6 +62,9 @@ type Entry struct {
 	timeText string // the time exactly as written, for the canonical form
 	stream   string
 	damaged  bool // a signature line without a header, or a malformed one
+	// steppedOver: a torn record that a later append already found and
+	// marked with the torn marker line.
+	steppedOver bool
 }
 
 // Hash is a chain hash: the SHA-256 of an entry's signature.

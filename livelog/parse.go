@@ -188,7 +188,7 @@ func (p *parser) block() (Entry, bool) {
 		case kindHeader:
 			return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
 		case kindTorn:
-			e.Torn = true
+			e.Torn, e.steppedOver = true, true
 			e = p.finish(e, start, bodyStart, lastText, nxt, line+1, escaped)
 			return e, true
 		case kindSig:

@@ -98,6 +98,11 @@ func TestDecisions(t *testing.T) {
 	if d2.ID != "D-0002" || d2.Supersedes != "D-0001" {
 		t.Fatalf("second %+v", d2)
 	}
+	// D-0001 is already replaced: a second replacement would leave two
+	// decisions current, so it is refused and names the one that holds.
+	if _, err := l.Record("lyra", Decision{Title: "again", Decision: "z", Supersedes: "D-0001"}); !errors.Is(err, vault.ErrRefused) || !strings.Contains(err.Error(), "D-0002") {
+		t.Fatalf("superseding a superseded decision: %v", err)
+	}
 	cur, err := l.ListDecisions(false)
 	if err != nil || len(cur) != 1 || cur[0].ID != "D-0002" || cur[0].Title != "비밀은 키체인에" || cur[0].Rationale != "vault syncs to phones" {
 		t.Fatalf("current %+v %v", cur, err)

@@ -55,6 +55,11 @@ type Finding struct {
 	Time    time.Time `json:"time,omitzero"`
 	Summary string    `json:"summary,omitempty"`
 	Detail  string    `json:"detail"`
+	// Recovered marks a torn tail that a later append already found,
+	// reported and stepped over: the record was never acknowledged to its
+	// writer, so nothing acknowledged is missing. Listed, but a problem
+	// only when verification is strict.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 // Report is the result of [Log.Verify].
@@ -71,14 +76,20 @@ type Report struct {
 }
 
 // OK reports whether the log verified: nothing but intact entries, and, if
-// not strict, unsigned hand-typed text.
+// not strict, unsigned hand-typed text and recovered torn tails.
 func (r *Report) OK(strict bool) bool {
 	for _, f := range r.Findings {
-		if f.Status != StatusUnsigned || strict {
+		if strict || !f.Benign() {
 			return false
 		}
 	}
 	return true
+}
+
+// Benign reports whether a finding is not a problem unless verification is
+// strict: unsigned hand-typed text, or a torn tail already stepped over.
+func (f Finding) Benign() bool {
+	return f.Status == StatusUnsigned || (f.Status == StatusTruncated && f.Recovered)
 }
 
 // Verify checks every block of the live log and the decision log: each
@@ -227,6 +238,10 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 		switch {
 		case e.Torn:
 			f.Status, f.Detail = StatusTruncated, "record cut short (torn tail from a crash, or the file was truncated)"
+			if e.steppedOver {
+				f.Recovered = true
+				f.Detail = "record cut short by a crash; a later append found it and went on on a clean line (never acknowledged, nothing acknowledged is lost)"
+			}
 			findings = append(findings, f)
 			return nil
 		case !e.Signed && e.damaged:

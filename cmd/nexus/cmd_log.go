@@ -308,8 +308,9 @@ wrong, entry by entry:
   truncated   a record cut short (a crash's torn tail, or a truncated file)
   unsigned    text a person typed in by hand
 
-Exit 0 when the log is intact (unsigned text allowed unless --strict),
-1 otherwise.
+Exit 0 when the log is intact, 1 otherwise. Unsigned text and a torn
+tail that a later append already stepped over (a crashed append that was
+never acknowledged) are listed but allowed, unless --strict.
 
 Example:
   nexus log verify --strict --json`,
@@ -354,7 +355,7 @@ Example:
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&strict, "strict", false, "treat unsigned hand-typed text as a problem too")
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat unsigned hand-typed text and recovered torn tails as problems too")
 	return cmd
 }
 

@@ -34,7 +34,7 @@ func (c *checker) log(ctx context.Context) (string, []Finding, error) {
 	}
 	var findings []Finding
 	for _, f := range rep.Findings {
-		if f.Status == livelog.StatusUnsigned {
+		if f.Benign() {
 			continue
 		}
 		what := fmt.Sprintf("line %d: entry %s", f.Line, f.Status)
