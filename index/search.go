@@ -639,4 +639,4 @@ func (ix *Index) flushPending(ctx context.Context) {
 
 // Proximity boosts: the words as a title phrase, and each adjacent pair in
 // the body.
-var phraseBoost, pairBoost = 10.0, 60.0
+var phraseBoost, pairBoost = 10.0, 200.0
