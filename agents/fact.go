@@ -385,7 +385,7 @@ func readFactFile(v *vault.Vault, agent, slug string) (Fact, error) {
 	if err != nil {
 		return Fact{}, fmt.Errorf("fact %q: %w", slug, vault.ErrInvalid)
 	}
-	data, err := os.ReadFile(p)
+	data, err := vault.ReadStable(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Fact{}, fmt.Errorf("fact %q of %s: %w", slug, agent, ErrNoFact)
 	}

@@ -177,7 +177,7 @@ func (m *Memory) Path() string { return m.rel }
 
 // read returns the file's bytes, or nil if it does not exist.
 func (m *Memory) read() ([]byte, error) {
-	data, err := os.ReadFile(m.path)
+	data, err := vault.ReadStable(m.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -435,8 +435,10 @@ func (m *Memory) plan(raw []byte, ops []Op) (*memPlan, error) {
 	parsed := ParseEntries(raw)
 	p := &memPlan{before: dedupeEntries(parsed)}
 	if raw != nil {
-		norm := strings.TrimSpace(normalizeNewlines(string(raw)))
-		p.drift = string(FormatEntries(p.before)) != norm
+		// Anything but the canonical bytes (a final newline aside) is a
+		// person's layout that the rewrite would change: CRLF line ends, a
+		// byte-order mark, blank lines, duplicates. Back it up first.
+		p.drift = string(FormatEntries(p.before)) != strings.TrimSuffix(string(raw), "\n")
 	}
 	if len(ops) == 1 {
 		p.action = ops[0].Action

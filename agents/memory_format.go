@@ -15,9 +15,12 @@ const EntrySeparator = "\n§\n"
 // A line holding only "§" (surrounding blanks allowed) separates entries;
 // "§" elsewhere in a line is text. Each entry is trimmed of surrounding
 // white space and empty entries are dropped. CRLF line ends are read as LF (CR before a line end is dropped),
-// and a trailing newline is ignored. Identical entries are all returned.
+// and a trailing newline and a leading byte-order mark are ignored.
+// Identical entries are all returned.
 func ParseEntries(data []byte) []string {
-	s := normalizeNewlines(string(data))
+	// Some Windows editors start a UTF-8 file with a byte-order mark; it is
+	// not part of the first entry.
+	s := normalizeNewlines(strings.TrimPrefix(string(data), "\uFEFF"))
 	var entries []string
 	var cur strings.Builder
 	flush := func() {

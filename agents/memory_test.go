@@ -371,7 +371,11 @@ func TestMemoryBacksUpOddFiles(t *testing.T) {
 		wantFile   string
 	}{
 		{"clean file", "a\n§\nb", add("c"), false, "a\n§\nb\n§\nc"},
-		{"trailing newline and crlf are not odd", "a\r\n§\r\nb\r\n", add("c"), false, "a\n§\nb\n§\nc"},
+		{"trailing newline is not odd", "a\n§\nb\n", add("c"), false, "a\n§\nb\n§\nc"},
+		// CRLF and a byte-order mark are read fine, but the rewrite would
+		// change those bytes, so the person's file is kept first.
+		{"crlf is backed up", "a\r\n§\r\nb\r\n", add("c"), true, "a\n§\nb\n§\nc"},
+		{"byte-order mark is backed up", "\uFEFFa\n§\nb", add("c"), true, "a\n§\nb\n§\nc"},
 		{"duplicates", "a\n§\na\n§\nb", add("c"), true, "a\n§\nb\n§\nc"},
 		{"separator with blanks", "a\n § \nb", add("c"), true, "a\n§\nb\n§\nc"},
 		{"untrimmed entry", "a   \n§\nb", remove("b"), true, "a"},
