@@ -34,8 +34,15 @@ const (
 // The result ends with a newline; blocks are separated by a blank line.
 func RenderSnapshot(v *vault.Vault, agent string) (string, error) {
 	id, err := identity.Load(v, agent)
-	if err != nil && (id == nil || !errors.Is(err, identity.ErrKey)) {
+	if err != nil && (id == nil || !(errors.Is(err, identity.ErrKey) || errors.Is(err, identity.ErrMalformed))) {
 		return "", err
+	}
+	if err != nil && errors.Is(err, identity.ErrMalformed) {
+		// A person's typo in the frontmatter must not take the agent
+		// offline: show the file as it is, with what to fix.
+		copied := *id
+		copied.Body = "(" + err.Error() + " — fix the frontmatter between the --- lines)\n\n" + id.Body
+		id = &copied
 	}
 	var blocks []string
 	if b := RenderIdentityBlock(id); b != "" {

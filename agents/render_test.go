@@ -182,3 +182,26 @@ func TestRenderSessionStartAddsTheLiveLog(t *testing.T) {
 		t.Fatal("unknown agent rendered")
 	}
 }
+
+// TestSnapshotSurvivesMalformedIdentity: a person's typo in IDENTITY.md's
+// frontmatter shows in the snapshot instead of failing it.
+func TestSnapshotSurvivesMalformedIdentity(t *testing.T) {
+	v := memTestVault(t, 0, 0)
+	p := v.MustPath(HomePath("lyra", "IDENTITY.md"))
+	if err := os.WriteFile(p, []byte("---\nrole: [unclosed\n---\n# lyra\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := memOpen(t, v, TargetMemory)
+	if _, err := m.Apply(Op{Action: ActionAdd, Content: "still here"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := RenderSnapshot(v, "lyra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"IDENTITY.md is malformed", "# lyra", "still here"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("snapshot lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -19,6 +19,11 @@ var ErrExists = errors.New("agent already exists")
 // [vault.ErrNotFound].
 var ErrNoAgent = fmt.Errorf("no such agent: %w", vault.ErrNotFound)
 
+// ErrMalformed is returned by [Load] when IDENTITY.md's frontmatter does
+// not parse (a person's typo). The returned Identity still holds the name
+// and the file's text as its body.
+var ErrMalformed = errors.New("IDENTITY.md is malformed")
+
 // ErrKey is returned when a key file is missing, unreadable or does not
 // match the public key in IDENTITY.md.
 var ErrKey = errors.New("signing key problem")

@@ -201,7 +201,8 @@ func Load(v *vault.Vault, name string) (*Identity, error) {
 	}
 	props, body, err := vault.ParseFrontmatter(data)
 	if err != nil {
-		return nil, fmt.Errorf("IDENTITY.md of %s: %w", name, err)
+		// Keep the agent usable: its body is still who it is.
+		return &Identity{Name: name, Body: string(data)}, fmt.Errorf("IDENTITY.md of %s: %w: %v", name, ErrMalformed, err)
 	}
 	id := &Identity{Name: name, Body: string(body)}
 	id.Role, _ = props["role"].(string)

@@ -144,3 +144,13 @@ func TestCreateKeepsExistingKey(t *testing.T) {
 		t.Fatal("unusable key file was replaced")
 	}
 }
+
+func TestLoadMalformedKeepsBody(t *testing.T) {
+	v := mustVault(t)
+	Create(v, "bob", "", time.Now())
+	os.WriteFile(v.MustPath(IdentityPath("bob")), []byte("---\nrole: [unclosed\n---\n# bob\n"), 0o644)
+	id, err := Load(v, "bob")
+	if !errors.Is(err, ErrMalformed) || id == nil || !strings.Contains(id.Body, "# bob") {
+		t.Fatalf("Load = %+v, %v", id, err)
+	}
+}
