@@ -3,7 +3,6 @@ package index
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +32,7 @@ const schemaVersion = 6
 
 const (
 	bleveSubdir  = "bleve"
-	manifestFile = "manifest.json"
+	manifestFile = "manifest"
 	serveFile    = "serve.json"
 )
 
@@ -83,15 +82,15 @@ func (o *Options) defaults() {
 
 // fileState is what the index knows about one indexed file.
 type fileState struct {
-	Size  int64  `json:"s"`
-	Mtime int64  `json:"m"`           // unix nanoseconds
-	Disk  string `json:"d,omitempty"` // on-disk relative path when it differs from the NFC key
+	Size  int64  // bytes
+	Mtime int64  // unix nanoseconds
+	Disk  string // on-disk relative path when it differs from the NFC key
 }
 
 type manifest struct {
-	Schema     int                  `json:"schema"`
-	LastUpdate time.Time            `json:"last_update"`
-	Files      map[string]fileState `json:"files"`
+	Schema     int
+	LastUpdate time.Time
+	Files      map[string]fileState
 }
 
 // Index is an open search index: either held by this process (local) or
@@ -213,6 +212,7 @@ func (ix *Index) openLocal() error {
 		}
 		man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
 		ix.dirty = true
+		os.Remove(filepath.Join(ix.dir, "manifest.json")) // the format before schema 6
 	}
 	ix.man = man
 	ix.bmu.Lock()
@@ -301,14 +301,16 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	return m, nil
 }
 
+// loadManifest reads the manifest; a missing or unreadable one is empty
+// (schema 0), which makes Open rebuild the index.
 func (ix *Index) loadManifest() manifest {
-	var m manifest
 	data, err := os.ReadFile(filepath.Join(ix.dir, manifestFile))
-	if err == nil {
-		_ = json.Unmarshal(data, &m)
+	if err != nil {
+		return manifest{Files: map[string]fileState{}}
 	}
-	if m.Files == nil {
-		m.Files = map[string]fileState{}
+	m, err := decodeManifest(data)
+	if err != nil {
+		return manifest{Files: map[string]fileState{}}
 	}
 	return m
 }
@@ -318,10 +320,7 @@ func (ix *Index) saveManifest() error {
 	if !ix.dirty {
 		return nil
 	}
-	data, err := json.Marshal(ix.man)
-	if err != nil {
-		return err
-	}
+	data := encodeManifest(ix.man)
 	if err := vault.WriteFile(filepath.Join(ix.dir, manifestFile), data, 0o644); err != nil {
 		return fmt.Errorf("save index manifest: %w", err)
 	}

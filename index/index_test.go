@@ -523,3 +523,36 @@ func FuzzQueryText(f *testing.F) {
 }
 
 func makeTempDir() (string, error) { return os.MkdirTemp("", "nexus-index-bench-") }
+
+func TestManifestRoundTrip(t *testing.T) {
+	m := manifest{Schema: schemaVersion, LastUpdate: time.Date(2026, 11, 29, 16, 0, 0, 5, time.UTC), Files: map[string]fileState{
+		"a.md":                 {Size: 1, Mtime: 2},
+		"노트/배포.md":             {Size: 300, Mtime: -5, Disk: "노트/배포.md"},
+		"tab\tand\nnewline.md": {Size: 0, Mtime: 0},
+		`"quoted".md`:          {Size: 9, Mtime: 9},
+	}}
+	got, err := decodeManifest(encodeManifest(m))
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(m) {
+		t.Fatalf("round trip:\n%v %v\n%v", got, err, m)
+	}
+	for _, bad := range []string{"", "json", manifestMagic + " schema=x", manifestMagic + "\n1\t2\n", manifestMagic + "\nx\t2\t\"a\"\t\n", manifestMagic + "\n1\t2\t\"\"\t\n"} {
+		if _, err := decodeManifest([]byte(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+func FuzzManifest(f *testing.F) {
+	f.Add(string(encodeManifest(manifest{Schema: 6, Files: map[string]fileState{"a.md": {1, 2, ""}, "b/c.md": {3, 4, "b/c.md"}}})))
+	f.Add(manifestMagic + " schema=1\n1\t2\t\"x\"\t\"y\"\n\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := decodeManifest([]byte(s))
+		if err != nil {
+			return
+		}
+		again, err := decodeManifest(encodeManifest(m))
+		if err != nil || len(again.Files) != len(m.Files) || again.Schema != m.Schema {
+			t.Fatalf("re-encode: %v %v vs %v", err, again, m)
+		}
+	})
+}
