@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/nexus-memory/nexus/index/indextest"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -555,4 +557,22 @@ func FuzzManifest(f *testing.F) {
 			t.Fatalf("re-encode: %v %v vs %v", err, again, m)
 		}
 	})
+}
+
+func TestNFDFileName(t *testing.T) {
+	// macOS may store Korean names decomposed (NFD); paths are compared
+	// and reported NFC, as Obsidian does, and snippets still read the file.
+	nfd := norm.NFD.String("노트/배포.md")
+	v := mustVault(t, map[string]string{nfd: "# 배포\n\n배포를 끝냈다 tangelo\n"})
+	ix := mustOpen(t, v, Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, ix, Query{Text: "tangelo"})
+	if len(res.Hits) != 1 || res.Hits[0].Path != norm.NFC.String("노트/배포.md") || !strings.Contains(res.Hits[0].Snippet, "**tangelo**") {
+		t.Fatalf("hits %+v", res.Hits)
+	}
+	if res := mustSearch(t, ix, Query{Text: "tangelo", PathPrefix: "노트/"}); len(res.Hits) != 1 {
+		t.Fatalf("NFC path prefix: %v", paths(res))
+	}
 }
