@@ -117,6 +117,8 @@ func TestFindsByFields(t *testing.T) {
 		{"tag as text", Query{Text: "vpn"}, "projects/staging.md", false},
 		{"tag filter", Query{Text: "port", Tag: "#INFRA"}, "projects/staging.md", false},
 		{"nested tag filter", Query{Text: "port", Tag: "net/vpn"}, "projects/staging.md", false},
+		{"parent tag finds nested tag", Query{Text: "port", Tag: "net"}, "projects/staging.md", false},
+		{"tag prefix is not a parent", Query{Text: "port", Tag: "ne"}, "", true},
 		{"inline tag filter", Query{Text: "servers", Tag: "misc"}, "notes/other.md", false},
 		{"code is no tag", Query{Text: "servers", Tag: "notatag"}, "", true},
 		{"wikilink target title", Query{Text: "network team"}, "people/Network Team.md", false},
@@ -574,5 +576,27 @@ func TestNFDFileName(t *testing.T) {
 	}
 	if res := mustSearch(t, ix, Query{Text: "tangelo", PathPrefix: "노트/"}); len(res.Hits) != 1 {
 		t.Fatalf("NFC path prefix: %v", paths(res))
+	}
+}
+
+// TestSnippetHidesComments: signature lines of log entries and %%comments%%
+// never show in snippets.
+func TestSnippetHidesComments(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"log/live/2026-11.md": "### 2026-11-29T02:00:00Z lyra [deploy/shipped] Fixed the quokka timeout\nlonger quokka text\n<!-- nexus prev=AAAA sig=BBBB -->\n",
+		"notes/a.md":          "# A\n\nwallaby here %%private wallaby remark%% and more wallaby.\n",
+	})
+	ix := mustOpen(t, v, Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for q, leak := range map[string]string{"quokka": "sig=", "wallaby": "private"} {
+		res := mustSearch(t, ix, Query{Text: q})
+		if len(res.Hits) == 0 {
+			t.Fatalf("%s: no hit", q)
+		}
+		if sn := res.Hits[0].Snippet; strings.Contains(sn, leak) || !strings.Contains(sn, "**"+q+"**") {
+			t.Errorf("%s: snippet %q", q, sn)
+		}
 	}
 }

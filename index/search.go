@@ -324,7 +324,13 @@ func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 	}
 	for _, t := range append(p.tags, q.Tag) {
 		if t = strings.ToLower(strings.Trim(strings.TrimSpace(t), "#")); t != "" {
-			term("tag", t)
+			// As in Obsidian, a tag matches its nested tags too: infra
+			// finds #infra/deploy.
+			exact := bleve.NewTermQuery(t)
+			exact.SetField("tag")
+			nested := bleve.NewPrefixQuery(strings.TrimSuffix(t, "/") + "/")
+			nested.SetField("tag")
+			filters = append(filters, bleve.NewDisjunctionQuery(exact, nested))
 		}
 	}
 	for _, pp := range append(p.paths, q.PathPrefix) {
@@ -466,7 +472,7 @@ const snippetRunes = 200
 // search for each analysed query term (a stem is a prefix of its words; a
 // CJK bigram is a substring), and runs the analyzer only on the window.
 func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) string {
-	text := ix.sectionText(h)
+	text := maskComments(ix.sectionText(h))
 	if text == "" {
 		return ""
 	}
@@ -640,3 +646,34 @@ func (ix *Index) flushPending(ctx context.Context) {
 // Proximity boosts: the words as a title phrase, and each adjacent pair in
 // the body.
 var phraseBoost, pairBoost = 10.0, 200.0
+
+// maskComments blanks out HTML comments (the live log's signature lines)
+// and Obsidian %%comments%% so they never show in a snippet. They become
+// spaces of the same length, keeping every other offset.
+func maskComments(text string) string {
+	if !strings.Contains(text, "<!--") && !strings.Contains(text, "%%") {
+		return text
+	}
+	b := []byte(text)
+	for _, d := range [][2]string{{"<!--", "-->"}, {"%%", "%%"}} {
+		for off := 0; ; {
+			i := strings.Index(string(b[off:]), d[0])
+			if i < 0 {
+				break
+			}
+			i += off
+			j := strings.Index(string(b[i+len(d[0]):]), d[1])
+			end := len(b)
+			if j >= 0 {
+				end = i + len(d[0]) + j + len(d[1])
+			}
+			for k := i; k < end; k++ {
+				if b[k] != '\n' {
+					b[k] = ' '
+				}
+			}
+			off = end
+		}
+	}
+	return string(b)
+}
