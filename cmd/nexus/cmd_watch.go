@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-memory/nexus/index"
+	"github.com/nexus-memory/nexus/retention"
 )
 
 func init() { register(newWatchCmd) }
@@ -22,6 +24,10 @@ func newWatchCmd(g *globals) *cobra.Command {
 saved (--debounce), re-reading until its content is stable, so editors that
 save in place or through a temp file and rename are both fine. A periodic
 size+mtime walk (--reconcile) catches anything the watcher missed.
+
+It also carries out reviews decided in Obsidian (status: approved or
+rejected in a review/pending/ file) and keeps every agent's
+memory/INDEX.md in step with fact files edited by hand, every few seconds.
 
 While it runs, 'nexus search' in other terminals asks this process, so
 answers are current and the index is never "locked". If another process
@@ -60,6 +66,12 @@ Example:
 			if err := ix.Start(g.ctx); err != nil {
 				return err
 			}
+			// Carry out reviews a person approves or rejects in Obsidian
+			// and keep memory indexes in step with hand-edited fact files.
+			keeper := retention.StartKeeper(g.ctx, v, retention.KeeperOptions{
+				Logger: slog.New(slog.NewTextHandler(g.stderr, nil)),
+			})
+			defer keeper.Close()
 			st, err := ix.Status(g.ctx)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -126,6 +127,8 @@ func wire(g *globals, c *cobra.Command) {
 
 // run executes one nexus invocation and returns its exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Long-running commands (watch, serve) log from several goroutines.
+	stderr = &syncWriter{w: stderr}
 	g := &globals{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
 	root := newRoot(g)
 	root.SetArgs(args)
@@ -209,4 +212,16 @@ func (g *globals) emit(result any, err error, human func(w io.Writer)) error {
 		return reportedError{err}
 	}
 	return nil
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex // guards w
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
