@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -318,5 +319,49 @@ func TestConfigEditsApplyWithoutRestart(t *testing.T) {
 	}
 	if got := readFile(t, v, "review/pending/"+r["pending_id"].(string)+".md"); !strings.Contains(got, "needs a person's approval") {
 		t.Errorf("pending item: %q", got)
+	}
+}
+
+// TestServerCarriesOutObsidianApprovals: a person sets status: approved on
+// a pending item in Obsidian while the server runs; the server's keeper
+// turns it into a fact file, which the agent then reads.
+func TestServerCarriesOutObsidianApprovals(t *testing.T) {
+	v := mustVault(t, "lyra")
+	srv, err := mcpserver.New(mcpserver.Options{Vault: v, KeeperEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer srv.Close(context.Background())
+	token, err := identity.NewToken(v, "lyra", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectHTTP(t, hs.URL+mcpserver.EndpointPath, token, "", nil)
+	it := mustOK(t, cs, "retain", map[string]any{"name": "Tea", "description": "what the user drinks", "type": "user", "body": "Green tea, no sugar."})
+	path := filepath.Join(v.Root(), filepath.FromSlash(it["path"].(string)))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited, err := vault.SetProperty(data, "status", "approved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil { // as Obsidian saves
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res := callTool(t, cs, "fact_read", map[string]any{"slug": "tea"})
+		if !res.IsError {
+			if !strings.Contains(texts(res)[0], "Green tea") {
+				t.Fatalf("approved fact: %v", texts(res))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the approval set in Obsidian was never carried out: %v", texts(res))
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/livelog"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -33,6 +34,12 @@ type Options struct {
 	// MaxBodyBytes bounds an HTTP request body (default 4 MiB: twice the
 	// largest tool arguments). Larger requests get 413 before they are read.
 	MaxBodyBytes int64
+	// KeeperEvery is how often the server carries out review decisions a
+	// person made in Obsidian (status: approved/rejected) and brings memory
+	// indexes in step with hand-edited fact files (a [retention.Keeper];
+	// default 3s). Negative turns it off, for a vault already served by
+	// 'nexus watch'.
+	KeeperEvery time.Duration
 }
 
 // Server serves one vault over MCP. Create it with [New], serve it with
@@ -51,6 +58,8 @@ type Server struct {
 	lg     *livelog.Log
 	unread unreadCache
 	live   *liveVault
+
+	keeper *retention.Keeper // nil when Options.KeeperEvery < 0
 
 	// ixMu protects ix, the search index (nil until opened).
 	ixMu sync.Mutex
@@ -123,6 +132,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.addPrompts()
 	s.addResources(hooks)
+	if opts.KeeperEvery >= 0 {
+		s.keeper = retention.StartKeeper(s.ctx, opts.Vault, retention.KeeperOptions{Every: opts.KeeperEvery, Now: opts.Now, Logger: opts.Logger})
+	}
 	s.loops.Add(2)
 	go func() {
 		defer s.loops.Done()
@@ -181,6 +193,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.cancel()
 	s.loops.Wait()
+	if s.keeper != nil {
+		s.keeper.Close()
+	}
 	s.ixMu.Lock()
 	if s.ix != nil {
 		if cerr := s.ix.Close(); cerr != nil && err == nil {
