@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/nexus-memory/nexus/vault"
 	"time"
 )
 
@@ -97,4 +99,11 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 		return nil
 	})
 	return st, nil
+}
+
+// Built reports whether the vault has a search index (a first search or
+// 'nexus index rebuild' builds it), without opening it.
+func Built(v *vault.Vault) bool {
+	_, err := os.Stat(filepath.Join(v.MustPath(vault.IndexDir), manifestFile))
+	return err == nil
 }

@@ -3,7 +3,6 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -95,7 +94,7 @@ const indexWait = 2 * time.Second
 
 // index checks that the search index reflects the markdown on disk.
 func (c *checker) index(ctx context.Context) (string, []Finding, error) {
-	if _, err := os.Stat(c.abs(vault.IndexDir + "/manifest.json")); notExist(err) {
+	if !index.Built(c.v) {
 		return "not built yet (the first search builds it)", nil, nil
 	}
 	ix, err := index.Open(c.v, index.Options{Logger: c.opts.Logger, NoServe: true, ReconcileEvery: -1})
