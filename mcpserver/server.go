@@ -99,6 +99,13 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
 	}
+	// The server works on its own handle of the vault: a caller that goes on
+	// using (and reconfiguring) its handle does not race with the server.
+	own, err := vault.Open(opts.Vault.Root())
+	if err != nil {
+		return nil, err
+	}
+	opts.Vault = own
 	s := &Server{
 		v:      opts.Vault,
 		log:    opts.Logger,
@@ -108,7 +115,7 @@ func New(opts Options) (*Server, error) {
 		subs:   newSubscriptions(),
 		live:   newLiveVault(opts.Vault),
 	}
-	lg, err := livelog.Open(opts.Vault, livelog.Options{Now: opts.Now, Logger: opts.Logger})
+	lg, err := livelog.Open(own, livelog.Options{Now: opts.Now, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
