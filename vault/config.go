@@ -141,7 +141,7 @@ func (v *Vault) UpdateConfig(fn func(*Config) error) error {
 		if err != nil {
 			return err
 		}
-		v.config = cfg
+		v.config.Store(&cfg)
 		return nil
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -34,8 +35,8 @@ var dirs = []string{NexusDir, KeysDir, IndexDir, StateDir, LocksDir, AgentsDir, 
 
 // Vault is an opened vault. It is safe for concurrent use.
 type Vault struct {
-	root   string // absolute, symlinks resolved
-	config Config
+	root   string                 // absolute, symlinks resolved
+	config atomic.Pointer[Config] // replaced whole by UpdateConfig, never mutated
 }
 
 // Open opens the vault rooted at dir, which must hold a .nexus/ folder.
@@ -55,7 +56,9 @@ func Open(dir string) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Vault{root: abs, config: cfg}, nil
+	v := &Vault{root: abs}
+	v.config.Store(&cfg)
+	return v, nil
 }
 
 // Init makes dir a vault: it creates the folders of the layout and a default
@@ -122,7 +125,7 @@ func Find(flagDir string) (string, error) {
 func (v *Vault) Root() string { return v.root }
 
 // Config returns the configuration loaded when the vault was opened.
-func (v *Vault) Config() Config { return v.config }
+func (v *Vault) Config() Config { return *v.config.Load() }
 
 // Path turns a vault-relative slash path into an absolute one. It refuses
 // (with [ErrUnsafePath]) empty, absolute and "..” paths, invalid UTF-8, NUL

@@ -272,3 +272,27 @@ func TestPathFindsDecomposedNames(t *testing.T) {
 		t.Fatalf("new file path %q not in the existing folder", p)
 	}
 }
+
+// TestConfigConcurrentUpdate: Config may be read while UpdateConfig runs
+// (the MCP server reads limits on every call); -race checks it.
+func TestConfigConcurrentUpdate(t *testing.T) {
+	v := mustInit(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			v.UpdateConfig(func(c *Config) error { c.MemoryCharLimit = 3000 + i; return nil })
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			if got := v.Config().MemoryCharLimit; got != 3019 {
+				t.Fatalf("limit = %d after updates, want 3019", got)
+			}
+			return
+		default:
+			_ = v.Config().MemoryCharLimit
+		}
+	}
+}
