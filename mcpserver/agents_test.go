@@ -271,6 +271,23 @@ func TestSessionStartEqualsNexusPrompt(t *testing.T) {
 			t.Errorf("session_start lacks %q", w)
 		}
 	}
+	// A new session takes a new snapshot, with what was written meanwhile.
+	mustOK(t, cs, "memory", map[string]any{"action": "add", "content": "Later note."})
+	same, err := cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: "session_start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := same.Messages[0].Content.(*sdk.TextContent).Text; text != got {
+		t.Errorf("session_start changed within the stdio session:\n%s", text)
+	}
+	fresh := connectStdio(t, v, "lyra", nil)
+	p2, err := fresh.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: "session_start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := p2.Messages[0].Content.(*sdk.TextContent).Text; !strings.Contains(text, "Later note.") {
+		t.Errorf("a new session's snapshot lacks a write made before it:\n%s", text)
+	}
 }
 
 // TestNoticeSeesOtherProcesses: an append by another process (the CLI)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/nexus-memory/nexus/agents"
 )
@@ -20,11 +21,33 @@ func (s *Server) sessionStartPrompt(ctx context.Context, req mcp.GetPromptReques
 	if !ok {
 		return nil, ErrNoAgent
 	}
-	text, err := agents.RenderSessionStart(s.vault(), agent)
+	text, err := s.sessionStart(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
 	return mcp.NewGetPromptResult("Session start for "+agent, []mcp.PromptMessage{
 		mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text)),
 	}), nil
+}
+
+// sessionStart returns agent's session-start render, taken once per MCP
+// session: writes made during the session land on disk at once and show in
+// tool results, but not in that session's snapshot (SPEC §2). A new session
+// (a reconnect, a new stdio process) gets a fresh one.
+func (s *Server) sessionStart(ctx context.Context, agent string) (string, error) {
+	id := ""
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		id = cs.SessionID()
+	}
+	if id != "" {
+		if text, ok := s.frozen.Load(id); ok {
+			return text.(string), nil
+		}
+	}
+	text, err := agents.RenderSessionStart(s.vault(), agent)
+	if err != nil || id == "" {
+		return text, err
+	}
+	got, _ := s.frozen.LoadOrStore(id, text)
+	return got.(string), nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -152,7 +151,7 @@ func (s *Server) readSessionStartResource(ctx context.Context, req mcp.ReadResou
 	if !ok {
 		return nil, ErrNoAgent
 	}
-	text, err := agents.RenderSessionStart(s.vault(), agent)
+	text, err := s.sessionStart(ctx, agent)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,10 @@ type Server struct {
 
 	keeper *retention.Keeper // nil when Options.KeeperEvery < 0
 
+	// frozen holds each MCP session's session-start render, by session
+	// id: it is taken once per session (SPEC §2).
+	frozen sync.Map
+
 	// ixMu protects ix, the search index (nil until opened).
 	ixMu sync.Mutex
 	ix   *index.Index
@@ -218,7 +222,7 @@ func (s *Server) Close(ctx context.Context) error {
 // shuts it down).
 func (s *Server) streamable() *server.StreamableHTTPServer {
 	h := server.NewStreamableHTTPServer(s.mcp,
-		server.WithSessionIdManagerResolver(newSessionBinder(func(id string) { s.subs.removeKey("id:" + id) })),
+		server.WithSessionIdManagerResolver(newSessionBinder(func(id string) { s.subs.removeKey("id:" + id); s.frozen.Delete(id) })),
 		server.WithStreamableHTTPLogger(s.log),
 		server.WithSessionIdleTTL(time.Hour),
 		server.WithHeartbeatInterval(30*time.Second),

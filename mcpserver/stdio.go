@@ -17,7 +17,9 @@ import (
 // their writes. A process serves stdio at most once at a time (the stdio
 // session is a process-wide singleton in mcp-go).
 func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out io.Writer) error {
-	if _, err := identity.Load(s.v, agent); err != nil {
+	// The agent must exist; a person's typo in its IDENTITY.md must not
+	// keep it from serving (the snapshot shows what to fix).
+	if _, err := identity.Load(s.v, agent); err != nil && !errors.Is(err, identity.ErrMalformed) && !errors.Is(err, identity.ErrKey) {
 		return err
 	}
 	ss := server.NewStdioServer(s.mcp)

@@ -63,14 +63,27 @@ func exerciseMemory(t *testing.T, cs *sdk.ClientSession, v *vault.Vault) {
 		t.Errorf("overflow error lacks the current entries: %s", msg)
 	}
 	mustOK(t, cs, "memory", map[string]any{"action": "remove", "old_text": "가가가"})
-	// The snapshot shows memory.
-	p, err := cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: "session_start"})
-	if err != nil {
-		t.Fatal(err)
+	// The snapshot is taken once per session (SPEC §2): a write made after
+	// it lands on disk but not in this session's snapshot.
+	snapshot := func() string {
+		p, err := cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: "session_start"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Messages[0].Content.(*sdk.TextContent).Text
 	}
-	if text := p.Messages[0].Content.(*sdk.TextContent).Text; !strings.Contains(text, "MEMORY (your personal notes)") || !strings.Contains(text, "make ci-all") {
-		t.Errorf("session_start lacks the MEMORY block:\n%s", text)
+	first := snapshot()
+	mustOK(t, cs, "memory", map[string]any{"action": "add", "content": "Written after the snapshot."})
+	if !strings.Contains(readFile(t, v, "agents/lyra/MEMORY.md"), "Written after the snapshot.") {
+		t.Fatal("mid-session write not on disk")
 	}
+	// Over HTTP without a session id (the stateless 2026 protocol) the
+	// server cannot tell sessions apart; stdio is checked in
+	// TestSessionStartEqualsNexusPrompt.
+	if again := snapshot(); cs.ID() != "" && (again != first || strings.Contains(again, "Written after the snapshot.")) {
+		t.Errorf("session_start changed within the session:\n--- first\n%s\n--- again\n%s", first, again)
+	}
+	mustOK(t, cs, "memory", map[string]any{"action": "remove", "old_text": "Written after the snapshot."})
 }
 
 func exerciseLog(t *testing.T, cs *sdk.ClientSession, v *vault.Vault) {
