@@ -1,8 +1,13 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"strings"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // maxGetLines bounds one memory_get read when no line count is given.
@@ -43,9 +48,19 @@ func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	clean, data, err := s.readNote(p)
+	clean, f, size, err := s.openNote(p)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	if size > maxNoteBytes {
+		// A note too large to load whole (a search hit can point into
+		// one) is streamed: only the asked lines are kept.
+		return readLines(f, clean, from, n)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxNoteBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", clean, err)
 	}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	all := strings.SplitAfter(text, "\n")
@@ -66,5 +81,48 @@ func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 	if n == 0 && end < len(all) {
 		res.NextFrom = end + 1
 	}
+	return res, nil
+}
+
+// readLines streams r and returns lines from..from+n-1 (n == 0: up to
+// maxGetLines), keeping at most maxNoteBytes of text, and counts every line
+// for total_lines.
+func readLines(r io.Reader, clean string, from, n int) (getResult, error) {
+	res := getResult{Path: clean, From: from}
+	limit := n
+	if limit == 0 {
+		limit = maxGetLines
+	}
+	var text strings.Builder
+	br := bufio.NewReaderSize(r, 64<<10)
+	full := false // the text reached maxNoteBytes
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return res, fmt.Errorf("read %q: %w", clean, err)
+		}
+		if len(b) == 0 {
+			break
+		}
+		res.TotalLines = line
+		if line >= from && res.Lines < limit && !full {
+			if text.Len()+len(b) > maxNoteBytes {
+				if res.Lines == 0 {
+					return res, fmt.Errorf("line %d of %q is longer than the %d bytes one read returns: %w", line, clean, maxNoteBytes, vault.ErrRefused)
+				}
+				full, res.NextFrom = true, line
+			} else {
+				text.Write(b)
+				res.Lines++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if n == 0 && !full && res.Lines == limit && from-1+res.Lines < res.TotalLines {
+		res.NextFrom = from + res.Lines
+	}
+	res.Text = strings.ReplaceAll(text.String(), "\r\n", "\n")
 	return res, nil
 }
