@@ -474,6 +474,9 @@ func TestOtherProcessHoldsIndex(t *testing.T) {
 	stdin, _ := cmd.StdinPipe()
 	var out bytes.Buffer
 	pr, pw, _ := os.Pipe()
+	// Keep the read end open until the helper is done: if the GC closed it
+	// after the last read, the helper's final "PASS" would die of SIGPIPE.
+	defer pr.Close()
 	cmd.Stdout = pw
 	cmd.Stderr = &out
 	if err := cmd.Start(); err != nil {
