@@ -32,15 +32,21 @@ func (ix *Index) Start(ctx context.Context) error {
 	if ix.w != nil {
 		return nil
 	}
+	// Watch first, then catch up: a file saved while the first sync walks
+	// the vault is queued by the watcher instead of being missed until
+	// the next reconcile. The watcher's loop waits for ix.mu, so it
+	// handles that queue once the sync is done.
+	if err := ix.startWatcher(ctx); err != nil {
+		return err
+	}
 	// Searches meanwhile answer from the index as it is rather than wait
 	// for a first sync that can take minutes on a big new vault.
 	ix.catchingUp.Store(true)
 	err := ix.syncLocked(ctx, nil)
 	ix.catchingUp.Store(false)
-	if err != nil {
-		return err
-	}
-	return ix.startWatcher(ctx)
+	// On error the watcher stays: it stops with ctx or Close, and the
+	// periodic reconcile retries the sync.
+	return err
 }
 
 // watcher turns file system events into index updates. ix.mu is held only
