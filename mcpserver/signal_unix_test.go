@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -73,16 +74,8 @@ func TestStdioSIGTERMLetsWritesFinish(t *testing.T) {
 		t.Fatalf("no write acknowledged; first answer: %s", first)
 	}
 	in.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("server exit after SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("server did not exit after SIGTERM")
+	if err := waitExit(cmd); err != nil {
+		t.Fatalf("server exit after SIGTERM: %v", err)
 	}
 	m, _ := agents.OpenMemory(v, "lyra", agents.TargetMemory)
 	entries, err := m.Entries()
@@ -163,16 +156,9 @@ func TestHTTPServeBinarySIGTERM(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	wg.Wait()
 	cs.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			logMu.Lock()
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not exit after SIGTERM")
+	if err := waitExit(cmd); err != nil {
+		logMu.Lock()
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
 	}
 	m, _ := agents.OpenMemory(v, "lyra", agents.TargetMemory)
 	entries, _ := m.Entries()
@@ -205,19 +191,26 @@ func TestStdioClientVanishes(t *testing.T) {
 	}
 	out.Close() // the client is gone: nobody reads the answers
 	in.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("server died: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("server did not exit after its client vanished")
+	if err := waitExit(cmd); err != nil {
+		t.Fatalf("server after its client vanished: %v", err)
 	}
 	out2, err := execNexus(v.Root(), "log", "verify")
 	if err != nil {
 		t.Fatalf("log verify after the client vanished: %v\n%s", err, out2)
+	}
+}
+
+// waitExit waits for a server process to end by itself, killing it after
+// 30 s; it returns the exit error, or a timeout error.
+func waitExit(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		return errors.New("did not exit within 30 s")
 	}
 }
