@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/search/query"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/index/indextest"
@@ -522,9 +523,16 @@ func FuzzQueryText(f *testing.F) {
 				t.Fatal("empty token")
 			}
 		}
-		q, _, err := buildQuery(Query{Text: s}, true)
-		if (q == nil) == (err == nil) {
-			t.Fatalf("query %v, err %v", q, err)
+		pl, err := buildQuery(Query{Text: s}, true)
+		if (pl == nil) == (err == nil) {
+			t.Fatalf("plan %v, err %v", pl, err)
+		}
+		if pl != nil {
+			for tier := 0; tier <= len(pl.tiers); tier++ {
+				if err := pl.tierQuery(tier).(query.ValidatableQuery).Validate(); err != nil {
+					t.Fatalf("tier %d: %v", tier, err)
+				}
+			}
 		}
 	})
 }
@@ -600,6 +608,105 @@ func TestSnippetHidesComments(t *testing.T) {
 		}
 		if sn := res.Hits[0].Snippet; strings.Contains(sn, leak) || !strings.Contains(sn, "**"+q+"**") {
 			t.Errorf("%s: snippet %q", q, sn)
+		}
+	}
+}
+
+// TestRankingTiers checks the order of hits for plain words: the words as
+// the title, then side by side in the text, then a word in the title, in
+// a heading or tag, and elsewhere; each hit says which.
+func TestRankingTiers(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"body.md":     "# Misc\n\nThe release went out and the rollback plan was ready.\n",
+		"heading.md":  "# Notes\n\n## Rollback\n\nThe release is done.\n",
+		"title.md":    "# Rollback\n\nAfter the release nobody asked.\n",
+		"together.md": "# Friday\n\nWe practised the release rollback twice.\n",
+		"phrase.md":   "# Release rollback\n\nSteps live elsewhere.\n",
+		"tagged.md":   "---\ntags: [rollback]\n---\nSome release text, and more release text.\n",
+		"other.md":    "# Unrelated\n\nNothing here.\n",
+	})
+	ix := mustOpen(t, v, Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, ix, Query{Text: "release rollback", NoSnippets: true})
+	var got []string
+	for _, h := range res.Hits {
+		got = append(got, h.Path+"="+h.Match)
+	}
+	want := []string{"phrase.md=" + MatchTitlePhrase, "together.md=" + MatchTogether, "title.md=" + MatchTitle}
+	if len(got) != 6 || strings.Join(got[:3], " ") != strings.Join(want, " ") {
+		t.Fatalf("order %v, want %v first", got, want)
+	}
+	// heading.md and tagged.md share the heading tier (in either order),
+	// body.md comes last.
+	if tail := strings.Join(got[3:5], " "); !strings.Contains(tail, "heading.md="+MatchHeading) || !strings.Contains(tail, "tagged.md="+MatchHeading) || got[5] != "body.md="+MatchWords {
+		t.Fatalf("order %v", got)
+	}
+	if res.Total != 6 || res.TotalCapped {
+		t.Fatalf("total %d capped %v", res.Total, res.TotalCapped)
+	}
+	// A limit that ends inside a tier keeps the order.
+	res = mustSearch(t, ix, Query{Text: "release rollback", Limit: 2, NoSnippets: true})
+	if paths(res)[0] != "phrase.md" || paths(res)[1] != "together.md" || res.Total != 6 {
+		t.Fatalf("limit 2: %v total %d", paths(res), res.Total)
+	}
+	// One word: no phrase or together tier.
+	res = mustSearch(t, ix, Query{Text: "rollback", NoSnippets: true})
+	if res.Hits[0].Match != MatchTitle || res.Hits[len(res.Hits)-1].Match != MatchWords {
+		t.Fatalf("one word: %+v", res.Hits)
+	}
+}
+
+// TestCountCapped checks that counting stops at countLimit without
+// cutting the hits a larger limit asks for.
+func TestCountCapped(t *testing.T) {
+	files := map[string]string{}
+	for i := range 8 {
+		files[fmt.Sprintf("n%d.md", i)] = "# Note\n\nbackup text\n"
+	}
+	files["t.md"] = "# Backup\n\nbackup text\n"
+	ix := mustOpen(t, mustVault(t, files), Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	old := countLimit
+	countLimit = 3
+	defer func() { countLimit = old }()
+	for _, tt := range []struct {
+		limit, hits int
+		total       uint64
+		capped      bool
+	}{
+		{2, 2, 3, true},
+		{5, 5, 3, true},
+		{50, 9, 3, true},
+	} {
+		res := mustSearch(t, ix, Query{Text: "backup", Limit: tt.limit, NoSnippets: true})
+		if len(res.Hits) != tt.hits || res.Total != tt.total || res.TotalCapped != tt.capped || res.Hits[0].Path != "t.md" {
+			t.Errorf("limit %d: %d hits (first %s), total %d capped %v", tt.limit, len(res.Hits), res.Hits[0].Path, res.Total, res.TotalCapped)
+		}
+	}
+	countLimit = 100
+	if res := mustSearch(t, ix, Query{Text: "backup", NoSnippets: true}); res.Total != 9 || res.TotalCapped {
+		t.Errorf("uncapped total %d capped %v", res.Total, res.TotalCapped)
+	}
+}
+
+func TestCrossPairs(t *testing.T) {
+	for _, tt := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"staging"}, ""},
+		{[]string{"모니터"}, ""}, // bigrams of one word pair up: not "together"
+		{[]string{"staging", "ssh", "port"}, "stage ssh|ssh port"},
+		{[]string{"deploy", "the", "server"}, "deploy server"}, // stop words left out
+		{[]string{"모니터", "배포"}, "니터 배포"},
+		{[]string{"ssh", "ssh"}, "ssh ssh"},
+	} {
+		if got := strings.Join(crossPairs(tt.words), "|"); got != tt.want {
+			t.Errorf("crossPairs(%q) = %q, want %q", tt.words, got, tt.want)
 		}
 	}
 }

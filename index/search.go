@@ -16,6 +16,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"golang.org/x/text/unicode/norm"
@@ -57,7 +58,8 @@ type Hit struct {
 	EndLine int       `json:"end_line"` // last line of the section
 	Title   string    `json:"title"`
 	Heading string    `json:"heading,omitempty"`
-	Score   float64   `json:"score"`
+	Score   float64   `json:"score"` // compares hits of the same Match
+	Match   string    `json:"match,omitempty"`
 	Snippet string    `json:"snippet"` // matched words wrapped in ** **
 	Kind    string    `json:"kind"`    // note, log or decision
 	Agent   string    `json:"agent,omitempty"`
@@ -65,11 +67,25 @@ type Hit struct {
 	Date    time.Time `json:"date,omitzero"`
 }
 
+// Hit.Match: the strongest way a hit matched a query of plain words.
+// Hits are ordered by it (together first), then by score.
+const (
+	MatchTitlePhrase = "title-phrase" // the words as a phrase in the title or an alias
+	MatchTogether    = "together"     // query words side by side in the text
+	MatchTitle       = "title"        // a word in the title or an alias
+	MatchHeading     = "heading"      // a word in a tag or a heading
+	MatchWords       = "words"        // the words, elsewhere
+)
+
 // Results are the hits of a search, best first.
 type Results struct {
 	Query string `json:"query"`
-	Total uint64 `json:"total"` // matching documents, of which Hits are the best
-	Hits  []Hit  `json:"hits"`
+	// Total counts the matching documents, of which Hits are the best. A
+	// query of plain words counts up to 1,000 and sets TotalCapped when
+	// there are more.
+	Total       uint64 `json:"total"`
+	TotalCapped bool   `json:"total_capped,omitempty"`
+	Hits        []Hit  `json:"hits"`
 }
 
 // field boosts: title and aliases over tags and headings over body.
@@ -233,6 +249,53 @@ func analyzedTerms(text string) []string {
 	return out
 }
 
+// pairsAnalyzer analyses text into its word pairs (built on first use).
+var pairsAnalyzer = sync.OnceValue(func() analysis.Analyzer {
+	m, err := newMapping()
+	if err != nil {
+		panic(err) // a bug in the mapping, caught by every test
+	}
+	return m.AnalyzerNamed(pairsAnalyzerName)
+})
+
+func pairTerms(text string) []string {
+	var out []string
+	for _, t := range pairsAnalyzer().Analyze([]byte(text)) {
+		out = append(out, string(t.Term))
+	}
+	return out
+}
+
+// crossPairs returns the body pair terms that join two adjacent query
+// words (stop words left out): for "staging ssh port", "stage ssh" and
+// "ssh port". Pairs inside one word (the CJK bigrams of 모니터 pair up
+// too) are left out: they say nothing about words standing together.
+func crossPairs(words []string) []string {
+	var kept []string
+	for _, w := range words {
+		if len(analyzedTerms(w)) > 0 {
+			kept = append(kept, w)
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(kept); i++ {
+		for _, p := range pairTerms(kept[i]) {
+			seen[p] = true
+		}
+		for _, p := range pairTerms(kept[i+1]) {
+			seen[p] = true
+		}
+		for _, p := range pairTerms(kept[i] + " " + kept[i+1]) {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // anyField matches text (as a phrase when phrase is set) in any text field.
 func anyField(text string, phrase bool) query.Query {
 	var qs []query.Query
@@ -246,65 +309,93 @@ func anyField(text string, phrase bool) query.Query {
 	return bleve.NewDisjunctionQuery(qs...)
 }
 
-// buildQuery turns a Query into a bleve query. It returns a usage error
-// (wrapping vault.ErrInvalid) for a query that has nothing to look for.
+// plan is a Query compiled into bleve clauses. The documents are those
+// matching words and every must, none of mustNot, within filter.
+//
+// When tiers is set (plain words, all required) they are ranked tier by
+// tier (see [Index.run]); otherwise by their score on words, must and
+// should.
+type plan struct {
+	p       parsedQuery
+	words   query.Query // every plain word, on the "all" field; nil if none
+	must    []query.Query
+	should  []query.Query
+	mustNot []query.Query
+	filter  query.Query
+	tiers   [][]query.Query
+	strong  []string // each tier's Hit.Match
+	loose   bool     // any word may match (MinShould 1 on should)
+	byDate  bool     // nothing scores: newest first
+}
+
+// buildQuery compiles a Query. It returns a usage error (wrapping
+// vault.ErrInvalid) for a query that has nothing to look for.
 //
 // With all set, every plain word must occur in the document, in any of its
-// text fields (checked on the "all" field, which holds them together); the
-// field and proximity clauses then only score the documents that match,
-// which is several times cheaper than scoring every document holding any
-// of the words. Without all, any word may match.
-func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
+// text fields (checked on the "all" field, which holds them together).
+// Without all, any word may match.
+func buildQuery(q Query, all bool) (*plan, error) {
 	p := parseQueryText(q.Text)
-	b := bleve.NewBooleanQuery()
+	pl := &plan{p: p}
 	scored := false
 	if len(p.words) > 0 {
 		free := strings.Join(p.words, " ")
-		var should []query.Query
-		if all {
-			// Every word in the "all" field (title, aliases, tags,
-			// headings and body together); its score stands for the
-			// body's.
+		nterms := len(analyzedTerms(free))
+		var phrase, together, names, heads []query.Query
+		if pairs := crossPairs(p.words); len(pairs) > 0 {
+			// The words as a phrase in the title or an alias, and
+			// adjacent query words adjacent in the body (see
+			// pairsAnalyzerName).
+			phrase = []query.Query{phraseField(free, "title", phraseBoost), phraseField(free, "aliases", phraseBoost)}
+			for _, pair := range pairs {
+				t := bleve.NewTermQuery(pair)
+				t.SetField("body")
+				t.SetBoost(pairBoost)
+				together = append(together, t)
+			}
+		}
+		for _, fb := range fieldBoosts {
+			switch fb.field {
+			case "title", "aliases":
+				names = append(names, matchField(free, fb.field, fb.boost))
+			case "tagtext", "headings":
+				heads = append(heads, matchField(free, fb.field, fb.boost))
+			}
+		}
+		if all && nterms > 0 {
 			m := bleve.NewMatchQuery(free)
 			m.SetField("all")
 			m.Analyzer = analyzerName
 			m.SetOperator(query.MatchQueryOperatorAnd)
-			b.AddMust(m)
-		}
-		for _, fb := range fieldBoosts {
-			if all && fb.field == "body" {
-				continue
+			pl.words = m
+			for i, t := range [][]query.Query{phrase, together, names, heads} {
+				if len(t) > 0 {
+					pl.tiers = append(pl.tiers, t)
+					pl.strong = append(pl.strong, []string{MatchTitlePhrase, MatchTogether, MatchTitle, MatchHeading}[i])
+				}
 			}
-			should = append(should, matchField(free, fb.field, fb.boost))
-		}
-		if len(p.words) > 1 {
-			// Proximity: adjacent word pairs in the body (see
-			// pairsAnalyzerName), and the words as a phrase in the title
-			// or an alias (short fields: cheap).
-			should = append(should, pairsMatch(free, false, pairBoost), phraseField(free, "title", phraseBoost), phraseField(free, "aliases", phraseBoost))
-		}
-		b.AddShould(should...)
-		if !all {
-			b.SetMinShould(1)
+		} else {
+			// Not every word required (or only stop words): rank the
+			// documents holding any of them.
+			pl.should = append(pl.should, phrase...)
+			pl.should = append(pl.should, together...)
+			pl.should = append(pl.should, names...)
+			pl.should = append(pl.should, heads...)
+			pl.should = append(pl.should, matchField(free, "body", 1))
+			pl.loose = true
 		}
 		scored = true
-		if all && len(analyzedTerms(free)) == 0 {
-			// Only stop words: nothing to require.
-			b = bleve.NewBooleanQuery()
-			b.AddShould(should...)
-			b.SetMinShould(1)
-		}
 	}
 	for _, ph := range p.phrases {
-		b.AddMust(anyField(ph, true))
+		pl.must = append(pl.must, anyField(ph, true))
 		scored = true
 	}
 	for _, t := range p.titles {
-		b.AddMust(bleve.NewDisjunctionQuery(phraseField(t, "title", 4), phraseField(t, "aliases", 4)))
+		pl.must = append(pl.must, bleve.NewDisjunctionQuery(phraseField(t, "title", 4), phraseField(t, "aliases", 4)))
 		scored = true
 	}
 	for _, x := range p.excludes {
-		b.AddMustNot(anyField(x, true))
+		pl.mustNot = append(pl.mustNot, anyField(x, true))
 	}
 	var filters []query.Query
 	term := func(field, v string) {
@@ -337,7 +428,7 @@ func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 		if pp = strings.TrimSpace(pp); pp != "" {
 			c, err := vault.CleanRel(pp)
 			if err != nil {
-				return nil, p, fmt.Errorf("path filter %q: %w", pp, vault.ErrInvalid)
+				return nil, fmt.Errorf("path filter %q: %w", pp, vault.ErrInvalid)
 			}
 			if strings.HasSuffix(pp, "/") {
 				c += "/"
@@ -355,14 +446,97 @@ func buildQuery(q Query, all bool) (query.Query, parsedQuery, error) {
 	}
 	if !scored {
 		if len(filters) == 0 {
-			return nil, p, fmt.Errorf("empty search: give words to look for, or a filter: %w", vault.ErrInvalid)
+			return nil, fmt.Errorf("empty search: give words to look for, or a filter: %w", vault.ErrInvalid)
 		}
-		b.AddMust(bleve.NewMatchAllQuery())
+		pl.must = append(pl.must, bleve.NewMatchAllQuery())
+		pl.byDate = true
 	}
 	if len(filters) > 0 {
-		b.AddFilter(bleve.NewConjunctionQuery(filters...))
+		pl.filter = bleve.NewConjunctionQuery(filters...)
 	}
-	return b, p, nil
+	return pl, nil
+}
+
+// query is a plan without tiers as one bleve query.
+func (pl *plan) query() query.Query {
+	b := pl.base()
+	if pl.words != nil {
+		b.AddMust(pl.words)
+	}
+	b.AddShould(pl.should...)
+	if pl.loose {
+		b.SetMinShould(1)
+	}
+	return b
+}
+
+// base holds the clauses every form of the plan shares.
+func (pl *plan) base() *query.BooleanQuery {
+	b := bleve.NewBooleanQuery()
+	b.AddMust(pl.must...)
+	b.AddMustNot(pl.mustNot...)
+	if pl.filter != nil {
+		b.AddFilter(pl.filter)
+	}
+	return b
+}
+
+// tierQuery is the plan restricted to tier t: the documents with a clause
+// of tier t and none of a stronger tier, scored on the clauses of tier t.
+// Tier len(tiers) holds the documents with no strong clause, scored on
+// their words.
+//
+// Every word is required in each tier, but as a filter: unscored, bleve
+// skips through its postings instead of reading them, so a tier costs in
+// proportion to its strong matches, not to the documents holding the
+// words.
+func (pl *plan) tierQuery(t int) query.Query {
+	b := pl.base()
+	for i := 0; i < t && i < len(pl.tiers); i++ {
+		b.AddMustNot(pl.tiers[i]...)
+	}
+	if t >= len(pl.tiers) {
+		b.AddMust(pl.words)
+		return b
+	}
+	b.AddMust(bleve.NewDisjunctionQuery(pl.tiers[t]...))
+	filter := []query.Query{pl.wordsFilter()}
+	if pl.filter != nil {
+		filter = append(filter, pl.filter)
+	}
+	b.AddFilter(bleve.NewConjunctionQuery(filter...))
+	return b
+}
+
+// wordsFilter requires every word, unscored, as a conjunction of terms:
+// bleve turns that into one bitmap of documents, which it skips through.
+// A lone term is given twice, because a conjunction of one is not
+// optimised and bleve then walks the term's postings one by one.
+func (pl *plan) wordsFilter() query.Query {
+	terms := uniq(analyzedTerms(strings.Join(pl.p.words, " ")))
+	if len(terms) == 1 {
+		terms = append(terms, terms[0])
+	}
+	var qs []query.Query
+	for _, t := range terms {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField("all")
+		qs = append(qs, tq)
+	}
+	return bleve.NewConjunctionQuery(qs...)
+}
+
+// countQuery matches the plan's documents without scoring them.
+func (pl *plan) countQuery() query.Query {
+	b := pl.base()
+	if pl.words != nil {
+		b.AddMust(pl.words)
+	}
+	if pl.loose {
+		b.AddShould(pl.should...)
+		b.SetMinShould(1)
+	}
+	return b
 }
 
 // Search runs a query. In a holder process it answers from the index as
@@ -378,10 +552,11 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if q.Limit > 10000 {
 		q.Limit = 10000
 	}
-	bq, pq, err := buildQuery(q, true)
+	pl, err := buildQuery(q, true)
 	if err != nil {
 		return nil, err
 	}
+	pq := pl.p
 	if c := ix.remoteOrTakeover(); c != nil {
 		res, err := c.search(ctx, q)
 		if !isConnErr(err) {
@@ -398,32 +573,26 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if ix.bi == nil {
 		return nil, ErrClosed
 	}
-	req := bleve.NewSearchRequestOptions(bq, q.Limit, 0, false)
-	req.Fields = []string{"path", "title", "heading", "line", "end", "agent", "type", "kind", "date"}
-	if len(pq.words) == 0 && len(pq.phrases) == 0 && len(pq.titles) == 0 {
-		req.SortBy([]string{"-date", "_id"})
-	}
-	sr, err := ix.bi.SearchInContext(ctx, req)
-	if err == nil && sr.Total == 0 && len(pq.words) > 1 {
+	r, err := ix.run(ctx, pl, q.Limit)
+	if err == nil && r.total == 0 && len(pq.words) > 1 {
 		// No document holds every word: rank those holding some.
-		loose, _, _ := buildQuery(q, false)
-		req.Query = loose
-		sr, err = ix.bi.SearchInContext(ctx, req)
+		loose, _ := buildQuery(q, false)
+		r, err = ix.run(ctx, loose, q.Limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	res := &Results{Query: q.Text, Total: sr.Total, Hits: []Hit{}}
+	res := &Results{Query: q.Text, Total: r.total, TotalCapped: r.capped, Hits: []Hit{}}
 	var an analysis.Analyzer
 	if !q.NoSnippets {
 		an = ix.bi.Mapping().AnalyzerNamed(analyzerName)
 	}
 	terms := queryTerms(an, pq)
-	for _, h := range sr.Hits {
+	for i, h := range r.hits {
 		if q.MinScore > 0 && h.Score < q.MinScore {
 			continue
 		}
-		hit := Hit{Score: h.Score}
+		hit := Hit{Score: h.Score, Match: r.match[i]}
 		if math.IsNaN(hit.Score) || math.IsInf(hit.Score, 0) {
 			hit.Score = 0 // JSON cannot carry it
 		}
@@ -448,6 +617,110 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		res.Hits = append(res.Hits, hit)
 	}
 	return res, nil
+}
+
+// hitFields are the stored fields a Hit is made of.
+var hitFields = []string{"path", "title", "heading", "line", "end", "agent", "type", "kind", "date"}
+
+// run evaluates a plan: the best limit documents and how many match.
+// ix.bmu must be held.
+//
+// A plan with tiers is ranked tier by tier: documents whose title or an
+// alias holds the words as a phrase, then documents where two query words
+// stand side by side, then documents with a word in the title or an
+// alias, then in a tag or a heading, then the rest; by score within a
+// tier. Only as many tiers are scored as it takes to fill the page. This
+// is what keeps a query of common words fast: bleve scores every document
+// a query matches, and the strong tiers are a small part of them.
+func (ix *Index) run(ctx context.Context, pl *plan, limit int) (*ranked, error) {
+	if len(pl.tiers) == 0 {
+		req := bleve.NewSearchRequestOptions(pl.query(), limit, 0, false)
+		req.Fields = hitFields
+		if pl.byDate {
+			req.SortBy([]string{"-date", "_id"})
+		}
+		sr, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return &ranked{hits: sr.Hits, match: make([]string, len(sr.Hits)), total: sr.Total}, nil
+	}
+	r := &ranked{}
+	var err error
+	if r.total, r.capped, err = ix.count(ctx, pl.countQuery(), countLimit); err != nil {
+		return nil, err
+	}
+	want := uint64(limit)
+	if !r.capped {
+		want = min(r.total, want)
+	}
+	for t := 0; t <= len(pl.tiers) && uint64(len(r.hits)) < want; t++ {
+		req := bleve.NewSearchRequestOptions(pl.tierQuery(t), limit-len(r.hits), 0, false)
+		req.Fields = hitFields
+		sr, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		name := MatchWords
+		if t < len(pl.strong) {
+			name = pl.strong[t]
+		}
+		for _, h := range sr.Hits {
+			r.hits = append(r.hits, h)
+			r.match = append(r.match, name)
+		}
+	}
+	return r, nil
+}
+
+// ranked is what [Index.run] found.
+type ranked struct {
+	hits   []*search.DocumentMatch
+	match  []string // each hit's Hit.Match
+	total  uint64   // matching documents, counted up to countLimit for tiers
+	capped bool     // there are more than total
+}
+
+// countLimit is how far a search counts its matches (Results.Total).
+// Counting every match of a common word would cost more than finding the
+// best ones.
+var countLimit uint64 = 1000 // a variable for tests
+
+// count counts the documents q matches, unscored, stopping at limit
+// (capped is then true). ix.bmu must be held.
+func (ix *Index) count(ctx context.Context, q query.Query, limit uint64) (n uint64, capped bool, err error) {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return 0, false, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return 0, false, err
+	}
+	defer r.Close()
+	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
+	if err != nil {
+		return 0, false, err
+	}
+	defer s.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
+	for {
+		if n&255 == 0 && ctx.Err() != nil {
+			return 0, false, ctx.Err()
+		}
+		d, err := s.Next(sctx)
+		if err != nil {
+			return 0, false, err
+		}
+		if d == nil {
+			return n, false, nil
+		}
+		if n == limit {
+			return n, true, nil
+		}
+		n++
+		sctx.DocumentMatchPool.Put(d)
+	}
 }
 
 // queryTerms analyses the query's words and phrases into index terms, for

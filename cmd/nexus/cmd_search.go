@@ -32,12 +32,17 @@ func newSearchCmd(g *globals) *cobra.Command {
 		Short: "Ranked search over the whole vault (English, Korean and other CJK)",
 		Long: `Search every note, note section, live-log entry and decision of the vault,
 best first. Each hit shows path:line (where its section starts), the title,
-the score and a snippet with the matched words in ** **.
+how it matched, the score and a snippet with the matched words in ** **.
 
 Query syntax:
   staging ssh port     plain words: notes holding every word (if none does,
-                       notes holding some); words close together, in the
-                       title or headings rank first
+                       notes holding some), ranked by how they match:
+                         title-phrase  the words are the title or an alias
+                         together      two query words side by side
+                         title         a word in the title or an alias
+                         heading       a word in a heading or a tag
+                         words         the words, elsewhere
+                       then by score (which compares hits of one kind)
   "exact phrase"       must appear as written
   title:staging        must match the title or an alias (title:"two words")
   deploy -docker       must not contain docker (also -"a phrase")
@@ -164,12 +169,19 @@ func printHits(w io.Writer, res *index.Results) {
 		if h.Heading != "" && h.Heading != h.Title {
 			title += " › " + h.Heading
 		}
-		fmt.Fprintf(w, "%s:%d  %s  (%.2f)\n", h.Path, h.Line, title, h.Score)
+		how := fmt.Sprintf("%.2f", h.Score)
+		if h.Match != "" {
+			how = h.Match + " " + how
+		}
+		fmt.Fprintf(w, "%s:%d  %s  (%s)\n", h.Path, h.Line, title, how)
 		if h.Snippet != "" {
 			fmt.Fprintf(w, "    %s\n", h.Snippet)
 		}
 	}
-	if uint64(len(res.Hits)) < res.Total {
+	switch {
+	case res.TotalCapped:
+		fmt.Fprintf(w, "\n%d of more than %d matches; --limit shows more.\n", len(res.Hits), res.Total)
+	case uint64(len(res.Hits)) < res.Total:
 		fmt.Fprintf(w, "\n%d of %d matches; --limit shows more.\n", len(res.Hits), res.Total)
 	}
 }
