@@ -57,7 +57,11 @@ func buildNexus(t *testing.T) string {
 // nexus runs the binary and returns its combined output.
 func nexus(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	cmd := exec.Command(bin, args...)
+	// No background index holder after a search: the vault is a temp
+	// folder, deleted when the test ends.
+	cmd.Env = append(os.Environ(), "NEXUS_SEARCH_HOLD=0")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("nexus %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

@@ -130,6 +130,8 @@ type Index struct {
 	startCtx context.Context // Start's ctx, to start watching after a takeover
 	srv      *server         // nil when remote or NoServe
 
+	lastAsked atomic.Int64 // unix nanoseconds of the last request served to another process
+
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -215,6 +217,7 @@ func (ix *Index) openLocal() error {
 		os.Remove(filepath.Join(ix.dir, "manifest.json")) // the format before schema 6
 	}
 	ix.man = man
+	ix.lastAsked.Store(time.Now().UnixNano())
 	ix.bmu.Lock()
 	ix.bi = bi
 	old := ix.remote

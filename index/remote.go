@@ -115,6 +115,7 @@ func (s *server) handle(f func(ctx context.Context, body []byte, w http.Response
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		s.ix.lastAsked.Store(time.Now().UnixNano())
 		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err != nil {
 			return
@@ -223,6 +224,13 @@ func (c *client) search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// LastAsked is when another process last asked this holder anything, or
+// when this process took the index if nobody has asked yet. A holder that
+// serves nobody can use it to stop (see 'nexus index hold').
+func (ix *Index) LastAsked() time.Time {
+	return time.Unix(0, ix.lastAsked.Load())
 }
 
 // HolderPID is the process holding the index: this one, or the one that

@@ -126,7 +126,7 @@ Example:
 			})
 		},
 	}
-	cmd.AddCommand(rebuild, status)
+	cmd.AddCommand(rebuild, status, newIndexHoldCmd(g))
 	return cmd
 }
 

@@ -23,6 +23,7 @@ type searchOptions struct {
 	since    string
 	until    string
 	by       string
+	hold     string
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -56,8 +57,13 @@ global --agent names the acting agent elsewhere, so $NEXUS_AGENT alone never
 filters a search.
 
 The index lives in .nexus/index/ and is brought up to date before answering.
-If 'nexus watch' or 'nexus serve' is running, that process answers (no lock
-errors, current results).
+If 'nexus watch', 'nexus serve' or 'nexus index hold' is running, that
+process answers (no lock errors, current results, a few milliseconds).
+Otherwise this process opens the index and checks every file for changes
+(about 0.3 s for 100,000 notes), answers, and then starts 'nexus index hold'
+in the background so that the next searches are fast; it exits after
+--hold (10 minutes) without a search. --hold 0 or NEXUS_SEARCH_HOLD=0 turns
+that off.
 
 Examples:
   nexus search "staging ssh port"
@@ -80,7 +86,11 @@ Examples:
 			if o.limit < 0 {
 				return usagef("--limit must be positive")
 			}
-			return runSearch(g, q)
+			hold, err := holdDuration(o.hold)
+			if err != nil {
+				return err
+			}
+			return runSearch(g, q, hold)
 		},
 	}
 	f := cmd.Flags()
@@ -92,6 +102,7 @@ Examples:
 	f.StringVar(&o.since, "since", "", "only documents dated on or after (YYYY-MM-DD or RFC 3339)")
 	f.StringVar(&o.until, "until", "", "only documents dated on or before (YYYY-MM-DD or RFC 3339)")
 	f.StringVar(&o.by, "by", "", "only documents written by this agent (same as an explicit --agent here)")
+	f.StringVar(&o.hold, "hold", "", "when this search has to open the index itself, keep it open in a background 'nexus index hold' for this long after the last search (default $NEXUS_SEARCH_HOLD, else 10m; 0 = no)")
 	return cmd
 }
 
@@ -139,7 +150,7 @@ func openIndex(g *globals, v *vault.Vault, catchUp bool) (*index.Index, error) {
 	return ix, nil
 }
 
-func runSearch(g *globals, q index.Query) error {
+func runSearch(g *globals, q index.Query, hold time.Duration) error {
 	v, err := g.openVault()
 	if err != nil {
 		return err
@@ -148,12 +159,25 @@ func runSearch(g *globals, q index.Query) error {
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
 	res, err := ix.Search(g.ctx, q)
+	local := !ix.Remote()
+	if cerr := ix.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
-	return g.emit(res, nil, func(w io.Writer) { printHits(w, res) })
+	if err := g.emit(res, nil, func(w io.Writer) { printHits(w, res) }); err != nil {
+		return err
+	}
+	if local {
+		// This process had to check every file; a holder spares the
+		// next searches that. Not worth failing the search over.
+		if err := startHolder(v, hold); err != nil && !g.json {
+			fmt.Fprintf(g.stderr, "nexus: %v\n", err)
+		}
+	}
+	return nil
 }
 
 func printHits(w io.Writer, res *index.Results) {

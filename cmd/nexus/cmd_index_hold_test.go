@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// TestSearchStartsHolder runs the real binary: a search that opens the
+// index itself leaves a background 'nexus index hold' behind, the next
+// search is answered by it, and it exits once nobody asks for --hold.
+func TestSearchStartsHolder(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "nexus")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	v, _, err := vault.Init(filepath.Join(dir, "vault"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(v.Root(), "staging.md"), []byte("# Staging\n\nThe ssh port is 2222.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(env string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--vault", v.Root(), "--json"}, args...)...)
+		cmd.Env = append(os.Environ(), "NEXUS_AGENT=", env)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("nexus %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	serveJSON := filepath.Join(v.Root(), ".nexus", "index", "serve.json")
+	// holderAddr is the address of a holder answering, or "": a bare TCP
+	// connection, not a request, so it does not keep the holder busy.
+	holderAddr := func() string {
+		data, err := os.ReadFile(serveJSON)
+		if err != nil {
+			return ""
+		}
+		var info struct{ Addr string }
+		if json.Unmarshal(data, &info) != nil {
+			return ""
+		}
+		c, err := net.DialTimeout("tcp", info.Addr, time.Second)
+		if err != nil {
+			return ""
+		}
+		c.Close()
+		return info.Addr
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+
+	// --hold 0: nobody is left holding the index.
+	if out := run("", "search", "ssh", "--hold", "0"); !strings.Contains(out, `"staging.md"`) {
+		t.Fatalf("search: %s", out)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if holderAddr() != "" {
+		t.Fatal("a holder started with --hold 0")
+	}
+
+	// Default: a holder starts, answers the next search, and exits when
+	// idle (NEXUS_SEARCH_HOLD, 1.5 s here).
+	run("NEXUS_SEARCH_HOLD=1500ms", "search", "ssh")
+	waitFor("the holder", func() bool { return holderAddr() != "" })
+	t.Cleanup(func() { // never leave it running, whatever happens
+		var info struct{ PID int }
+		if data, err := os.ReadFile(serveJSON); err == nil && json.Unmarshal(data, &info) == nil && holderAddr() != "" {
+			if p, err := os.FindProcess(info.PID); err == nil {
+				p.Kill()
+			}
+		}
+	})
+	if err := os.WriteFile(filepath.Join(v.Root(), "new.md"), []byte("# New\n\nzeppelin landing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Remote bool `json:"remote"`
+	}
+	if err := json.Unmarshal([]byte(run("", "index", "status")), &st); err != nil || !st.Remote {
+		t.Fatalf("status after a search: remote=%v (%v)", st.Remote, err)
+	}
+	// Answered by the holder, and current: the file written just now.
+	if out := run("", "search", "zeppelin"); !strings.Contains(out, `"new.md"`) {
+		t.Fatalf("search through the holder: %s", out)
+	}
+	waitFor("the idle holder to exit", func() bool { return holderAddr() == "" })
+}
