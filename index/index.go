@@ -475,32 +475,25 @@ func walkTree(ctx context.Context, root, sub string) (map[string]diskFile, error
 		if rel != "" {
 			abs = filepath.Join(root, filepath.FromSlash(rel))
 		}
-		entries, err := os.ReadDir(abs)
-		var local []diskFile
-		var subdirs []string
-		for _, d := range entries {
-			name := d.Name()
-			if strings.HasPrefix(name, ".") {
-				continue
+		notes, dirs, err := readNotesDir(abs)
+		local := make([]diskFile, 0, len(notes))
+		subdirs := make([]string, 0, len(dirs))
+		join := func(name string) string {
+			if rel == "" {
+				return name
 			}
-			r := name
-			if rel != "" {
-				r = rel + "/" + name
+			return rel + "/" + name
+		}
+		for _, d := range dirs {
+			subdirs = append(subdirs, join(d))
+		}
+		for _, n := range notes {
+			r := join(n.name)
+			key := r
+			if !isASCII(r) {
+				key = norm.NFC.String(r)
 			}
-			switch {
-			case d.IsDir():
-				subdirs = append(subdirs, r)
-			case d.Type().IsRegular() && strings.EqualFold(filepath.Ext(name), ".md"):
-				info, err := d.Info()
-				if err != nil {
-					continue
-				}
-				key := r
-				if !isASCII(r) {
-					key = norm.NFC.String(r)
-				}
-				local = append(local, diskFile{key: key, disk: r, st: fileState{Size: info.Size(), Mtime: info.ModTime().UnixNano()}})
-			}
+			local = append(local, diskFile{key: key, disk: r, st: n.st})
 		}
 		<-sem
 		mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -560,7 +561,20 @@ func TestManifestRoundTrip(t *testing.T) {
 func FuzzManifest(f *testing.F) {
 	f.Add(string(encodeManifest(manifest{Schema: 6, Files: map[string]fileState{"a.md": {1, 2, ""}, "b/c.md": {3, 4, "b/c.md"}}})))
 	f.Add(manifestMagic + " schema=1\n1\t2\t\"x\"\t\"y\"\n\n")
+	f.Add(`"a\tb.md"`)
+	f.Add("-12")
 	f.Fuzz(func(t *testing.T, s string) {
+		// The fast field parsers agree with strconv.
+		if got, err := unquote([]byte(s)); err == nil {
+			if want, werr := strconv.Unquote(s); werr != nil || got != want {
+				t.Fatalf("unquote(%q) = %q, strconv: %q %v", s, got, want, werr)
+			}
+		}
+		if got, err := parseInt([]byte(s)); err == nil {
+			if want, werr := strconv.ParseInt(s, 10, 64); werr != nil || got != want {
+				t.Fatalf("parseInt(%q) = %d, strconv: %d %v", s, got, want, werr)
+			}
+		}
 		m, err := decodeManifest([]byte(s))
 		if err != nil {
 			return

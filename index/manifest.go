@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The manifest is a text file, one line per indexed file, because it is
@@ -72,25 +73,28 @@ func decodeManifest(data []byte) (manifest, error) {
 			m.LastUpdate = t
 		}
 	}
+	m.Files = make(map[string]fileState, bytes.Count(rest, []byte("\n")))
 	for len(rest) > 0 {
 		var line []byte
 		line, rest, _ = bytes.Cut(rest, []byte("\n"))
 		if len(line) == 0 {
 			continue
 		}
-		parts := bytes.Split(line, []byte("\t"))
-		if len(parts) != 4 {
+		sizeB, line, ok1 := bytes.Cut(line, []byte("\t"))
+		mtimeB, line, ok2 := bytes.Cut(line, []byte("\t"))
+		keyB, diskB, ok3 := bytes.Cut(line, []byte("\t"))
+		if !ok1 || !ok2 || !ok3 || bytes.IndexByte(diskB, '\t') >= 0 {
 			return m, errBadManifest
 		}
-		size, err1 := strconv.ParseInt(string(parts[0]), 10, 64)
-		mtime, err2 := strconv.ParseInt(string(parts[1]), 10, 64)
-		key, err3 := strconv.Unquote(string(parts[2]))
+		size, err1 := parseInt(sizeB)
+		mtime, err2 := parseInt(mtimeB)
+		key, err3 := unquote(keyB)
 		if err1 != nil || err2 != nil || err3 != nil || key == "" {
 			return m, errBadManifest
 		}
 		f := fileState{Size: size, Mtime: mtime}
-		if len(parts[3]) > 0 {
-			disk, err := strconv.Unquote(string(parts[3]))
+		if len(diskB) > 0 {
+			disk, err := unquote(diskB)
 			if err != nil {
 				return m, errBadManifest
 			}
@@ -99,4 +103,53 @@ func decodeManifest(data []byte) (manifest, error) {
 		m.Files[key] = f
 	}
 	return m, nil
+}
+
+// parseInt is strconv.ParseInt(string(b), 10, 64) without the copy.
+func parseInt(b []byte) (int64, error) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		if len(b) > 18 { // rare: let strconv check the range
+			n, err := strconv.ParseInt(string(b), 10, 64)
+			if neg {
+				n = -n
+			}
+			return n, err
+		}
+		return 0, errBadManifest
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, errBadManifest
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+// unquote is strconv.Unquote with a fast path for the common case, a
+// quoted string with no escapes.
+func unquote(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 && bytes.IndexByte(b[1:len(b)-1], '"') < 0 && utf8.Valid(b) && isPrintable(b) {
+		return string(b[1 : len(b)-1]), nil
+	}
+	return strconv.Unquote(string(b))
+}
+
+// isPrintable reports whether b has no control bytes (which strconv.Quote
+// would have escaped, so a manifest holding them was not written by us).
+func isPrintable(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,5 @@
+//go:build !linux && !darwin
+
+package index
+
+func readNotesDir(dir string) ([]dirNote, []string, error) { return readNotesDirPortable(dir) }
