@@ -86,7 +86,7 @@ func TestTwoAgentsStory(t *testing.T) {
 	bin := buildNexus(t)
 	dir := filepath.Join(t.TempDir(), "story")
 	cmd := exec.Command("sh", "two-agents/story.sh", dir)
-	cmd.Env = append(os.Environ(), "NEXUS="+bin, "STEP=0", "APPENDS=15", "NEXUS_AGENT=")
+	cmd.Env = append(os.Environ(), "NEXUS="+bin, "STEP=0", "APPENDS=15", "NEXUS_AGENT=", "NEXUS_SEARCH_HOLD=0")
 	cmd.Stdin = strings.NewReader("")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

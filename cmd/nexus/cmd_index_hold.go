@@ -53,7 +53,9 @@ Example:
 			if err := ix.Start(g.ctx); err != nil {
 				return err
 			}
-			tick := time.Minute
+			// Check every few seconds (a stat and a clock read) so that
+			// a deleted vault does not keep a process around.
+			tick := 5 * time.Second
 			if idle > 0 {
 				tick = min(tick, max(idle/10, 100*time.Millisecond))
 			}

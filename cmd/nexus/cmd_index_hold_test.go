@@ -78,16 +78,24 @@ func TestSearchStartsHolder(t *testing.T) {
 
 	// Default: a holder starts, answers the next search, and exits when
 	// idle (NEXUS_SEARCH_HOLD, 1.5 s here).
-	run("NEXUS_SEARCH_HOLD=1500ms", "search", "ssh")
-	waitFor("the holder", func() bool { return holderAddr() != "" })
-	t.Cleanup(func() { // never leave it running, whatever happens
+	// holderStarted waits for a holder and makes sure it never outlives
+	// the test, whatever happens.
+	holderStarted := func() {
+		t.Helper()
+		waitFor("the holder", func() bool { return holderAddr() != "" })
 		var info struct{ PID int }
-		if data, err := os.ReadFile(serveJSON); err == nil && json.Unmarshal(data, &info) == nil && holderAddr() != "" {
+		data, err := os.ReadFile(serveJSON)
+		if err != nil || json.Unmarshal(data, &info) != nil || info.PID <= 0 {
+			t.Fatalf("serve.json: %s %v", data, err)
+		}
+		t.Cleanup(func() {
 			if p, err := os.FindProcess(info.PID); err == nil {
 				p.Kill()
 			}
-		}
-	})
+		})
+	}
+	run("NEXUS_SEARCH_HOLD=1500ms", "search", "ssh")
+	holderStarted()
 	if err := os.WriteFile(filepath.Join(v.Root(), "new.md"), []byte("# New\n\nzeppelin landing\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -102,4 +110,19 @@ func TestSearchStartsHolder(t *testing.T) {
 		t.Fatalf("search through the holder: %s", out)
 	}
 	waitFor("the idle holder to exit", func() bool { return holderAddr() == "" })
+
+	// A holder whose vault is deleted exits too, idle or not.
+	run("NEXUS_SEARCH_HOLD=1h", "search", "ssh")
+	holderStarted()
+	addr := holderAddr()
+	if err := os.RemoveAll(v.Root()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the holder of a deleted vault to exit", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
 }
