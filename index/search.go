@@ -470,13 +470,21 @@ func (pl *plan) query() query.Query {
 	return b
 }
 
-// base holds the clauses every form of the plan shares.
-func (pl *plan) base() *query.BooleanQuery {
+// base holds the clauses every form of the plan shares, and the filters
+// (bleve takes one filter query: a later AddFilter replaces it).
+func (pl *plan) base(more ...query.Query) *query.BooleanQuery {
 	b := bleve.NewBooleanQuery()
 	b.AddMust(pl.must...)
 	b.AddMustNot(pl.mustNot...)
 	if pl.filter != nil {
-		b.AddFilter(pl.filter)
+		more = append(more, pl.filter)
+	}
+	switch len(more) {
+	case 0:
+	case 1:
+		b.AddFilter(more[0])
+	default:
+		b.AddFilter(bleve.NewConjunctionQuery(more...))
 	}
 	return b
 }
@@ -491,20 +499,19 @@ func (pl *plan) base() *query.BooleanQuery {
 // proportion to its strong matches, not to the documents holding the
 // words.
 func (pl *plan) tierQuery(t int) query.Query {
-	b := pl.base()
-	for i := 0; i < t && i < len(pl.tiers); i++ {
-		b.AddMustNot(pl.tiers[i]...)
-	}
 	if t >= len(pl.tiers) {
+		b := pl.base()
 		b.AddMust(pl.words)
+		for _, stronger := range pl.tiers {
+			b.AddMustNot(stronger...)
+		}
 		return b
 	}
+	b := pl.base(pl.wordsFilter())
 	b.AddMust(bleve.NewDisjunctionQuery(pl.tiers[t]...))
-	filter := []query.Query{pl.wordsFilter()}
-	if pl.filter != nil {
-		filter = append(filter, pl.filter)
+	for _, stronger := range pl.tiers[:t] {
+		b.AddMustNot(stronger...)
 	}
-	b.AddFilter(bleve.NewConjunctionQuery(filter...))
 	return b
 }
 
