@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -62,12 +61,12 @@ NAME is 1-64 of a-z, 0-9, '-', '_'.`,
 				out = append(out, describeAgent(v, n))
 			}
 			return g.emit(out, nil, func(w io.Writer) {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tROLE\tKEY\tMEMORY\tUSER\tPENDING REVIEWS")
+				var tb table
+				tb.row("NAME", "ROLE", "KEY", "MEMORY", "USER", "PENDING REVIEWS")
 				for _, a := range out {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Role, a.Fingerprint, a.MemoryUsage, a.UserUsage, pendingText(a.Pending))
+					tb.row(a.Name, a.Role, a.Fingerprint, a.MemoryUsage, a.UserUsage, pendingText(a.Pending))
 				}
-				tw.Flush()
+				tb.write(w)
 			})
 		},
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -130,12 +129,12 @@ Example:
 					fmt.Fprintf(w, "%s has no facts.\n", agent)
 					return
 				}
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "SLUG\tTYPE\tNAME\tDESCRIPTION")
+				var tb table
+				tb.row("SLUG", "TYPE", "NAME", "DESCRIPTION")
 				for _, f := range facts {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Slug, f.Type, f.Name, f.Description)
+					tb.row(f.Slug, string(f.Type), f.Name, f.Description)
 				}
-				tw.Flush()
+				tb.write(w)
 				fmt.Fprintf(w, "%d facts; index limit %d lines\n", len(facts), v.Config().MemoryIndexLineLimit)
 			})
 		},

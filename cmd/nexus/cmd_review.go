@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"os/user"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -248,8 +247,8 @@ func runReviewList(g *globals) error {
 			return
 		}
 		fmt.Fprintf(w, "%d pending since %s (oldest first)\n", res.Count, fmtDate(res.Oldest))
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tAGENT\tKIND\tPROPOSED\tSUMMARY")
+		var tb table
+		tb.row("ID", "AGENT", "KIND", "PROPOSED", "SUMMARY")
 		for _, it := range items {
 			sum := it.Summary()
 			if it.Error != "" {
@@ -258,9 +257,9 @@ func runReviewList(g *globals) error {
 			if it.Status != retention.StatusPending && it.Status != "invalid" {
 				sum += "  [status: " + it.Status + " is not understood; set approved or rejected]"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.ID, it.Agent, it.Kind, fmtDate(it.Provenance.Time), sum)
+			tb.row(it.ID, it.Agent, it.Kind, fmtDate(it.Provenance.Time), sum)
 		}
-		tw.Flush()
+		tb.write(w)
 	})
 }
 

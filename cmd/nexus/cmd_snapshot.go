@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -48,12 +48,12 @@ Example:
 					fmt.Fprintln(w, "No snapshots.")
 					return
 				}
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tTAKEN\tFILES\tREASON")
+				var tb table
+				tb.row("ID", "TAKEN", "FILES", "REASON")
 				for _, s := range snaps {
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, fmtDate(s.Created), len(s.Files), s.Reason)
+					tb.row(s.ID, fmtDate(s.Created), strconv.Itoa(len(s.Files)), s.Reason)
 				}
-				tw.Flush()
+				tb.write(w)
 			})
 		},
 	}
