@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -169,7 +170,90 @@ func mergeConfig(old []byte, cfg Config) ([]byte, error) {
 	if err := enc.Encode(&doc); err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
-	return []byte(out.String()), nil
+	return keepLayout(old, []byte(out.String())), nil
+}
+
+// keepLayout gives the re-encoded config new the layout of the person's
+// file old: yaml.v3 keeps comments and key order but drops blank lines
+// and re-spaces lines ("2200   # note" becomes "2200 # note"). Lines of
+// old and new are aligned by a longest common subsequence of their
+// non-blank lines, compared with runs of spaces collapsed; an aligned
+// line is written as the person wrote it, and each run of blank lines
+// goes back before the line it preceded (or before what replaced that
+// line). Lines that differ are new's. (Collapsing spaces could hide a
+// change inside a quoted value that only adds or removes spaces; no
+// setting of config.yaml is such a string.)
+func keepLayout(old, new []byte) []byte {
+	if len(bytes.TrimSpace(old)) == 0 {
+		return new
+	}
+	lines := func(s []byte) []string {
+		t := strings.TrimSuffix(string(s), "\n")
+		if t == "" {
+			return nil
+		}
+		return strings.Split(t, "\n")
+	}
+	key := func(l string) string {
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		return l[:indent] + strings.Join(strings.Fields(l), " ")
+	}
+	var a, akey []string // old's non-blank lines
+	var blanks []int     // blanks[k]: blank lines before a[k]; the last entry: at the end
+	run := 0
+	for _, l := range lines(old) {
+		if strings.TrimSpace(l) == "" {
+			run++
+			continue
+		}
+		a, akey = append(a, l), append(akey, key(l))
+		blanks = append(blanks, run)
+		run = 0
+	}
+	blanks = append(blanks, run)
+	var b, bkey []string // new's non-blank lines
+	for _, l := range lines(new) {
+		if strings.TrimSpace(l) != "" {
+			b, bkey = append(b, l), append(bkey, key(l))
+		}
+	}
+	if len(a)*len(b) > 1<<22 { // a config file is a few dozen lines
+		return new
+	}
+	// lcs[i][j] is the LCS length of a[i:] and b[j:].
+	lcs := make([][]int32, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if akey[i] == bkey[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && akey[i] == bkey[j]:
+			out.WriteString(strings.Repeat("\n", blanks[i]))
+			out.WriteString(a[i] + "\n")
+			i, j = i+1, j+1
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			// a[i] is gone or changed: its blank lines stay, and what
+			// replaces it follows them.
+			out.WriteString(strings.Repeat("\n", blanks[i]))
+			i++
+		default:
+			out.WriteString(b[j] + "\n")
+			j++
+		}
+	}
+	out.WriteString(strings.Repeat("\n", blanks[len(a)]))
+	return []byte(out.String())
 }
 
 // mergeMapping sets every key of src into dst, recursing into mappings and

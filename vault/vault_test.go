@@ -296,3 +296,43 @@ func TestConfigConcurrentUpdate(t *testing.T) {
 		}
 	}
 }
+
+func TestKeepLayout(t *testing.T) {
+	for _, tt := range []struct{ old, new, want string }{
+		{"a: 1\n\nb: 2\n", "a: 1\nb: 2\n", "a: 1\n\nb: 2\n"},
+		{"a: 1\n\nb: 2\n", "a: 1\nb: 3\n", "a: 1\n\nb: 3\n"},
+		{"# c\na: 1\n\n\nb: 2\n", "# c\na: 1\nb: 2\nc:\n  d: 4\n", "# c\na: 1\n\n\nb: 2\nc:\n  d: 4\n"},
+		{"a: 1\nb: 2\n", "a: 1\nb: 2\n", "a: 1\nb: 2\n"},
+		{"", "a: 1\n\nb: 2\n", "a: 1\n\nb: 2\n"},                                   // no file yet: the encoder's text
+		{"a: 1   # why\n\nb: 2\n", "a: 1 # why\nb: 2\n", "a: 1   # why\n\nb: 2\n"}, // the person's spacing
+		{"a: 1   # why\n", "a: 5 # why\n", "a: 5 # why\n"},                         // a changed line is new's
+		{"# head\n\na: 1\n", "# head\n\na: 1\n", "# head\n\na: 1\n"},               // the encoder's own blank line is not doubled
+		{"a: 1\n\n", "a: 1\nb: 2\n", "a: 1\nb: 2\n\n"},
+	} {
+		if got := string(keepLayout([]byte(tt.old), []byte(tt.new))); got != tt.want {
+			t.Errorf("keepLayout(%q, %q) = %q, want %q", tt.old, tt.new, got, tt.want)
+		}
+	}
+}
+
+// TestUpdateConfigKeepsBlankLines: a token added with 'nexus agent token'
+// leaves the rest of a person's config.yaml as it was, blank lines and
+// comments included.
+func TestUpdateConfigKeepsBlankLines(t *testing.T) {
+	v := mustInit(t)
+	before, err := os.ReadFile(v.MustPath(ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.UpdateConfig(func(c *Config) error {
+		c.Agents = map[string]AgentConfig{"lyra": {TokenSHA256: "abc"}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(v.MustPath(ConfigFile))
+	want := strings.Replace(string(before), "agents: {}\n", "agents:\n  lyra:\n    token_sha256: abc\n", 1)
+	if string(after) != want {
+		t.Fatalf("config after adding a token:\n%s\nwant:\n%s", after, want)
+	}
+}
