@@ -332,16 +332,11 @@ func (st *factStore) renderIndex(limit int) (data []byte, over int) {
 
 // IndexLine renders one line of memory/INDEX.md:
 // "- [[SLUG|name]] — description". Characters that would break the link
-// ('[', ']', '|') are left out of the shown name.
+// ('[', ']', '|') are shown as their full-width forms ('［', '］', '｜'),
+// which read the same and keep the link intact in Obsidian.
 func IndexLine(slug, name, description string) string {
-	shown := strings.Map(func(r rune) rune {
-		switch r {
-		case '[', ']', '|':
-			return -1
-		}
-		return r
-	}, oneLine(name))
-	if shown == "" {
+	shown := linkTextReplacer.Replace(oneLine(name))
+	if strings.TrimSpace(shown) == "" {
 		shown = slug
 	}
 	line := "- [[" + slug + "|" + shown + "]]"
@@ -350,6 +345,8 @@ func IndexLine(slug, name, description string) string {
 	}
 	return line
 }
+
+var linkTextReplacer = strings.NewReplacer("[", "［", "]", "］", "|", "｜")
 
 // flush writes INDEX.md if its content changed, and the cache's changes.
 // It returns [ErrIndexFull] (after writing the capped index) when there are

@@ -551,3 +551,16 @@ func TestIndexSpliceMatchesFullRender(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexLineKeepsLinkBreakingCharacters(t *testing.T) {
+	for _, tt := range []struct{ name, want string }{
+		{"Has | pipe", "- [[s|Has ｜ pipe]] — d"},
+		{"[draft] plan", "- [[s|［draft］ plan]] — d"},
+		{"배포 [[규칙]]", "- [[s|배포 ［［규칙］］]] — d"},
+		{"  ", "- [[s|s]] — d"},
+	} {
+		if got := IndexLine("s", tt.name, "d"); got != tt.want {
+			t.Errorf("IndexLine(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
