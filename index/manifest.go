@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,30 +106,29 @@ func decodeManifest(data []byte) (manifest, error) {
 	return m, nil
 }
 
-// parseInt is strconv.ParseInt(string(b), 10, 64) without the copy.
+// parseInt is strconv.ParseInt(string(b), 10, 64) without the copy; it
+// leaves what it does not handle (a sign other than '-', a possible
+// overflow) to strconv.
 func parseInt(b []byte) (int64, error) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
+	digits := b
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
 	}
-	if len(b) == 0 || len(b) > 18 {
-		if len(b) > 18 { // rare: let strconv check the range
-			n, err := strconv.ParseInt(string(b), 10, 64)
-			if neg {
-				n = -n
-			}
-			return n, err
-		}
-		return 0, errBadManifest
+	if len(digits) == 0 || len(digits) > 19 {
+		return strconv.ParseInt(string(b), 10, 64)
 	}
 	var n int64
-	for _, c := range b {
+	for _, c := range digits {
 		if c < '0' || c > '9' {
 			return 0, errBadManifest
 		}
-		n = n*10 + int64(c-'0')
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return strconv.ParseInt(string(b), 10, 64) // out of range (or MinInt64)
+		}
+		n = n*10 + d
 	}
-	if neg {
+	if len(digits) < len(b) {
 		n = -n
 	}
 	return n, nil
