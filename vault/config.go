@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -184,9 +185,20 @@ func mergeConfig(old []byte, cfg Config) ([]byte, error) {
 // change inside a quoted value that only adds or removes spaces; no
 // setting of config.yaml is such a string.)
 func keepLayout(old, new []byte) []byte {
-	if len(bytes.TrimSpace(old)) == 0 {
+	if len(bytes.TrimSpace(old)) == 0 || bytes.Contains(old, []byte("\r")) {
+		return new // nothing to keep, or CRLF lines the encoder does not write
+	}
+	out := alignLayout(old, new)
+	// A blank line inside a multi-line value is part of the value: if
+	// putting one back changed what the file says, keep the encoder's.
+	var want, got any
+	if yaml.Unmarshal(new, &want) != nil || yaml.Unmarshal(out, &got) != nil || !reflect.DeepEqual(want, got) {
 		return new
 	}
+	return out
+}
+
+func alignLayout(old, new []byte) []byte {
 	lines := func(s []byte) []string {
 		t := strings.TrimSuffix(string(s), "\n")
 		if t == "" {

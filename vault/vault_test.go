@@ -308,6 +308,10 @@ func TestKeepLayout(t *testing.T) {
 		{"a: 1   # why\n", "a: 5 # why\n", "a: 5 # why\n"},                         // a changed line is new's
 		{"# head\n\na: 1\n", "# head\n\na: 1\n", "# head\n\na: 1\n"},               // the encoder's own blank line is not doubled
 		{"a: 1\n\n", "a: 1\nb: 2\n", "a: 1\nb: 2\n\n"},
+		// A blank line inside a plain multi-line value is a newline of the
+		// value: putting it back would change the value.
+		{"note: first\n  second\n\n  third\nb: 2\n", "note: |-\n  first second\n  third\nb: 3\n", "note: |-\n  first second\n  third\nb: 3\n"},
+		{"a: 1\r\n\r\nb: 2\r\n", "a: 1\nb: 2\n", "a: 1\nb: 2\n"}, // CRLF: the encoder's text
 	} {
 		if got := string(keepLayout([]byte(tt.old), []byte(tt.new))); got != tt.want {
 			t.Errorf("keepLayout(%q, %q) = %q, want %q", tt.old, tt.new, got, tt.want)
