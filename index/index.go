@@ -57,6 +57,16 @@ type Options struct {
 	// OpenTimeout bounds how long Open waits for the index file lock before
 	// deciding another process holds it. Default 300ms.
 	OpenTimeout time.Duration
+	// Yield makes this process, when it holds the index, step down when
+	// another Nexus process asks (see [Index.Yielded]): the background
+	// holder 'nexus search' starts gives way to 'nexus watch' or
+	// 'nexus serve', and to a newer Nexus.
+	Yield bool
+	// WaitCatchUp makes searches wait for [Index.Start]'s first sync
+	// instead of answering from the index as it was. For a holder whose
+	// index was synced moments ago, so the wait is short and no answer is
+	// stale.
+	WaitCatchUp bool
 }
 
 func (o *Options) defaults() {
@@ -131,6 +141,8 @@ type Index struct {
 	srv      *server         // nil when remote or NoServe
 
 	lastAsked atomic.Int64 // unix nanoseconds of the last request served to another process
+	yieldOnce sync.Once
+	yielded   chan struct{} // closed when another process asks a Yield holder to step down
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -141,16 +153,21 @@ type Index struct {
 // holds the index, the returned Index forwards calls to it.
 func Open(v *vault.Vault, opts Options) (*Index, error) {
 	opts.defaults()
-	ix := &Index{v: v, opts: opts, dir: filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir)), closed: make(chan struct{})}
+	ix := &Index{v: v, opts: opts, dir: filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir)), closed: make(chan struct{}), yielded: make(chan struct{})}
 	ix.ver.ch = make(chan struct{})
 	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
 	}
 	// A running holder answers at once; asking it first spares waiting
-	// for the lock to time out.
+	// for the lock to time out. A background holder of another version
+	// of Nexus is asked to step down; the loop below then takes over.
 	if c, err := dialHolder(ix.dir); err == nil {
-		ix.remote = c
-		return ix, nil
+		if c.info.Version == holderVersion || !c.info.Yields {
+			ix.remote = c
+			return ix, nil
+		}
+		c.yield(context.Background())
+		c.close()
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -162,9 +179,13 @@ func Open(v *vault.Vault, opts Options) (*Index, error) {
 			return nil, err
 		}
 		c, cerr := dialHolder(ix.dir)
-		if cerr == nil {
+		if cerr == nil && (c.info.Version == holderVersion || !c.info.Yields) {
 			ix.remote = c
 			return ix, nil
+		}
+		if cerr == nil {
+			c.close() // stepping down: wait for its lock
+			cerr = errors.New("the index holder is stepping down")
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("open index: %w (%v)", ErrBusy, cerr)

@@ -563,6 +563,9 @@ func FuzzManifest(f *testing.F) {
 	f.Add(manifestMagic + " schema=1\n1\t2\t\"x\"\t\"y\"\n\n")
 	f.Add(`"a\tb.md"`)
 	f.Add("-12")
+	f.Add("1732900000123456789")
+	f.Add("-9223372036854775808")
+	f.Add("9223372036854775808")
 	f.Fuzz(func(t *testing.T, s string) {
 		// The fast field parsers agree with strconv.
 		if got, err := unquote([]byte(s)); err == nil {
@@ -665,6 +668,25 @@ func TestRankingTiers(t *testing.T) {
 	if paths(res)[0] != "phrase.md" || paths(res)[1] != "together.md" || res.Total != 6 {
 		t.Fatalf("limit 2: %v total %d", paths(res), res.Total)
 	}
+	// MinScore drops the weak hits of each kind, not whole kinds: a
+	// threshold at the words-tier hit's score keeps that hit.
+	res = mustSearch(t, ix, Query{Text: "release rollback", NoSnippets: true})
+	last := res.Hits[len(res.Hits)-1]
+	if last.Match != MatchWords {
+		t.Fatalf("last hit %+v", last)
+	}
+
+	// With a limit of 3 the page is filled past the weak title and heading
+	// hits, down to body.md.
+	res = mustSearch(t, ix, Query{Text: "release rollback", NoSnippets: true, MinScore: last.Score, Limit: 3})
+	if len(res.Hits) != 3 || res.Hits[2].Path != last.Path {
+		t.Fatalf("min score %v: %v", last.Score, paths(res))
+	}
+	for _, h := range res.Hits {
+		if h.Score < last.Score {
+			t.Fatalf("min score %v kept %s at %v", last.Score, h.Path, h.Score)
+		}
+	}
 	// One word: no phrase or together tier.
 	res = mustSearch(t, ix, Query{Text: "rollback", NoSnippets: true})
 	if res.Hits[0].Match != MatchTitle || res.Hits[len(res.Hits)-1].Match != MatchWords {
@@ -693,8 +715,8 @@ func TestCountCapped(t *testing.T) {
 		capped      bool
 	}{
 		{2, 2, 3, true},
-		{5, 5, 3, true},
-		{50, 9, 3, true},
+		{5, 5, 5, true},   // counted up to the limit, at least
+		{50, 9, 9, false}, // all counted
 	} {
 		res := mustSearch(t, ix, Query{Text: "backup", Limit: tt.limit, NoSnippets: true})
 		if len(res.Hits) != tt.hits || res.Total != tt.total || res.TotalCapped != tt.capped || res.Hits[0].Path != "t.md" {
@@ -721,6 +743,48 @@ func TestCrossPairs(t *testing.T) {
 	} {
 		if got := strings.Join(crossPairs(tt.words), "|"); got != tt.want {
 			t.Errorf("crossPairs(%q) = %q, want %q", tt.words, got, tt.want)
+		}
+	}
+}
+
+// TestHolderYields: a holder opened with Yield steps down when asked, one
+// without does not, and checking that a holder is there (every Open does)
+// does not count as using it.
+func TestHolderYields(t *testing.T) {
+	ctx := context.Background()
+	for _, yield := range []bool{false, true} {
+		v := mustVault(t, map[string]string{"a.md": "lychee"})
+		holder := mustOpen(t, v, Options{Yield: yield})
+		if err := holder.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		asked := holder.LastAsked()
+		other := mustOpen(t, v, Options{})
+		if !other.Remote() || !holder.LastAsked().Equal(asked) {
+			t.Fatalf("yield=%v: remote %v, last asked moved by a ping: %v -> %v", yield, other.Remote(), asked, holder.LastAsked())
+		}
+		mustSearch(t, other, Query{Text: "lychee"})
+		if !holder.LastAsked().After(asked) {
+			t.Fatalf("yield=%v: a search did not count as asking", yield)
+		}
+		ok, err := other.AskHolderToYield(ctx)
+		if err != nil || ok != yield {
+			t.Fatalf("yield=%v: asked to yield: %v %v", yield, ok, err)
+		}
+		select {
+		case <-holder.Yielded():
+			if !yield {
+				t.Fatal("a holder without Yield yielded")
+			}
+			holder.Close()
+			// The other process takes over on its next call.
+			if res := mustSearch(t, other, Query{Text: "lychee"}); len(res.Hits) != 1 || other.Remote() {
+				t.Fatalf("after yielding: %v remote=%v", paths(res), other.Remote())
+			}
+		case <-time.After(200 * time.Millisecond):
+			if yield {
+				t.Fatal("the holder was not told to yield")
+			}
 		}
 	}
 }

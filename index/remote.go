@@ -24,10 +24,17 @@ import (
 
 // holderInfo is .nexus/index/serve.json: where the holder answers.
 type holderInfo struct {
-	Addr  string `json:"addr"`
-	Token string `json:"token"`
-	PID   int    `json:"pid"`
+	Addr    string `json:"addr"`
+	Token   string `json:"token"`
+	PID     int    `json:"pid"`
+	Version int    `json:"version,omitempty"` // holderVersion of the holder's Nexus
+	Yields  bool   `json:"yields,omitempty"`  // it steps down when asked (Options.Yield)
 }
+
+// holderVersion changes whenever what a holder answers changes (the
+// index schema or the Results format), so that a newer Nexus does not keep
+// a background holder of an older one alive.
+const holderVersion = schemaVersion*100 + 1
 
 // server answers for a held index on loopback TCP (the same on Linux, macOS
 // and Windows; a random token in a 0600 file keeps other users out).
@@ -62,6 +69,12 @@ func startServer(ix *Index) (*server, error) {
 	mux.HandleFunc("POST /ping", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
 		return struct{}{}, nil
 	}))
+	mux.HandleFunc("POST /yield", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+		if ix.opts.Yield {
+			ix.yieldOnce.Do(func() { close(ix.yielded) })
+		}
+		return ix.opts.Yield, nil
+	}))
 	mux.HandleFunc("POST /status", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
 		return ix.Status(ctx)
 	}))
@@ -88,7 +101,7 @@ func startServer(ix *Index) (*server, error) {
 		return struct{}{}, err
 	}))
 	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	info, _ := json.Marshal(holderInfo{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid()})
+	info, _ := json.Marshal(holderInfo{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid(), Version: holderVersion, Yields: ix.opts.Yield})
 	if err := vault.WriteFile(s.path, info, 0o600); err != nil {
 		ln.Close()
 		return nil, err
@@ -115,7 +128,11 @@ func (s *server) handle(f func(ctx context.Context, body []byte, w http.Response
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		s.ix.lastAsked.Store(time.Now().UnixNano())
+		if r.URL.Path != "/ping" && r.URL.Path != "/yield" {
+			// Checking that a holder is there is not using it: a
+			// waiting 'nexus watch' pings every few seconds.
+			s.ix.lastAsked.Store(time.Now().UnixNano())
+		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err != nil {
 			return
@@ -226,9 +243,32 @@ func (c *client) search(ctx context.Context, q Query) (*Results, error) {
 	return &res, nil
 }
 
-// LastAsked is when another process last asked this holder anything, or
-// when this process took the index if nobody has asked yet. A holder that
-// serves nobody can use it to stop (see 'nexus index hold').
+func (c *client) yield(ctx context.Context) (bool, error) {
+	var ok bool
+	err := c.call(ctx, "yield", struct{}{}, &ok, nil)
+	return ok, err
+}
+
+// AskHolderToYield asks the process holding the index to step down, which
+// a holder opened with Options.Yield does (it then closes the index, and
+// the next Open takes it). It reports whether the holder agreed; false
+// when this process holds the index itself.
+func (ix *Index) AskHolderToYield(ctx context.Context) (bool, error) {
+	c := ix.remoteOrTakeover()
+	if c == nil {
+		return false, nil
+	}
+	return c.yield(ctx)
+}
+
+// Yielded is closed when another process asks this holder to step down
+// (Options.Yield only).
+func (ix *Index) Yielded() <-chan struct{} { return ix.yielded }
+
+// LastAsked is when another process last asked this holder to search,
+// sync, index or report, or when this process took the index if nobody
+// has asked yet; a bare check that the holder is there does not count. A
+// holder that serves nobody can use it to stop (see 'nexus index hold').
 func (ix *Index) LastAsked() time.Time {
 	return time.Unix(0, ix.lastAsked.Load())
 }

@@ -34,7 +34,9 @@ type Query struct {
 	Text string `json:"text"`
 	// Limit is the most hits returned; default 10, at most 10,000.
 	Limit int `json:"limit,omitempty"`
-	// MinScore drops hits scoring below it.
+	// MinScore drops hits scoring below it. For plain words scores
+	// compare within a match kind (see Hit.Match), so it drops the weak
+	// hits of each kind.
 	MinScore float64 `json:"min_score,omitempty"`
 	// Filters. Agent, Type and Tag compare case-insensitively; PathPrefix
 	// is a vault-relative path prefix ("projects/"); Since and Until bound
@@ -68,7 +70,7 @@ type Hit struct {
 }
 
 // Hit.Match: the strongest way a hit matched a query of plain words.
-// Hits are ordered by it (together first), then by score.
+// Hits are ordered by it (title-phrase first), then by score.
 const (
 	MatchTitlePhrase = "title-phrase" // the words as a phrase in the title or an alias
 	MatchTogether    = "together"     // query words side by side in the text
@@ -81,8 +83,8 @@ const (
 type Results struct {
 	Query string `json:"query"`
 	// Total counts the matching documents, of which Hits are the best. A
-	// query of plain words counts up to 1,000 and sets TotalCapped when
-	// there are more.
+	// query of plain words counts up to 1,000 (or Limit, if higher) and
+	// sets TotalCapped when there are more.
 	Total       uint64 `json:"total"`
 	TotalCapped bool   `json:"total_capped,omitempty"`
 	Hits        []Hit  `json:"hits"`
@@ -580,11 +582,11 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if ix.bi == nil {
 		return nil, ErrClosed
 	}
-	r, err := ix.run(ctx, pl, q.Limit)
+	r, err := ix.run(ctx, pl, q.Limit, q.MinScore)
 	if err == nil && r.total == 0 && len(pq.words) > 1 {
 		// No document holds every word: rank those holding some.
 		loose, _ := buildQuery(q, false)
-		r, err = ix.run(ctx, loose, q.Limit)
+		r, err = ix.run(ctx, loose, q.Limit, q.MinScore)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -596,9 +598,6 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	}
 	terms := queryTerms(an, pq)
 	for i, h := range r.hits {
-		if q.MinScore > 0 && h.Score < q.MinScore {
-			continue
-		}
 		hit := Hit{Score: h.Score, Match: r.match[i]}
 		if math.IsNaN(hit.Score) || math.IsInf(hit.Score, 0) {
 			hit.Score = 0 // JSON cannot carry it
@@ -639,7 +638,7 @@ var hitFields = []string{"path", "title", "heading", "line", "end", "agent", "ty
 // tier. Only as many tiers are scored as it takes to fill the page. This
 // is what keeps a query of common words fast: bleve scores every document
 // a query matches, and the strong tiers are a small part of them.
-func (ix *Index) run(ctx context.Context, pl *plan, limit int) (*ranked, error) {
+func (ix *Index) run(ctx context.Context, pl *plan, limit int, minScore float64) (*ranked, error) {
 	if len(pl.tiers) == 0 {
 		req := bleve.NewSearchRequestOptions(pl.query(), limit, 0, false)
 		req.Fields = hitFields
@@ -650,17 +649,26 @@ func (ix *Index) run(ctx context.Context, pl *plan, limit int) (*ranked, error) 
 		if err != nil {
 			return nil, err
 		}
-		return &ranked{hits: sr.Hits, match: make([]string, len(sr.Hits)), total: sr.Total}, nil
+		r := &ranked{total: sr.Total}
+		for _, h := range sr.Hits {
+			if h.Score >= minScore || minScore <= 0 {
+				r.hits, r.match = append(r.hits, h), append(r.match, "")
+			}
+		}
+		return r, nil
 	}
 	r := &ranked{}
 	var err error
-	if r.total, r.capped, err = ix.count(ctx, pl.countQuery(), countLimit); err != nil {
+	if r.total, r.capped, err = ix.count(ctx, pl.countQuery(), max(countLimit, uint64(limit))); err != nil {
 		return nil, err
 	}
 	want := uint64(limit)
 	if !r.capped {
 		want = min(r.total, want)
 	}
+	// Each tier is its own search, on the index as it is then: a note the
+	// holder re-indexed in between could show up in two tiers.
+	seen := map[string]bool{}
 	for t := 0; t <= len(pl.tiers) && uint64(len(r.hits)) < want; t++ {
 		req := bleve.NewSearchRequestOptions(pl.tierQuery(t), limit-len(r.hits), 0, false)
 		req.Fields = hitFields
@@ -673,6 +681,12 @@ func (ix *Index) run(ctx context.Context, pl *plan, limit int) (*ranked, error) 
 			name = pl.strong[t]
 		}
 		for _, h := range sr.Hits {
+			// Scores compare within a tier: MinScore applies to each
+			// tier's own, and the next tier fills the page.
+			if seen[h.ID] || (minScore > 0 && h.Score < minScore) {
+				continue
+			}
+			seen[h.ID] = true
 			r.hits = append(r.hits, h)
 			r.match = append(r.match, name)
 		}
@@ -908,7 +922,7 @@ var markupCleaner = strings.NewReplacer("[[", "  ", "]]", "  ", "**", "  ", "__"
 // flushPending indexes the watcher's queued paths now, debounce or not, so
 // that a search right after a save sees it.
 func (ix *Index) flushPending(ctx context.Context) {
-	if !ix.watching.Load() || ix.rebuilding.Load() || ix.catchingUp.Load() {
+	if !ix.watching.Load() || ix.rebuilding.Load() || (ix.catchingUp.Load() && !ix.opts.WaitCatchUp) {
 		return // nothing queued, or a long job runs: answer from the index as it is
 	}
 	ix.mu.Lock() // waits for an update in progress, so it is seen

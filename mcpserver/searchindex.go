@@ -44,6 +44,11 @@ func (s *Server) openIndex() (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ix.Remote() {
+		// A background holder left by 'nexus search' gives way: this
+		// server then holds the index itself (its next call takes over).
+		ix.AskHolderToYield(s.ctx)
+	}
 	s.ix = ix
 	return ix, nil
 }

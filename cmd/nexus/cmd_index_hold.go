@@ -27,7 +27,8 @@ func newIndexHoldCmd(g *globals) *cobra.Command {
 review and fact-index upkeep) and answer the searches of other processes
 until nobody has asked anything for --idle, then exit. With --idle 0 it
 runs until interrupted. If another process already holds the index it exits
-at once.
+at once. It steps down when 'nexus watch' or 'nexus serve' starts (they
+then hold the index), or when another version of Nexus needs the index.
 
 'nexus search' starts one in the background after answering a search that
 had to open the index itself, so that the next searches answer in a few
@@ -42,7 +43,10 @@ Example:
 			if err != nil {
 				return err
 			}
-			ix, err := index.Open(v, index.Options{})
+			// It steps down when 'nexus watch', 'nexus serve' or a newer
+			// Nexus asks, and its searches wait for its first catch-up
+			// (short: the search that started it had just synced).
+			ix, err := index.Open(v, index.Options{Yield: true, WaitCatchUp: true})
 			if err != nil {
 				return err
 			}
@@ -64,6 +68,8 @@ Example:
 			for {
 				select {
 				case <-g.ctx.Done():
+					return ix.Close()
+				case <-ix.Yielded():
 					return ix.Close()
 				case <-t.C:
 				}
@@ -112,14 +118,22 @@ func startHolder(v *vault.Vault, idle time.Duration) error {
 		return err
 	}
 	logPath := filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir), "hold.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	// Appended to (two searches may start holders at once; one of them
+	// exits at once), and started afresh once it is large.
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if st, err := os.Stat(logPath); err == nil && st.Size() > 1<<20 {
+		flags |= os.O_TRUNC
+	}
+	logf, err := os.OpenFile(logPath, flags, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
 	c := exec.Command(exe, "--vault", v.Root(), "index", "hold", "--idle", idle.String())
 	c.Stdout, c.Stderr = logf, logf
-	c.Dir = v.Root()
+	// Not in the vault: on Windows a process's working folder cannot be
+	// deleted or renamed.
+	c.Dir = os.TempDir()
 	c.SysProcAttr = detached()
 	if err := c.Start(); err != nil {
 		return fmt.Errorf("start index holder: %w", err)

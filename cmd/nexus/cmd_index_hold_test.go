@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ import (
 func TestSearchStartsHolder(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "nexus")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
@@ -71,7 +75,7 @@ func TestSearchStartsHolder(t *testing.T) {
 	if out := run("", "search", "ssh", "--hold", "0"); !strings.Contains(out, `"staging.md"`) {
 		t.Fatalf("search: %s", out)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(time.Second)
 	if holderAddr() != "" {
 		t.Fatal("a holder started with --hold 0")
 	}
@@ -111,18 +115,47 @@ func TestSearchStartsHolder(t *testing.T) {
 	}
 	waitFor("the idle holder to exit", func() bool { return holderAddr() == "" })
 
-	// A holder whose vault is deleted exits too, idle or not.
+	gone := func(addr string) func() bool {
+		return func() bool {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err != nil
+		}
+	}
+
+	// 'nexus watch' asks the background holder to step down and holds the
+	// index itself, at once (not after the holder's idle time).
 	run("NEXUS_SEARCH_HOLD=1h", "search", "ssh")
 	holderStarted()
 	addr := holderAddr()
+	watch := exec.Command(bin, "--vault", v.Root(), "watch")
+	watch.Env = append(os.Environ(), "NEXUS_AGENT=")
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { watch.Process.Kill(); watch.Wait() })
+	waitFor("the holder to step down for watch", gone(addr))
+	waitFor("watch to hold the index", func() bool {
+		var st struct {
+			HolderPID int `json:"holder_pid"`
+		}
+		return json.Unmarshal([]byte(run("", "index", "status")), &st) == nil && st.HolderPID == watch.Process.Pid
+	})
+	watch.Process.Kill()
+	watch.Wait()
+
+	// A holder whose vault is deleted exits too, idle or not. (Windows
+	// does not delete a folder whose files a process holds open.)
+	if runtime.GOOS == "windows" {
+		return
+	}
+	run("NEXUS_SEARCH_HOLD=1h", "search", "ssh")
+	holderStarted()
+	addr = holderAddr()
 	if err := os.RemoveAll(v.Root()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the holder of a deleted vault to exit", func() bool {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err != nil
-	})
+	waitFor("the holder of a deleted vault to exit", gone(addr))
 }

@@ -52,14 +52,19 @@ Example:
 				if !ix.Remote() {
 					break
 				}
-				if !g.json {
+				// The background holder 'nexus search' leaves steps down
+				// when asked; a 'watch' or 'serve' does not.
+				wait := 2 * time.Second
+				if yielded, _ := ix.AskHolderToYield(g.ctx); yielded {
+					wait = 100 * time.Millisecond
+				} else if !g.json {
 					fmt.Fprintf(g.stderr, "nexus: the index is held by pid %d; waiting to take over\n", ix.HolderPID())
 				}
 				ix.Close()
 				select {
 				case <-g.ctx.Done():
 					return nil
-				case <-time.After(2 * time.Second):
+				case <-time.After(wait):
 				}
 			}
 			defer ix.Close()
