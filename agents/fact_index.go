@@ -114,7 +114,10 @@ func (st *factStore) rescan() error {
 		if e, ok := st.entries.get(name); ok && e.Size == info.Size() && e.ModNanos == info.ModTime().UnixNano() {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(st.dir(), de.Name()))
+		// A person may be saving it in place right now (truncate, then
+		// write): an empty read would drop the fact's name from the cache,
+		// and a write of that name would then take a "-2" slug.
+		data, err := vault.ReadStable(filepath.Join(st.dir(), de.Name()))
 		if err != nil {
 			continue
 		}
@@ -248,7 +251,10 @@ func (st *factStore) taken(slug string) bool {
 func (st *factStore) update(slug string, in FactInput, now time.Time) (Fact, error) {
 	p := st.v.MustPath(FactPath(st.agent, slug))
 	for attempt := 0; ; attempt++ {
-		old, err := os.ReadFile(p)
+		// Not an empty read of a save in progress: the update would be
+		// computed from nothing and the person's text would land in the
+		// file this replaces.
+		old, err := vault.ReadStable(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			st.entries.del(slug + ".md")
 			return st.create(in, now)

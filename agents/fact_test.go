@@ -564,3 +564,52 @@ func TestIndexLineKeepsLinkBreakingCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestFactUpdateDuringInPlaceSave: a person saves a fact file in place, as
+// Obsidian does (truncate, then write through the same handle), while an
+// agent updates the same fact. The update waits for the save and builds on
+// it: no "-2" duplicate, and the person's frontmatter survives.
+func TestFactUpdateDuringInPlaceSave(t *testing.T) {
+	v := mustFactVault(t)
+	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	f, err := WriteFact(v, "lyra", FactInput{Name: "Deploy rule", Description: "staging first", Type: FactFeedback, Body: "Deploy to staging first."}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := v.MustPath(f.Path)
+	saved, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	personal := strings.Replace(string(saved), "---\n", "---\nreviewed: yes\n", 1)
+	h, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		_, err := h.WriteString(personal)
+		if cerr := h.Close(); err == nil {
+			err = cerr
+		}
+		done <- err
+	}()
+	got, err := WriteFact(v, "lyra", FactInput{Name: "Deploy rule", Description: "staging, then canary", Type: FactFeedback, Body: "Staging, then a canary.", Update: true}, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got.Slug != f.Slug {
+		t.Fatalf("update went to %s, want %s", got.Slug, f.Slug)
+	}
+	if _, err := os.Stat(v.MustPath(FactPath("lyra", f.Slug+"-2"))); err == nil {
+		t.Fatal("a -2 duplicate was made")
+	}
+	data, _ := os.ReadFile(p)
+	if !strings.Contains(string(data), "reviewed: yes") || !strings.Contains(string(data), "staging, then canary") {
+		t.Fatalf("after the update:\n%s", data)
+	}
+}
