@@ -186,7 +186,7 @@ func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (
 		return c, fmt.Errorf("save checkpoint: %w", err)
 	}
 	for attempt := 0; ; attempt++ {
-		old, err := os.ReadFile(cur)
+		old, err := vault.ReadStable(cur) // never build on a save caught half way
 		if errors.Is(err, fs.ErrNotExist) {
 			old, err = nil, nil
 		}

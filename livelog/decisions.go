@@ -157,7 +157,9 @@ func (l *Log) Record(agent string, d Decision) (Decision, error) {
 	}
 	defer unlock()
 	path := l.abs(vault.DecisionsLog)
-	data, err := os.ReadFile(path)
+	// Read stably: an empty read of a person's save in progress would
+	// restart the numbering and the chain.
+	data, err := vault.ReadStable(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return d, fmt.Errorf("read decisions: %w", err)
 	}

@@ -115,7 +115,7 @@ func readItemBytes(v *vault.Vault, rel string) (Item, []byte, error) {
 	if err != nil {
 		return Item{}, nil, fmt.Errorf("review item %q: %w", id, vault.ErrInvalid)
 	}
-	data, err := os.ReadFile(p)
+	data, err := vault.ReadStable(p) // a person may be saving it in Obsidian
 	if errors.Is(err, fs.ErrNotExist) {
 		return Item{}, nil, fmt.Errorf("%s: %w", id, ErrNoItem)
 	}

@@ -88,7 +88,8 @@ func (s *Snapshot) add(v *vault.Vault, paths []string, copyExisting bool) error 
 			continue
 		}
 		sf := SnapshotFile{Path: clean}
-		data, err := os.ReadFile(abs)
+		data, err := vault.ReadStable(abs) // not a save caught half way: rollback would restore it
+
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || !copyExisting:
 		case err != nil:

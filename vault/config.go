@@ -76,14 +76,20 @@ agents: {}
 `
 
 func loadConfig(path string) (Config, error) {
-	cfg := DefaultConfig()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, nil
+		return DefaultConfig(), nil
 	}
 	if err != nil {
-		return cfg, fmt.Errorf("read config: %w", err)
+		return DefaultConfig(), fmt.Errorf("read config: %w", err)
 	}
+	return parseConfig(data)
+}
+
+// parseConfig reads config.yaml's text; settings it leaves out or sets to
+// zero take their defaults.
+func parseConfig(data []byte) (Config, error) {
+	cfg := DefaultConfig()
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("parse %s: %w", ConfigFile, err)
 	}
@@ -117,13 +123,13 @@ func (v *Vault) UpdateConfig(fn func(*Config) error) error {
 	defer unlock()
 	path := v.MustPath(ConfigFile)
 	for try := 0; ; try++ {
-		old, err := os.ReadFile(path)
+		old, err := ReadStable(path) // a person may be saving it right now
 		if errors.Is(err, fs.ErrNotExist) {
 			old = nil
 		} else if err != nil {
 			return fmt.Errorf("read config: %w", err)
 		}
-		cfg, err := loadConfig(path)
+		cfg, err := parseConfig(old) // the text read above, not a second read
 		if err != nil {
 			return err
 		}

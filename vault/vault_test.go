@@ -340,3 +340,42 @@ func TestUpdateConfigKeepsBlankLines(t *testing.T) {
 		t.Fatalf("config after adding a token:\n%s\nwant:\n%s", after, want)
 	}
 }
+
+// TestUpdateConfigDuringInPlaceSave: a person saves config.yaml in place
+// (truncate, then write through the same handle) while Nexus adds a
+// token. The update waits for the save and keeps it.
+func TestUpdateConfigDuringInPlaceSave(t *testing.T) {
+	v := mustInit(t)
+	p := v.MustPath(ConfigFile)
+	before, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(before), "memory_char_limit: 2200", "memory_char_limit: 3000", 1)
+	h, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		_, err := h.WriteString(edited)
+		if cerr := h.Close(); err == nil {
+			err = cerr
+		}
+		done <- err
+	}()
+	if err := v.UpdateConfig(func(c *Config) error {
+		c.Agents = map[string]AgentConfig{"lyra": {TokenSHA256: "abc"}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(p)
+	if !strings.Contains(string(after), "memory_char_limit: 3000") || !strings.Contains(string(after), "token_sha256: abc") {
+		t.Fatalf("config after the save and the update:\n%s", after)
+	}
+}
