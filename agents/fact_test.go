@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-memory/nexus/internal/editsim"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -582,19 +583,10 @@ func TestFactUpdateDuringInPlaceSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	personal := strings.Replace(string(saved), "---\n", "---\nreviewed: yes\n", 1)
-	h, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	done, err := editsim.SaveInPlace(p, personal, 150*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		_, err := h.WriteString(personal)
-		if cerr := h.Close(); err == nil {
-			err = cerr
-		}
-		done <- err
-	}()
 	got, err := WriteFact(v, "lyra", FactInput{Name: "Deploy rule", Description: "staging, then canary", Type: FactFeedback, Body: "Staging, then a canary.", Update: true}, now.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-memory/nexus/internal/editsim"
 )
 
 func mustInit(tb testing.TB) *Vault {
@@ -352,19 +354,10 @@ func TestUpdateConfigDuringInPlaceSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	edited := strings.Replace(string(before), "memory_char_limit: 2200", "memory_char_limit: 3000", 1)
-	h, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	done, err := editsim.SaveInPlace(p, edited, 150*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		_, err := h.WriteString(edited)
-		if cerr := h.Close(); err == nil {
-			err = cerr
-		}
-		done <- err
-	}()
 	if err := v.UpdateConfig(func(c *Config) error {
 		c.Agents = map[string]AgentConfig{"lyra": {TokenSHA256: "abc"}}
 		return nil
