@@ -788,3 +788,34 @@ func TestHolderYields(t *testing.T) {
 		}
 	}
 }
+
+// TestWatcherQueueKeepsPathsDueDuringAnUpdate: asking when the next path is
+// due takes nothing from the queue (a path that fell due while an update
+// ran used to be taken by that question and dropped: a moved folder then
+// kept its old paths in the index).
+func TestWatcherQueueKeepsPathsDueDuringAnUpdate(t *testing.T) {
+	w := &watcher{pending: map[string]time.Time{}}
+	now := time.Now()
+	w.pending["later"] = now.Add(time.Hour)
+	w.pending["now"] = now
+	if ready := w.due(now); len(ready) != 1 || ready[0] != "now" {
+		t.Fatalf("due: %v", ready)
+	}
+	w.pending["fell-due"] = now.Add(-time.Millisecond)
+	if next := w.next(now); next != 0 {
+		t.Fatalf("next = %v, want 0 (a path is due)", next)
+	}
+	if _, ok := w.pending["fell-due"]; !ok {
+		t.Fatal("next took a due path from the queue")
+	}
+	if ready := w.due(now); len(ready) != 1 || ready[0] != "fell-due" {
+		t.Fatalf("due after next: %v", ready)
+	}
+	if next := w.next(now); next <= 0 || next > time.Hour {
+		t.Fatalf("next = %v, want about an hour", next)
+	}
+	delete(w.pending, "later")
+	if next := w.next(now); next != -1 {
+		t.Fatalf("next on an empty queue = %v", next)
+	}
+}

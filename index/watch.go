@@ -134,20 +134,31 @@ func (w *watcher) drain() []string {
 	return out
 }
 
-// due takes the paths that are due and says when the next one will be.
-func (w *watcher) due(now time.Time) (ready []string, next time.Duration) {
+// due takes the paths that are due.
+func (w *watcher) due(now time.Time) (ready []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	next = -1
 	for r, t := range w.pending {
 		if !t.After(now) {
 			ready = append(ready, r)
 			delete(w.pending, r)
-		} else if d := t.Sub(now); next < 0 || d < next {
+		}
+	}
+	return ready
+}
+
+// next says how long until the next queued path is due (0: one is due
+// now; -1: none is queued). It takes nothing from the queue.
+func (w *watcher) next(now time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	next := time.Duration(-1)
+	for _, t := range w.pending {
+		if d := max(t.Sub(now), 0); next < 0 || d < next {
 			next = d
 		}
 	}
-	return ready, next
+	return next
 }
 
 func (w *watcher) loop(ctx context.Context) {
@@ -234,14 +245,14 @@ func (w *watcher) applyDue(ctx context.Context) time.Duration {
 	ix := w.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ready, _ := w.due(time.Now())
-	if len(ready) > 0 {
+	if ready := w.due(time.Now()); len(ready) > 0 {
 		if err := ix.update(ctx, ready); err != nil && ctx.Err() == nil {
 			ix.warn(fmt.Sprintf("update index: %v", err))
 		}
 	}
-	_, next := w.due(time.Now())
-	return next
+	// Only when the next path is due: one that fell due during the update
+	// stays queued (it used to be taken here and dropped).
+	return w.next(time.Now())
 }
 
 // apply runs a full reconcile: the walk without ix.mu (searches go on),
