@@ -17,10 +17,10 @@ func isNoteName(name string) bool {
 	return !strings.HasPrefix(name, ".") && len(name) > 3 && strings.EqualFold(name[len(name)-3:], ".md")
 }
 
-// readNotesDirPortable lists the notes (regular .md files) and the
-// sub-folders of a folder, leaving out dot-files and dot-folders.
-func readNotesDirPortable(dir string) (notes []dirNote, dirs []string, err error) {
-	entries, err := os.ReadDir(dir)
+// sortNotes lists the notes (regular .md files) and the sub-folders among
+// a folder's entries, leaving out dot-files and dot-folders. stat gives a
+// note's size and mtime; false drops it (gone since the listing).
+func sortNotes(entries []os.DirEntry, stat func(os.DirEntry) (fileState, bool)) (notes []dirNote, dirs []string) {
 	for _, d := range entries {
 		name := d.Name()
 		switch {
@@ -28,12 +28,23 @@ func readNotesDirPortable(dir string) (notes []dirNote, dirs []string, err error
 		case d.IsDir():
 			dirs = append(dirs, name)
 		case d.Type().IsRegular() && isNoteName(name):
-			info, err := d.Info()
-			if err != nil {
-				continue // gone since the listing
+			if st, ok := stat(d); ok {
+				notes = append(notes, dirNote{name, st})
 			}
-			notes = append(notes, dirNote{name, fileState{Size: info.Size(), Mtime: info.ModTime().UnixNano()}})
 		}
 	}
+	return notes, dirs
+}
+
+// readNotesDirPortable is readNotesDir with an lstat of each note's path.
+func readNotesDirPortable(dir string) (notes []dirNote, dirs []string, err error) {
+	entries, err := os.ReadDir(dir)
+	notes, dirs = sortNotes(entries, func(d os.DirEntry) (fileState, bool) {
+		info, err := d.Info()
+		if err != nil {
+			return fileState{}, false
+		}
+		return fileState{Size: info.Size(), Mtime: info.ModTime().UnixNano()}, true
+	})
 	return notes, dirs, err
 }

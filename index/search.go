@@ -16,6 +16,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
@@ -220,14 +221,14 @@ func phraseField(text, field string, boost float64) query.Query {
 	return q
 }
 
-// wordAnalyzer is the analyzer for query text (built on first use: the
-// registry is filled by init functions).
-var wordAnalyzer = sync.OnceValue(func() analysis.Analyzer {
+// queryMapping is the index mapping, for analysing query text (built on
+// first use: the analysis registry is filled by init functions).
+var queryMapping = sync.OnceValue(func() *mapping.IndexMappingImpl {
 	m, err := newMapping()
 	if err != nil {
 		panic(err) // a bug in the mapping, caught by every test
 	}
-	return m.AnalyzerNamed(analyzerName)
+	return m
 })
 
 func uniq(s []string) []string {
@@ -245,24 +246,15 @@ func uniq(s []string) []string {
 // analyzedTerms returns the index terms of text.
 func analyzedTerms(text string) []string {
 	var out []string
-	for _, t := range wordAnalyzer().Analyze([]byte(text)) {
+	for _, t := range queryMapping().AnalyzerNamed(analyzerName).Analyze([]byte(text)) {
 		out = append(out, string(t.Term))
 	}
 	return out
 }
 
-// pairsAnalyzer analyses text into its word pairs (built on first use).
-var pairsAnalyzer = sync.OnceValue(func() analysis.Analyzer {
-	m, err := newMapping()
-	if err != nil {
-		panic(err) // a bug in the mapping, caught by every test
-	}
-	return m.AnalyzerNamed(pairsAnalyzerName)
-})
-
 func pairTerms(text string) []string {
 	var out []string
-	for _, t := range pairsAnalyzer().Analyze([]byte(text)) {
+	for _, t := range queryMapping().AnalyzerNamed(pairsAnalyzerName).Analyze([]byte(text)) {
 		out = append(out, string(t.Term))
 	}
 	return out
@@ -320,6 +312,7 @@ func anyField(text string, phrase bool) query.Query {
 type plan struct {
 	p       parsedQuery
 	words   query.Query // every plain word, on the "all" field; nil if none
+	wordsF  query.Query // the same, unscored (see wordsFilter)
 	must    []query.Query
 	should  []query.Query
 	mustNot []query.Query
@@ -369,7 +362,7 @@ func buildQuery(q Query, all bool) (*plan, error) {
 			m.SetField("all")
 			m.Analyzer = analyzerName
 			m.SetOperator(query.MatchQueryOperatorAnd)
-			pl.words = m
+			pl.words, pl.wordsF = m, wordsFilter(free)
 			for i, t := range [][]query.Query{phrase, together, names, heads} {
 				if len(t) > 0 {
 					pl.tiers = append(pl.tiers, t)
@@ -509,7 +502,7 @@ func (pl *plan) tierQuery(t int) query.Query {
 		}
 		return b
 	}
-	b := pl.base(pl.wordsFilter())
+	b := pl.base(pl.wordsF)
 	b.AddMust(bleve.NewDisjunctionQuery(pl.tiers[t]...))
 	for _, stronger := range pl.tiers[:t] {
 		b.AddMustNot(stronger...)
@@ -521,8 +514,8 @@ func (pl *plan) tierQuery(t int) query.Query {
 // bleve turns that into one bitmap of documents, which it skips through.
 // A lone term is given twice, because a conjunction of one is not
 // optimised and bleve then walks the term's postings one by one.
-func (pl *plan) wordsFilter() query.Query {
-	terms := uniq(analyzedTerms(strings.Join(pl.p.words, " ")))
+func wordsFilter(free string) query.Query {
+	terms := uniq(analyzedTerms(free))
 	if len(terms) == 1 {
 		terms = append(terms, terms[0])
 	}

@@ -19,13 +19,7 @@ import (
 // search is answered by it, and it exits once nobody asks for --hold.
 func TestSearchStartsHolder(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "nexus")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	v, _, err := vault.Init(filepath.Join(dir, "vault"))
 	if err != nil {
 		t.Fatal(err)

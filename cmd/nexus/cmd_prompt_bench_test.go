@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,10 +18,7 @@ import (
 //
 //	go test ./cmd/nexus/ -run '^$' -bench BenchmarkPromptColdProcess -benchtime 200x
 func BenchmarkPromptColdProcess(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "nexus")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	dir := b.TempDir()
 	runOK := func(args ...string) {
 		b.Helper()

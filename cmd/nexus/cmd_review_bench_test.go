@@ -20,10 +20,7 @@ import (
 // the timer starts.
 func BenchmarkReviewList1000Cold(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "nexus")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	v, _, err := vault.Init(filepath.Join(dir, "vault"))
 	if err != nil {
 		b.Fatal(err)
