@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -232,10 +231,4 @@ func parseDate(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("date %q: want YYYY-MM-DD or RFC 3339", s)
-}
-
-// noteName is the file name without ".md".
-func noteName(rel string) string {
-	b := path.Base(rel)
-	return strings.TrimSuffix(b, path.Ext(b))
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
-	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/internal/markdown"
@@ -194,8 +194,10 @@ func Open(v *vault.Vault, opts Options) (*Index, error) {
 	}
 }
 
+// isLocked reports whether err is bbolt's lock timeout: another process
+// holds the index open. bleve returns bbolt's error unwrapped.
 func isLocked(err error) bool {
-	return errors.Is(err, bolt.ErrTimeout) || (err != nil && strings.Contains(err.Error(), "timeout"))
+	return errors.Is(err, bolterrors.ErrTimeout)
 }
 
 // openLocal opens (or creates) the bleve index and takes it over.

@@ -209,10 +209,6 @@ func Generate(dir string, o Options) (*Vault, error) {
 		}
 	}
 	// Needles: (unique word | three common words) x (English | Korean).
-	type plant struct {
-		idx      int
-		sentence string
-	}
 	plants := map[int]string{}
 	if o.Needles {
 		used := map[int]bool{}

@@ -278,9 +278,7 @@ func (d *demo) crash(ctx context.Context) error {
 	d.n.scene(3, "August — a crash mid-migration")
 	const task = "Migrate the users table to schema v2"
 	lyra := d.lyra
-	var done []string
 	for step := 1; step < crashAt; step++ {
-		done = append(done, fmt.Sprint(step))
 		if step%checkpointEvery != 0 {
 			continue
 		}

@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -151,10 +150,4 @@ func noticeOf(content []mcp.Content) string {
 		return t.Text
 	}
 	return ""
-}
-
-// isToolError reports whether err is a tool's error result.
-func isToolError(err error) bool {
-	var te *toolError
-	return errors.As(err, &te)
 }
