@@ -115,6 +115,11 @@ func isContinuation(line string) bool {
 
 // yamlLine renders "key: value" with value quoted only when YAML needs it.
 func yamlLine(key, value string) (string, error) {
+	// Checked on the value itself: YAML renders "\n" as a block scalar
+	// whose only content is the trailing newline trimmed below.
+	if strings.ContainsAny(value, "\r\n") {
+		return "", fmt.Errorf("property %s: value must be one line: %w", key, ErrInvalid)
+	}
 	out, err := yaml.Marshal(map[string]string{key: value})
 	if err != nil {
 		return "", fmt.Errorf("encode %s: %w", key, err)

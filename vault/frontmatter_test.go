@@ -83,11 +83,21 @@ func FuzzSetProperty(f *testing.F) {
 		if err != nil {
 			return
 		}
-		fm, body, ok := SplitFrontmatter(out)
+		_, body, ok := SplitFrontmatter(out)
 		if !ok {
 			t.Fatalf("no frontmatter after SetProperty: %q", out)
 		}
-		_ = fm
+		// Where the frontmatter was valid YAML before, it still is, and the
+		// key now holds exactly the value that was set.
+		if _, _, err := ParseFrontmatter(data); err == nil {
+			props, _, err := ParseFrontmatter(out)
+			if err != nil {
+				t.Fatalf("valid frontmatter made invalid: %v\n%q\n%q", err, data, out)
+			}
+			if props[key] != val {
+				t.Fatalf("%s = %#v after setting %q:\n%q", key, props[key], val, out)
+			}
+		}
 		// The body is kept byte for byte.
 		_, oldBody, had := SplitFrontmatter(data)
 		if !had {
