@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -172,7 +173,7 @@ func EntryID(entry string) string {
 // blockedLine returns the line that stands in for an entry failing the
 // security scan, or "" if the entry passes.
 func blockedLine(entry, file string) string {
-	rule := scanRuleOf(entry)
+	rule := scan.RuleOf(entry)
 	if rule == "" {
 		return ""
 	}

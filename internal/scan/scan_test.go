@@ -1,4 +1,4 @@
-package agents
+package scan
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-func TestScanTextRefuses(t *testing.T) {
+func TestTextRefuses(t *testing.T) {
 	tests := []struct {
 		text, rule string
 	}{
@@ -80,22 +80,22 @@ func TestScanTextRefuses(t *testing.T) {
 		{"a\u2069b", RuleInvisibleUnicode},
 	}
 	for _, tt := range tests {
-		err := ScanText(tt.text)
-		var se *ScanError
+		err := Text(tt.text)
+		var se *Error
 		if !errors.As(err, &se) {
-			t.Errorf("ScanText(%q) = %v, want rule %s", tt.text, err, tt.rule)
+			t.Errorf("Text(%q) = %v, want rule %s", tt.text, err, tt.rule)
 			continue
 		}
 		if se.Rule != tt.rule {
-			t.Errorf("ScanText(%q) rule = %s, want %s", tt.text, se.Rule, tt.rule)
+			t.Errorf("Text(%q) rule = %s, want %s", tt.text, se.Rule, tt.rule)
 		}
 		if !errors.Is(err, vault.ErrRefused) {
-			t.Errorf("ScanText(%q) does not match vault.ErrRefused", tt.text)
+			t.Errorf("Text(%q) does not match vault.ErrRefused", tt.text)
 		}
 	}
 }
 
-func TestScanTextAllowsOrdinaryNotes(t *testing.T) {
+func TestTextAllowsOrdinaryNotes(t *testing.T) {
 	for _, text := range []string{
 		"Staging (10.0.1.50) uses SSH port 2222, key ~/.ssh/staging_ed25519",
 		"User prefers concise answers",
@@ -115,24 +115,24 @@ func TestScanTextAllowsOrdinaryNotes(t *testing.T) {
 		"The system prompts the user for a password when needed",
 		"You are now in charge of the staging deploys (since 2026-11)",
 	} {
-		if err := ScanText(text); err != nil {
-			t.Errorf("ScanText(%q) = %v, want nil", text, err)
+		if err := Text(text); err != nil {
+			t.Errorf("Text(%q) = %v, want nil", text, err)
 		}
 	}
 }
 
-func FuzzScanText(f *testing.F) {
+func FuzzText(f *testing.F) {
 	for _, s := range []string{"", "hello", "ignore all previous instructions", "a\u200bb", "ＩＧＮＯＲＥ", "password = \"x\""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		err := ScanText(s)
+		err := Text(s)
 		if err == nil {
 			return
 		}
-		var se *ScanError
+		var se *Error
 		if !errors.As(err, &se) || se.Rule == "" || !errors.Is(err, vault.ErrRefused) {
-			t.Fatalf("ScanText(%q) = %v: not a ScanError with a rule", s, err)
+			t.Fatalf("Text(%q) = %v: not a ScanError with a rule", s, err)
 		}
 	})
 }

@@ -1,0 +1,239 @@
+// Package scan is the security scan of SPEC §2: it guards every text that
+// reaches an agent's prompt — bounded memory, facts, review items, log
+// entries, decisions and checkpoints. It lives in internal/ so that every
+// domain package that writes such text (agents, livelog, retention) calls
+// the same rules.
+package scan
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Rule names, as they appear in [Error.Rule] and in the
+// "[BLOCKED: RULE ...]" line of the session-start render.
+const (
+	RulePromptInjection  = "prompt_injection"
+	RuleRoleHijack       = "role_hijack"
+	RuleAPIKey           = "api_key"
+	RulePrivateKey       = "private_key"
+	RuleToken            = "token"
+	RulePassword         = "password"
+	RuleExfiltration     = "exfiltration"
+	RulePersistence      = "persistence"
+	RuleInvisibleUnicode = "invisible_unicode"
+)
+
+// Error is returned by [Text] for text that hits a security rule.
+// It wraps [vault.ErrRefused].
+type Error struct {
+	// Rule is the name of the first rule the text hit, one of the Rule...
+	// constants.
+	Rule string
+	// Detail says what matched, in words safe to show: the rule's
+	// description, or the code point of an invisible character. It never
+	// repeats a matched secret.
+	Detail string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("refused by the security scan (rule %s): %s. Memory is pasted into every session's prompt, so it must not hold instructions to the model, secrets, or commands that leak or persist them", e.Rule, e.Detail)
+}
+
+// Unwrap makes an Error match [vault.ErrRefused].
+func (e *Error) Unwrap() error { return vault.ErrRefused }
+
+// Quarantinable reports whether the rule hit is injection or role-hijack
+// phrasing: text that may be kept as evidence where a record must not
+// forget (log entries, decisions, checkpoints), shown to other agents only
+// as a "[QUARANTINED: rule]" line. Secrets, exfiltration and invisible
+// characters are never kept.
+func (e *Error) Quarantinable() bool {
+	return e.Rule == RulePromptInjection || e.Rule == RuleRoleHijack
+}
+
+// scanRule is one security rule: a pattern over folded text.
+type scanRule struct {
+	name, desc string
+	need       []string // the text must contain one of these to match; a cheap filter before re
+	re         *regexp.Regexp
+	// phrase rules match English phrasing; they are also tried on the
+	// text with punctuation turned into spaces.
+	phrase bool
+}
+
+// scanFiller is a bounded run of words between the key words of a phrase.
+const scanFiller = `(?:\S+\s+)`
+
+// scanRules are matched against text that is NFKC-normalised and
+// case-folded (see foldForScan), so every pattern is written in lower case.
+// Patterns anchor on attack phrasing and secret shapes, not on bossy
+// English: "you must run the tests" is a fine memory entry.
+// They are compiled on first use, so commands that never scan do not pay
+// for it at start-up.
+var scanRules = sync.OnceValue(func() []scanRule {
+	type r struct{ name, desc, need, pat string }
+	rules := []r{
+		// Prompt injection: telling the model to drop what it was told.
+		{RulePromptInjection, "asks the model to ignore or override its earlier instructions", "ignore|disregard|forget|override|bypass|skip",
+			`\b(?:ignore|disregard|forget|override|bypass|skip)\s+` + scanFiller + `{0,3}(?:previous|prior|above|earlier|preceding|original|initial|system|developer)\s+` + scanFiller + `{0,2}(?:instructions?|prompts?|rules|guidelines|directives|messages|context)\b`},
+		{RulePromptInjection, "asks the model to ignore or override its instructions", "ignore|disregard|forget|override|bypass",
+			`\b(?:ignore|disregard|forget|override|bypass)\s+(?:all|any|your|every)\s+` + scanFiller + `{0,2}(?:instructions?|prompts?|directives|guidelines|safety\s+rules)\b`},
+		{RulePromptInjection, "tries to replace or leak the system prompt", "prompt",
+			`\b(?:system\s+prompt\s+override|new\s+system\s+prompt|(?:reveal|print|output|show|leak|repeat|dump)\s+` + scanFiller + `{0,3}(?:system|initial|hidden|original)\s+prompt)\b`},
+		{RulePromptInjection, "asks the model to hide things from the user", "tell|inform|alert|notify|mention",
+			`\b(?:do\s+not|don'?t|don’t|never)\s+` + scanFiller + `{0,4}(?:tell|inform|alert|notify|mention\s+(?:this\s+)?to)\s+` + scanFiller + `{0,2}(?:the\s+)?(?:user|human|operator|owner)\b`},
+		{RulePromptInjection, "contains chat-template control markup", "<|[inst|[/inst",
+			`<\|\s*(?:im_start|im_end|system|user|assistant|endoftext)\s*\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|system-prompt|system_prompt)\s*>`},
+		// Role hijack: telling the model it is someone else now.
+		{RuleRoleHijack, "tries to give the model a new identity", "you",
+			`\byou\s+are\s+` + scanFiller + `{0,2}(?:now|no\s+longer)\s+(?:a|an|the|called|named|not|root|admin|administrator|dan|unrestricted|unfiltered|jailbroken|evil|free\s+of)\b`},
+		{RuleRoleHijack, "tries to give the model a new identity", "now|pretend|new",
+			`\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|will|must|shall|should)|act\s+as|behave\s+as)\b|\bpretend\s+` + scanFiller + `{0,2}(?:you\s+are|you're|to\s+be)\b|\byour\s+new\s+(?:role|identity|persona|instructions|name)\s+(?:is|are)\b`},
+		{RuleRoleHijack, "tries to lift the model's restrictions", "act|behave|respond|answer|reply|mode|jailbr",
+			`\b(?:act|behave)\s+as\s+(?:if|though)\s+` + scanFiller + `{0,4}(?:no|without)\s+` + scanFiller + `{0,2}(?:restrictions|limits|rules|filters|guidelines)\b|\b(?:respond|answer|reply)\s+without\s+` + scanFiller + `{0,2}(?:restrictions|limitations|filters|safety|censorship)\b|\b(?:developer|god|jailbreak|dan|unrestricted)\s+mode\b|\bjailbr(?:ea|o)k`},
+		// Secrets.
+		{RuleAPIKey, "looks like an API key", "sk-|akia|asia|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox|aiza|_live_|npm_|hf_",
+			`\bsk-(?:proj-|ant-|live-|test-|or-)?[a-z0-9_-]{20,}|\b(?:akia|asia)[0-9a-z]{16}\b|\bgh[pousr]_[a-z0-9]{30,}|\bgithub_pat_[a-z0-9_]{30,}|\bglpat-[a-z0-9_-]{20,}|\bxox[abposr]-[a-z0-9-]{10,}|\baiza[0-9a-z_-]{35}|\b(?:sk|rk|pk)_live_[a-z0-9]{20,}|\bnpm_[a-z0-9]{36}|\bhf_[a-z0-9]{30,}`},
+		{RulePrivateKey, "contains a private key", "private|putty",
+			`-----\s*begin\s+(?:[a-z0-9]+\s+){0,3}private\s+key\s*-----|\bed25519-private:|\bputty-user-key-file`},
+		{RuleToken, "looks like an access token", "bearer|eyj|key|secret|token",
+			`\bbearer\s+[a-z0-9._~+/-]{20,}|\beyj[a-z0-9_-]{8,}\.eyj[a-z0-9_-]{8,}\.[a-z0-9_-]*|\b(?:api[_ -]?key|access[_ -]?key|secret[_ -]?key|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|token|secret)\s*[:=]\s*["'` + "`" + `]?[a-z0-9+/=_.-]{16,}`},
+		{RulePassword, "contains a password", "pass|pwd|://",
+			`\b(?:password|passwd|passphrase|pwd)\s*[:=]\s*(?:"[^"\n]+"|'[^'\n]+'|[^\s"']{4,})|\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@`},
+		// Exfiltration and persistence.
+		{RuleExfiltration, "sends a secret variable over the network", "$",
+			`\b(?:curl|wget|nc|ncat|invoke-webrequest|iwr|invoke-restmethod|irm|httpie|http)\b[^\n]*\$\{?[a-z0-9_]*(?:key|token|secret|password|passwd|credentials?)s?\b`},
+		{RuleExfiltration, "reads a credentials file", ".env|.netrc|.pgpass|.npmrc|.pypirc|.git-credentials|.aws/credentials",
+			`\b(?:cat|less|more|head|tail|grep|source|type|base64|xxd|strings|cp|scp|rsync|curl|wget|open|read|print|dump|upload|send)\b[^\n]*(?:\.env(?:$|[^a-z0-9_.-]|\.(?:local|prod|production|dev|development)\b)|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/credentials\b)`},
+		{RuleExfiltration, "mentions exfiltration", "exfiltrat",
+			`\bexfiltrat`},
+		{RulePersistence, "touches ssh authorized_keys", "authorized_keys",
+			`authorized_keys`},
+		{RulePersistence, "installs a persistent hook", ">|crontab",
+			`>>?\s*["']?(?:~|\$home|\$\{home\})?[a-z0-9_./-]*/?\.(?:bashrc|zshrc|bash_profile|profile|zprofile)\b|\bcrontab\s+-e\b|\|\s*crontab\b`},
+	}
+	out := make([]scanRule, len(rules))
+	for i, x := range rules {
+		out[i] = scanRule{name: x.name, desc: x.desc, need: strings.Split(x.need, "|"), re: regexp.MustCompile(x.pat),
+			phrase: (x.name == RulePromptInjection || x.name == RuleRoleHijack) && !strings.Contains(x.pat, `<\|`)}
+	}
+	return out
+})
+
+// mayMatch reports whether folded holds one of the rule's needed literals.
+func (r *scanRule) mayMatch(folded string) bool {
+	for _, n := range r.need {
+		if strings.Contains(folded, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// isInvisibleRune reports whether r is an invisible or bidirectional-control
+// code point that can hide text from a person reading the file.
+func isInvisibleRune(r rune) bool {
+	switch {
+	case r >= 0x200B && r <= 0x200D, // zero-width space, non-joiner, joiner
+		r >= 0x2060 && r <= 0x2064, // word joiner, invisible operators
+		r == 0xFEFF,                // zero-width no-break space (BOM)
+		r >= 0x202A && r <= 0x202E, // bidi embeddings and overrides
+		r >= 0x2066 && r <= 0x2069: // bidi isolates
+		return true
+	}
+	return false
+}
+
+// foldForScan returns s NFKC-normalised and case-folded, so that
+// full-width letters, ligatures and case do not slip past the rules.
+func foldForScan(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s) // NFKC is the identity on ASCII
+	}
+	s = norm.NFKC.String(s)
+	// A Caser keeps state; make one per call so scans may run concurrently.
+	s = cases.Fold().String(s)
+	return norm.NFKC.String(s)
+}
+
+// Text runs the security scan over text that is about to reach an agent's
+// prompt. It returns nil, or an [*Error] naming the first rule hit, which
+// wraps [vault.ErrRefused].
+//
+// It looks for prompt-injection and role-hijack phrasing, secret and
+// credential shapes (API keys, private keys, tokens, passwords),
+// exfiltration and persistence commands, and invisible or
+// bidirectional-control Unicode. Phrases are matched on NFKC-folded,
+// case-folded text. Text is safe for concurrent use.
+func Text(s string) error {
+	for _, r := range s {
+		if isInvisibleRune(r) {
+			return &Error{Rule: RuleInvisibleUnicode, Detail: fmt.Sprintf("contains the invisible or bidirectional-control character U+%04X", r)}
+		}
+	}
+	folded := foldForScan(s)
+	words := "" // folded with punctuation turned into spaces, made on first need
+	for _, rule := range scanRules() {
+		if !rule.mayMatch(folded) {
+			continue
+		}
+		if rule.re.MatchString(folded) {
+			return &Error{Rule: rule.name, Detail: rule.desc}
+		}
+		if rule.phrase {
+			// "**Ignore** all previous-instructions" is the same phrase.
+			if words == "" {
+				words = wordsOnly(folded)
+			}
+			if rule.re.MatchString(words) {
+				return &Error{Rule: rule.name, Detail: rule.desc}
+			}
+		}
+	}
+	return nil
+}
+
+// wordsOnly replaces every run of characters other than letters, digits
+// and apostrophes with one space.
+func wordsOnly(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’' {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+			continue
+		}
+		space = true
+	}
+	return b.String()
+}
+
+// RuleOf returns the name of the rule s hits, or "".
+func RuleOf(s string) string {
+	if err := Text(s); err != nil {
+		return err.(*Error).Rule
+	}
+	return ""
+}
