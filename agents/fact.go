@@ -28,8 +28,10 @@ const (
 	FactReference = "reference"
 )
 
-// FactTypes lists the valid fact types.
-var FactTypes = []string{FactUser, FactFeedback, FactProject, FactReference}
+// FactTypes returns the valid fact types, in the order they are documented.
+func FactTypes() []string {
+	return []string{FactUser, FactFeedback, FactProject, FactReference}
+}
 
 // Limits on what a fact may hold. Names and descriptions count code points,
 // so Korean text gets as much room as ASCII; the body limit is in bytes and
@@ -40,14 +42,6 @@ const (
 	MaxFactSourceRunes      = 300
 	MaxFactBodyBytes        = 32 << 10
 )
-
-// ErrFactExists is returned when a new fact has the name of an existing one
-// (names compared case-insensitively after NFC). Pass FactInput.Update to
-// replace it, or choose another name.
-var ErrFactExists = fmt.Errorf("a fact with that name exists: %w", vault.ErrRefused)
-
-// ErrNoFact is returned when a fact does not exist.
-var ErrNoFact = fmt.Errorf("no such fact: %w", vault.ErrNotFound)
 
 // FactInput is what a caller gives to create or update a fact.
 type FactInput struct {
@@ -105,7 +99,7 @@ func (in FactInput) Check() (FactInput, error) {
 		return in, err
 	}
 	if !validType(in.Type) {
-		return in, fmt.Errorf("fact type %q: must be one of %s: %w", in.Type, strings.Join(FactTypes, ", "), vault.ErrInvalid)
+		return in, fmt.Errorf("fact type %q: must be one of %s: %w", in.Type, strings.Join(FactTypes(), ", "), vault.ErrInvalid)
 	}
 	if err := vault.CheckText("body", in.Body, MaxFactBodyBytes); err != nil {
 		return in, err
@@ -122,7 +116,7 @@ func (in FactInput) Check() (FactInput, error) {
 }
 
 func validType(t string) bool {
-	for _, k := range FactTypes {
+	for _, k := range FactTypes() {
 		if t == k {
 			return true
 		}

@@ -19,11 +19,6 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// ErrIndexFull is returned when memory/INDEX.md would have more lines than
-// the config's memory_index_line_limit. The error says how many facts there
-// are and what to do: merge related facts, or archive ones no longer needed.
-var ErrIndexFull = fmt.Errorf("memory index is full: %w", vault.ErrRefused)
-
 // FactCacheDir holds one cache file per agent: for every fact file its size,
 // modification time and the frontmatter the index needs. It is derived
 // state; deleting it costs one rescan.

@@ -56,7 +56,7 @@ func (s *Server) handler(name string, run runFunc) server.ToolHandlerFunc {
 		if !s.enter() {
 			return errorResult(nil, ErrShuttingDown), nil
 		}
-		defer s.calls.Done()
+		defer s.leave()
 		start := time.Now()
 		defer func() {
 			if r := recover(); r != nil {

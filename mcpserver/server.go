@@ -69,10 +69,13 @@ type Server struct {
 	ixMu sync.Mutex
 	ix   *index.Index
 
-	// calls counts in-flight tool calls so Close lets writes finish.
-	calls sync.WaitGroup
-	// mu protects closing and https.
-	mu      sync.Mutex
+	// mu protects closing, inflight, idle and https.
+	mu sync.Mutex
+	// inflight counts tool calls under way, so Close lets writes finish.
+	inflight int
+	// idle is made when Close begins and closed once no call is in flight:
+	// Close waits on it without a goroutine of its own that could outlive it.
+	idle    chan struct{}
 	closing bool
 	https   []*server.StreamableHTTPServer
 
@@ -173,8 +176,27 @@ func (s *Server) enter() bool {
 	if s.closing {
 		return false
 	}
-	s.calls.Add(1)
+	s.inflight++
 	return true
+}
+
+// leave ends a call registered by enter.
+func (s *Server) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight--
+	if s.closing && s.inflight == 0 {
+		closeOnce(s.idle)
+	}
+}
+
+// closeOnce closes ch unless it is closed already; callers hold s.mu.
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
 }
 
 // Close stops accepting tool calls, waits for the ones in flight (their
@@ -182,18 +204,20 @@ func (s *Server) enter() bool {
 // background loops. It is safe to call more than once.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
-	s.closing = true
+	if !s.closing {
+		s.closing = true
+		s.idle = make(chan struct{})
+	}
+	if s.inflight == 0 {
+		closeOnce(s.idle)
+	}
+	idle := s.idle
 	https := s.https
 	s.https = nil
 	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		s.calls.Wait()
-		close(done)
-	}()
 	var err error
 	select {
-	case <-done:
+	case <-idle:
 	case <-ctx.Done():
 		err = ctx.Err()
 	}

@@ -18,7 +18,7 @@ A fact with the same name is refused unless update is true (then it is replaced,
 				objectSchema(fields{
 					{"name", strProp("Short title of the fact; also its file name (slug).")},
 					{"description", strProp("One line saying what the fact is about; shown in the memory index.")},
-					{"type", enumProp("Kind of fact.", agents.FactTypes...)},
+					{"type", enumProp("Kind of fact.", agents.FactTypes()...)},
 					{"body", strProp("The fact itself, in markdown. Short.")},
 					{"source", strProp("Optional: where it came from (session, log entry, review id).")},
 					{"update", boolProp("Replace an existing fact of the same name (default false).")},

@@ -17,7 +17,7 @@ func (s *Server) retainTool() tool {
 	factSchema := objectSchema(fields{
 		{"name", strProp("Short title of the fact.")},
 		{"description", strProp("One line saying what it is about.")},
-		{"type", enumProp("Kind of fact.", agents.FactTypes...)},
+		{"type", enumProp("Kind of fact.", agents.FactTypes()...)},
 		{"body", strProp("The fact, short.")},
 		{"source", strProp("Where it came from (log entry, document, conversation).")},
 	}, "name", "description", "type", "body")
@@ -30,7 +30,7 @@ Returns the filed item {id, status: "pending", target, path, ...}, or {items: [.
 			objectSchema(fields{
 				{"name", strProp("Short title of the fact.")},
 				{"description", strProp("One line saying what it is about.")},
-				{"type", enumProp("Kind of fact.", agents.FactTypes...)},
+				{"type", enumProp("Kind of fact.", agents.FactTypes()...)},
 				{"body", strProp("The fact, short.")},
 				{"source", strProp("Where it came from (log entry, document, conversation).")},
 				{"update", boolProp("On approval, replace an existing fact of the same name.")},

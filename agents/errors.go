@@ -25,6 +25,19 @@ var ErrAmbiguous = errors.New("old_text matches several entries")
 // "user". It wraps [vault.ErrInvalid].
 var ErrBadTarget = fmt.Errorf(`target must be "memory" or "user": %w`, vault.ErrInvalid)
 
+// ErrFactExists is returned when a new fact has the name of an existing one
+// (names compared case-insensitively after NFC). Pass FactInput.Update to
+// replace it, or choose another name.
+var ErrFactExists = fmt.Errorf("a fact with that name exists: %w", vault.ErrRefused)
+
+// ErrNoFact is returned when a fact does not exist.
+var ErrNoFact = fmt.Errorf("no such fact: %w", vault.ErrNotFound)
+
+// ErrIndexFull is returned when memory/INDEX.md would have more lines than
+// the config's memory_index_line_limit. The error says how many facts there
+// are and what to do: merge related facts, or archive ones no longer needed.
+var ErrIndexFull = fmt.Errorf("memory index is full: %w", vault.ErrRefused)
+
 // memError is an error whose text is written for the agent (it becomes
 // Result.Error as is) and which matches a kind and a class sentinel.
 type memError struct {
