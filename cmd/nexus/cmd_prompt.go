@@ -45,6 +45,8 @@ Example:
 			if err != nil {
 				return err
 			}
+			agents.RecordSessionStart(v, agent, "cli") // a recall signal (docs/curation.md)
+			agents.FlushRecall()
 			res := struct {
 				Agent  string `json:"agent"`
 				Prompt string `json:"prompt"`

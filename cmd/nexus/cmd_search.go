@@ -167,6 +167,7 @@ func runSearch(g *globals, q index.Query, hold time.Duration) error {
 	if err != nil {
 		return err
 	}
+	recordSearch(g, v, q.Text, res)
 	if err := g.emit(res, nil, func(w io.Writer) { printHits(w, res) }); err != nil {
 		return err
 	}
