@@ -106,25 +106,6 @@ Examples:
 	return cmd
 }
 
-// parseDateFlag reads YYYY-MM-DD or RFC 3339; a plain date as --until
-// means the end of that day (UTC).
-func parseDateFlag(name, s string, endOfDay bool) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.UTC(), nil
-	}
-	t, err := time.Parse("2006-01-02", s)
-	if err != nil {
-		return time.Time{}, usagef("%s %q: want YYYY-MM-DD or RFC 3339", name, s)
-	}
-	if endOfDay {
-		t = t.Add(24*time.Hour - time.Nanosecond)
-	}
-	return t, nil
-}
-
 // openIndex opens the vault's index: the holder's if one runs, else this
 // process's own, brought up to date with the files first.
 func openIndex(g *globals, v *vault.Vault, catchUp bool) (*index.Index, error) {
