@@ -26,6 +26,9 @@ type Config struct {
 	SnapshotsKeep int `yaml:"snapshots_keep"`
 	// Agents holds per-agent settings, such as the hash of its HTTP token.
 	Agents map[string]AgentConfig `yaml:"agents,omitempty"`
+	// Curator tunes the curator's passes (docs/curation.md). Left out, or
+	// any setting left zero, takes the default.
+	Curator CuratorConfig `yaml:"curator,omitempty"`
 	// Search holds the search command's settings.
 	Search SearchConfig `yaml:"search,omitempty"`
 }

@@ -103,6 +103,8 @@ Examples:
 			if err != nil {
 				return err
 			}
+			agents.RecordSessionStart(v, agent, "cli") // a recall signal (docs/curation.md)
+			agents.FlushRecall()
 			text := p.Text()
 			res := map[string]any{"agent": agent, "prompt": text}
 			names := []string{}

@@ -166,6 +166,7 @@ func runSearch(g *globals, o searchOptions, q index.Query) error {
 	if err != nil {
 		return err
 	}
+	recordSearch(g, v, q.Text, res)
 	if err := g.emit(res, nil, func(w io.Writer) { printHits(w, res) }); err != nil {
 		return err
 	}
