@@ -57,10 +57,16 @@ func (s *Server) sessionStart(ctx context.Context, agent string) (text string, f
 	}
 	text, err = agents.RenderSessionStart(s.vault(), agent)
 	if err != nil || id == "" {
+		if err == nil {
+			agents.RecordSessionStart(s.vault(), agent, "mcp")
+		}
 		return text, false, err
 	}
 	now := time.Now()
 	s.sweepFrozen(now)
-	got, _ := s.frozen.LoadOrStore(id, frozenRender{text: text, at: now})
+	got, loaded := s.frozen.LoadOrStore(id, frozenRender{text: text, at: now})
+	if !loaded {
+		agents.RecordSessionStart(s.vault(), agent, "mcp") // a recall signal (docs/curation.md)
+	}
 	return got.(frozenRender).text, true, nil
 }

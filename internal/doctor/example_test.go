@@ -37,4 +37,5 @@ func ExampleRun() {
 	// index true
 	// temp-files true
 	// review true
+	// odd-files true
 }
