@@ -19,6 +19,7 @@ var errNeedsAttention = errors.New("the vault needs attention; run the fixes abo
 
 func newDoctorCmd(g *globals) *cobra.Command {
 	var lockWait time.Duration
+	var fix bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check a vault's health and say how to fix each problem",
@@ -34,11 +35,21 @@ func newDoctorCmd(g *globals) *cobra.Command {
   temp-files  no temp file (.NAME.tmp-*) left by an interrupted write
   review      no fact has waited in review/pending/ for over a week
 
-Doctor only reads; it changes nothing. Exit code 0 when all is well, 1 when
-anything needs attention.
+  conflicts   no conflict copy (Syncthing, Dropbox, iCloud, git) and no git
+              conflict markers; no conflict waiting for a person's choice
+  ignore-rules  .gitignore/.stignore exclude what is machine-local (keys,
+              state, index, timeline), where git or Syncthing is in use
+
+Doctor only reads; it changes nothing, unless given --fix. With --fix it
+first repairs what needs no judgement: it writes the ignore rules (a marked
+block; your own lines stay), merges conflict copies and conflict markers of
+Nexus's files without loss (copies are kept in review/archive/conflicts/),
+files what needs a choice in review/pending/, then runs the checks. Exit
+code 0 when all is well, 1 when anything needs attention.
 
 Example:
   nexus --vault ~/vault doctor
+  nexus --vault ~/vault doctor --fix
   nexus doctor --json | jq '.results[] | select(.ok | not)'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,10 +57,17 @@ Example:
 			if err != nil {
 				return err
 			}
+			var fixed *doctor.FixReport
+			if fix {
+				if fixed, err = doctor.Fix(g.ctx, dir, doctor.Options{Now: g.now}); err != nil {
+					return err
+				}
+			}
 			rep, err := doctor.Run(g.ctx, dir, doctor.Options{Now: g.now, LockWait: lockWait})
 			if err != nil {
 				return err
 			}
+			rep.Fixed = fixed
 			var verr error
 			if !rep.OK {
 				verr = errNeedsAttention
@@ -58,11 +76,13 @@ Example:
 		},
 	}
 	cmd.Flags().DurationVar(&lockWait, "lock-wait", 2*time.Second, "how long a lock must stay held to be reported")
+	cmd.Flags().BoolVar(&fix, "fix", false, "first write the ignore rules and merge sync conflict copies (what needs no judgement)")
 	return cmd
 }
 
 func printDoctor(w io.Writer, rep *doctor.Report) {
 	fmt.Fprintf(w, "Vault %s\n", rep.Vault)
+	printFixed(w, rep.Fixed)
 	n := 0
 	for _, r := range rep.Results {
 		mark := "ok  "
@@ -85,4 +105,27 @@ func printDoctor(w io.Writer, rep *doctor.Report) {
 		return
 	}
 	fmt.Fprintf(w, "%d problem(s) need attention.\n", n)
+}
+
+// printFixed lists what 'doctor --fix' repaired.
+func printFixed(w io.Writer, f *doctor.FixReport) {
+	if f == nil {
+		return
+	}
+	n := 0
+	if f.ConfigSetAside != "" {
+		n++
+		fmt.Fprintf(w, "  fixed  .nexus/config.yaml held conflict markers: that version is kept as %s, the first side put in place\n", f.ConfigSetAside)
+	}
+	for _, p := range f.IgnoreFiles {
+		n++
+		fmt.Fprintf(w, "  fixed  %s: ignore rules for what is machine-local written\n", p)
+	}
+	for _, r := range f.Conflicts.Resolved {
+		n++
+		fmt.Fprintf(w, "  fixed  %s (%s): %s\n", r.Path, r.Action, r.Detail)
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "  nothing needed fixing")
+	}
 }

@@ -30,6 +30,7 @@ func ExampleRun() {
 	}
 	// Output:
 	// config true
+	// conflicts true
 	// key-mode true
 	// key-pair true
 	// locks true
@@ -37,4 +38,5 @@ func ExampleRun() {
 	// index true
 	// temp-files true
 	// review true
+	// ignore-rules true
 }

@@ -16,7 +16,7 @@ func (d *demo) epilogue(rep *doctor.Report) {
 	w, root, cmd := d.opts.Out, d.res.Vault, d.opts.Command
 	fmt.Fprintf(w, "\n── Health ──\n")
 	if rep.OK {
-		fmt.Fprintf(w, "  nexus doctor: all %d checks pass (config, keys, log, index, locks, temp files, review).\n", len(rep.Results))
+		fmt.Fprintf(w, "  nexus doctor: all %d checks pass (config, sync conflicts, keys, log, index, locks, temp files, review, ignore rules).\n", len(rep.Results))
 	} else {
 		for _, f := range rep.Findings() {
 			fmt.Fprintf(w, "  %s: %s\n    fix: %s\n", f.Check, f.Problem, f.Fix)
