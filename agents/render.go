@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nexus-memory/nexus/identity"
@@ -34,70 +36,24 @@ const (
 //
 // The result ends with a newline; blocks are separated by a blank line.
 func RenderSnapshot(v *vault.Vault, agent string) (string, error) {
-	id, err := identity.Load(v, agent)
-	if err != nil && (id == nil || !(errors.Is(err, identity.ErrKey) || errors.Is(err, identity.ErrMalformed))) {
+	p, err := RenderPrompt(v, agent, PromptOptions{Only: SnapshotSections()})
+	if err != nil {
 		return "", err
 	}
-	if err != nil && errors.Is(err, identity.ErrMalformed) {
-		// A person's typo in the frontmatter must not take the agent
-		// offline: show the file as it is, with what to fix.
-		copied := *id
-		copied.Body = "(" + err.Error() + " — fix the frontmatter between the --- lines)\n\n" + id.Body
-		id = &copied
-	}
-	var blocks []string
-	if b := RenderIdentityBlock(id); b != "" {
-		blocks = append(blocks, b)
-	}
-	for _, t := range []Target{TargetMemory, TargetUser} {
-		m, err := OpenMemory(v, agent, t)
-		if err != nil {
-			return "", err
-		}
-		entries, err := m.Entries()
-		if err != nil {
-			return "", err
-		}
-		if b := RenderMemoryBlock(t, entries, m.Limit()); b != "" {
-			blocks = append(blocks, b)
-		}
-	}
-	// The index is derived from the fact files; a problem keeping it in
-	// step (a read-only vault, say) must not cost the agent its memory.
-	idx, err := RenderIndex(v, agent)
-	if err != nil {
-		idx = fmt.Sprintf("%s\n%s\n%s\n(the memory index could not be read: %v)", blockRule, IndexBanner, blockRule, err)
-	}
-	if idx = strings.TrimRight(idx, "\n"); idx != "" {
-		blocks = append(blocks, idx)
-	}
-	if len(blocks) == 0 {
-		return "", nil
-	}
-	return strings.Join(blocks, "\n\n") + "\n", nil
+	return p.Text(), nil
 }
 
 // RenderSessionStart renders everything an agent is given at the start of
 // a session (the MCP prompt session_start, 'nexus prompt'): the
-// [RenderSnapshot] blocks, then its unread live-log entries, latest
-// checkpoint and current decisions ([livelog.RenderPromptSections], at most
-// prompt_log_entries log entries). It reads only: nothing is acknowledged.
+// [RenderSnapshot] blocks, then its unread live-log entries (the newest
+// prompt_log_entries of them), latest checkpoint and current decisions.
+// It reads only: nothing is acknowledged.
 func RenderSessionStart(v *vault.Vault, agent string) (string, error) {
-	text, err := RenderSnapshot(v, agent)
+	p, err := RenderPrompt(v, agent, PromptOptions{})
 	if err != nil {
 		return "", err
 	}
-	sections, err := livelog.RenderPromptSections(v, agent, 0)
-	if err != nil {
-		return "", fmt.Errorf("render the live-log sections: %w", err)
-	}
-	if sections = strings.TrimRight(sections, "\n"); sections != "" {
-		if text != "" {
-			text += "\n"
-		}
-		text += sections + "\n"
-	}
-	return text, nil
+	return p.Text(), nil
 }
 
 // RenderIdentityBlock renders an agent's identity for the session-start
@@ -199,4 +155,412 @@ func displayEntries(entries []string, file string) []string {
 		out[i] = displayEntry(e, file)
 	}
 	return out
+}
+
+// Sections of the prompt render ('nexus prompt', the MCP prompt
+// session_start), by the name --only/--without and the --json fields use.
+const (
+	SectionIdentity    = "identity"     // IDENTITY.md without frontmatter
+	SectionMemory      = "memory"       // the MEMORY.md block
+	SectionUser        = "user"         // the USER.md block
+	SectionMemoryIndex = "memory_index" // the memory index of fact files
+	SectionUnread      = "unread"       // unread live-log entries
+	SectionCheckpoint  = "checkpoint"   // the latest checkpoint
+	SectionDecisions   = "decisions"    // current decisions
+)
+
+// Bounds of the log sections of the prompt render.
+const (
+	// DefaultUnreadChars bounds the unread section, in code points, when
+	// [PromptOptions.MaxChars] is 0: about a thousand tokens.
+	DefaultUnreadChars = 4000
+	// promptBodyRunes bounds how much of an entry's body is shown.
+	promptBodyRunes = 300
+	// promptDecisions is how many current decisions are shown (the newest).
+	promptDecisions = 30
+)
+
+// promptSection is one section of the prompt render: its name and how to
+// render it ("" when there is nothing to show).
+type promptSection struct {
+	name   string
+	render func(r *promptRun) (string, error)
+}
+
+// promptSections lists every section in render order.
+var promptSections = []promptSection{
+	{SectionIdentity, (*promptRun).identity},
+	{SectionMemory, func(r *promptRun) (string, error) { return r.memory(TargetMemory) }},
+	{SectionUser, func(r *promptRun) (string, error) { return r.memory(TargetUser) }},
+	{SectionMemoryIndex, (*promptRun).index},
+	{SectionUnread, (*promptRun).unread},
+	{SectionCheckpoint, (*promptRun).checkpoint},
+	{SectionDecisions, (*promptRun).decisions},
+}
+
+// SectionNames returns the names of every section, in render order.
+func SectionNames() []string {
+	names := make([]string, len(promptSections))
+	for i, s := range promptSections {
+		names[i] = s.name
+	}
+	return names
+}
+
+// SnapshotSections returns the sections of [RenderSnapshot]: identity,
+// MEMORY, USER and the memory index.
+func SnapshotSections() []string {
+	return []string{SectionIdentity, SectionMemory, SectionUser, SectionMemoryIndex}
+}
+
+// PromptOptions choose what [RenderPrompt] renders.
+type PromptOptions struct {
+	// Only renders just these sections; empty means every section.
+	Only []string
+	// Without leaves these sections out.
+	Without []string
+	// MaxEntries bounds how many unread entries are shown; 0 means the
+	// vault's prompt_log_entries setting.
+	MaxEntries int
+	// MaxChars bounds the unread section's length in code points (at least
+	// one entry is always shown); 0 means [DefaultUnreadChars].
+	MaxChars int
+	// Ack shows the oldest unread entries (instead of the newest) and then
+	// acknowledges exactly the entries shown: the ones left out stay unread
+	// and come first next time.
+	Ack bool
+}
+
+// PromptSection is one rendered section. Text is "" when the section has
+// nothing to show (an empty MEMORY.md, say).
+type PromptSection struct {
+	Name string
+	Text string
+}
+
+// Prompt is a prompt render, section by section.
+type Prompt struct {
+	Agent    string
+	Sections []PromptSection // the sections asked for, in render order
+	// Unread is filled in when the unread section was rendered.
+	Unread *UnreadShown
+}
+
+// UnreadShown says which unread entries the unread section shows.
+type UnreadShown struct {
+	Total   int             // entries unread for the agent when it was read
+	Entries []livelog.Entry // the entries shown, oldest first
+	Acked   bool            // the entries shown were acknowledged
+}
+
+// More is how many unread entries were left out.
+func (u *UnreadShown) More() int { return u.Total - len(u.Entries) }
+
+// Section returns the text of the named section and whether it was
+// rendered.
+func (p *Prompt) Section(name string) (string, bool) {
+	for _, s := range p.Sections {
+		if s.Name == name {
+			return s.Text, true
+		}
+	}
+	return "", false
+}
+
+// Text joins the sections that have something to show, a blank line
+// between them, ending in a newline ("" when none has).
+func (p *Prompt) Text() string {
+	var parts []string
+	for _, s := range p.Sections {
+		if t := strings.TrimRight(s.Text, "\n"); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "\n\n") + "\n"
+}
+
+// ErrSection reports a section name that is not one of [SectionNames].
+var ErrSection = errors.New("no such prompt section")
+
+// RenderPrompt renders the sections opts asks for, for agent. It reads only,
+// unless opts.Ack: then it acknowledges the unread entries it shows, and no
+// others. An unknown agent is an error whatever the sections.
+func RenderPrompt(v *vault.Vault, agent string, opts PromptOptions) (*Prompt, error) {
+	want, err := chooseSections(opts.Only, opts.Without)
+	if err != nil {
+		return nil, err
+	}
+	r := &promptRun{v: v, agent: agent, opts: opts}
+	if err := r.loadIdentity(); err != nil {
+		return nil, err
+	}
+	p := &Prompt{Agent: agent}
+	for _, s := range promptSections {
+		if !want[s.name] {
+			continue
+		}
+		text, err := s.render(r)
+		if err != nil {
+			return nil, err
+		}
+		p.Sections = append(p.Sections, PromptSection{Name: s.name, Text: strings.TrimRight(text, "\n")})
+	}
+	p.Unread = r.shown
+	return p, nil
+}
+
+// chooseSections returns the set of sections only and without leave.
+func chooseSections(only, without []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for _, s := range promptSections {
+		known[s.name] = true
+	}
+	check := func(names []string) error {
+		for _, n := range names {
+			if !known[n] {
+				return fmt.Errorf("%w: %q (the sections are %s)", ErrSection, n, strings.Join(SectionNames(), ", "))
+			}
+		}
+		return nil
+	}
+	if err := check(only); err != nil {
+		return nil, err
+	}
+	if err := check(without); err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for n := range known {
+		want[n] = len(only) == 0
+	}
+	for _, n := range only {
+		want[n] = true
+	}
+	for _, n := range without {
+		want[n] = false
+	}
+	return want, nil
+}
+
+// promptRun is one [RenderPrompt] call in progress.
+type promptRun struct {
+	v     *vault.Vault
+	agent string
+	opts  PromptOptions
+	id    *identity.Identity
+	log   *livelog.Log
+	shown *UnreadShown
+}
+
+// loadIdentity loads the agent's identity; it fails for an unknown agent.
+func (r *promptRun) loadIdentity() error {
+	id, err := identity.Load(r.v, r.agent)
+	if err != nil && (id == nil || !(errors.Is(err, identity.ErrKey) || errors.Is(err, identity.ErrMalformed))) {
+		return err
+	}
+	if err != nil && errors.Is(err, identity.ErrMalformed) {
+		// A person's typo in the frontmatter must not take the agent
+		// offline: show the file as it is, with what to fix.
+		copied := *id
+		copied.Body = "(" + err.Error() + " — fix the frontmatter between the --- lines)\n\n" + id.Body
+		id = &copied
+	}
+	r.id = id
+	return nil
+}
+
+func (r *promptRun) openLog() (*livelog.Log, error) {
+	if r.log == nil {
+		l, err := livelog.Open(r.v, livelog.Options{})
+		if err != nil {
+			return nil, err
+		}
+		r.log = l
+	}
+	return r.log, nil
+}
+
+func (r *promptRun) identity() (string, error) { return RenderIdentityBlock(r.id), nil }
+
+func (r *promptRun) memory(t Target) (string, error) {
+	m, err := OpenMemory(r.v, r.agent, t)
+	if err != nil {
+		return "", err
+	}
+	entries, err := m.Entries()
+	if err != nil {
+		return "", err
+	}
+	return RenderMemoryBlock(t, entries, m.Limit()), nil
+}
+
+func (r *promptRun) index() (string, error) {
+	// The index is derived from the fact files; a problem keeping it in
+	// step (a read-only vault, say) must not cost the agent its memory.
+	idx, err := RenderIndex(r.v, r.agent)
+	if err != nil {
+		idx = fmt.Sprintf("%s\n%s\n%s\n(the memory index could not be read: %v)", blockRule, IndexBanner, blockRule, err)
+	}
+	return idx, nil
+}
+
+// unread renders the agent's unread entries, at most MaxEntries of them in
+// at most MaxChars code points, with a line saying how many were left out:
+// the newest ones, or with Ack the oldest ones, which it then acknowledges.
+func (r *promptRun) unread() (string, error) {
+	l, err := r.openLog()
+	if err != nil {
+		return "", err
+	}
+	all, err := l.Unread(r.agent)
+	if err != nil {
+		return "", fmt.Errorf("read the unread log entries: %w", err)
+	}
+	maxEntries := r.opts.MaxEntries
+	if maxEntries <= 0 {
+		maxEntries = r.v.Config().PromptLogEntries
+	}
+	budget := r.opts.MaxChars
+	if budget <= 0 {
+		budget = DefaultUnreadChars
+	}
+	// Pick entries from the chosen end while they fit.
+	var lines []string
+	used, n := 0, 0
+	for n < len(all) && n < maxEntries {
+		i := n
+		if !r.opts.Ack {
+			i = len(all) - 1 - n
+		}
+		line := PromptEntry(&all[i])
+		size := utf8.RuneCountInString(line)
+		if n > 0 && used+size > budget {
+			break
+		}
+		used += size
+		lines = append(lines, line)
+		n++
+	}
+	shown := &UnreadShown{Total: len(all)}
+	if r.opts.Ack {
+		shown.Entries = all[:n]
+	} else {
+		shown.Entries = all[len(all)-n:]
+		slices.Reverse(lines)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Unread log entries (%d)\n", len(all))
+	switch more := shown.More(); {
+	case len(all) == 0:
+		b.WriteString("Nothing new in the live log.\n")
+	case more > 0 && r.opts.Ack:
+		fmt.Fprintf(&b, "(%d newer unread %s not shown yet; they stay unread and come next time; log_read shows them now.)\n", more, entriesWord(more))
+	case more > 0:
+		fmt.Fprintf(&b, "(%d older unread %s not shown; call log_read to see them all.)\n", more, entriesWord(more))
+	}
+	for _, line := range lines {
+		b.WriteString(line)
+	}
+	if r.opts.Ack && n > 0 {
+		if err := l.Ack(r.agent, shown.Entries[n-1]); err != nil {
+			return "", fmt.Errorf("acknowledge the entries shown: %w", err)
+		}
+		shown.Acked = true
+	}
+	r.shown = shown
+	return b.String(), nil
+}
+
+// PromptEntry renders one log entry as the prompt shows it: a header line
+// (time, agent, channel/kind, summary), then the body folded to one line
+// and cut to 300 code points, indented. Hand-typed text is marked unsigned.
+// Every line ends in a newline; nothing in the entry can start a line of
+// its own, so an entry cannot forge a heading of the render.
+func PromptEntry(e *livelog.Entry) string {
+	if e.Hand {
+		return "- (typed by hand, unsigned) " + clipRunes(oneLine(e.Body), promptBodyRunes) + "\n"
+	}
+	s := fmt.Sprintf("- %s %s [%s/%s] %s\n", e.Time.Format(time.RFC3339), e.Agent, e.Channel, e.Kind, oneLine(e.Summary))
+	if !e.Signed {
+		s = "- (unsigned) " + s[2:]
+	}
+	if e.Body != "" {
+		s += "  " + clipRunes(oneLine(e.Body), promptBodyRunes) + "\n"
+	}
+	return s
+}
+
+func (r *promptRun) checkpoint() (string, error) {
+	var b strings.Builder
+	b.WriteString("## Latest checkpoint\n")
+	cp, err := livelog.LoadCheckpoint(r.v, r.agent)
+	switch {
+	case errors.Is(err, livelog.ErrNoCheckpoint):
+		b.WriteString("No checkpoint saved.\n")
+	case err != nil:
+		fmt.Fprintf(&b, "(checkpoint unreadable: %v)\n", err)
+	default:
+		fmt.Fprintf(&b, "Saved %s.\n- Task: %s\n", cp.Time.Format(time.RFC3339), oneLine(cp.Task))
+		if cp.State != "" {
+			fmt.Fprintf(&b, "- State: %s\n", oneLine(cp.State))
+		}
+		if cp.Next != "" {
+			fmt.Fprintf(&b, "- Next: %s\n", oneLine(cp.Next))
+		}
+		if len(cp.Files) > 0 {
+			fmt.Fprintf(&b, "- Files: %s\n", strings.Join(cp.Files, ", "))
+		}
+		if cp.Notes != "" {
+			fmt.Fprintf(&b, "- Notes: %s\n", clipRunes(oneLine(cp.Notes), promptBodyRunes))
+		}
+	}
+	return b.String(), nil
+}
+
+func (r *promptRun) decisions() (string, error) {
+	l, err := r.openLog()
+	if err != nil {
+		return "", err
+	}
+	ds, err := l.ListDecisions(false)
+	if err != nil {
+		return "", fmt.Errorf("list the decisions: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString("## Current decisions\n")
+	if len(ds) == 0 {
+		b.WriteString("No decisions recorded.\n")
+	}
+	if more := len(ds) - promptDecisions; more > 0 {
+		fmt.Fprintf(&b, "(%d older decisions not shown; decision_list shows them all.)\n", more)
+		ds = ds[more:]
+	}
+	for _, d := range ds {
+		fmt.Fprintf(&b, "- %s %s: %s", d.ID, oneLine(d.Title), clipRunes(oneLine(d.Decision), promptBodyRunes))
+		if d.Supersedes != "" {
+			fmt.Fprintf(&b, " (supersedes %s)", d.Supersedes)
+		}
+		fmt.Fprintf(&b, " — %s, %s\n", d.Agent, d.Time.Format("2006-01-02"))
+	}
+	return b.String(), nil
+}
+
+// entriesWord is "entry" or "entries", to go after n.
+func entriesWord(n int) string {
+	if n == 1 {
+		return "entry"
+	}
+	return "entries"
+}
+
+// clipRunes cuts s to n code points, the last one an ellipsis.
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }

@@ -23,6 +23,6 @@ const (
 // It wraps [vault.ErrRefused].
 type ScanError = scan.Error
 
-// ScanText runs the security scan of SPEC §2 ([scan.Text]) over text that
+// ScanText runs the security scan of SPEC §2 ([scan.In] for memory) over text that
 // is about to enter an agent's bounded memory or facts.
-func ScanText(s string) error { return scan.Text(s) }
+func ScanText(s string) error { return scan.In(scan.PlaceMemory, s) }

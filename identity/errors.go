@@ -27,3 +27,10 @@ var ErrMalformed = errors.New("IDENTITY.md is malformed")
 // ErrKey is returned when a key file is missing, unreadable or does not
 // match the public key in IDENTITY.md.
 var ErrKey = errors.New("signing key problem")
+
+// ErrTokenExists is returned by [NewToken] when the agent already has a
+// token and rotate is false.
+var ErrTokenExists = errors.New("agent already has a token (rotate it to replace it)")
+
+// ErrBadToken is returned when a bearer token matches no agent.
+var ErrBadToken = errors.New("unknown or revoked token")

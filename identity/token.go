@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -23,13 +22,6 @@ const TokenPrefix = "nxs_"
 // MaxTokenLen bounds the bearer tokens [TokenChecker.Check] looks at; a
 // longer one is refused without hashing it.
 const MaxTokenLen = 256
-
-// ErrTokenExists is returned by [NewToken] when the agent already has a
-// token and rotate is false.
-var ErrTokenExists = errors.New("agent already has a token (rotate it to replace it)")
-
-// ErrBadToken is returned when a bearer token matches no agent.
-var ErrBadToken = errors.New("unknown or revoked token")
 
 // HashToken returns the hex SHA-256 of a token, the form stored in
 // .nexus/config.yaml under agents: NAME: token_sha256.

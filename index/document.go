@@ -1,13 +1,13 @@
 package index
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/nexus-memory/nexus/internal/dates"
 	"github.com/nexus-memory/nexus/internal/markdown"
 )
 
@@ -207,28 +207,18 @@ func propString(props map[string]any, keys ...string) string {
 	return ""
 }
 
-// propTime reads a date property: a YAML timestamp, RFC 3339, or a plain
-// YYYY-MM-DD.
+// propTime reads a date property: a YAML timestamp, or text in one of
+// internal/dates' layouts (the ones --since and --until take).
 func propTime(props map[string]any, keys ...string) time.Time {
 	for _, k := range keys {
 		switch v := props[k].(type) {
 		case time.Time:
 			return v.UTC()
 		case string:
-			if t, err := parseDate(strings.TrimSpace(v)); err == nil {
+			if t, err := dates.Parse(v); err == nil {
 				return t
 			}
 		}
 	}
 	return time.Time{}
-}
-
-// parseDate accepts RFC 3339, "YYYY-MM-DD HH:MM" and "YYYY-MM-DD" (UTC).
-func parseDate(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("date %q: want YYYY-MM-DD or RFC 3339", s)
 }

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // The manifest is a text file, one line per indexed file, because it is
@@ -152,4 +156,44 @@ func isPrintable(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// fileState is what the index knows about one indexed file.
+type fileState struct {
+	Size  int64  // bytes
+	Mtime int64  // unix nanoseconds
+	Disk  string // on-disk relative path when it differs from the NFC key
+}
+
+type manifest struct {
+	Schema     int
+	LastUpdate time.Time
+	Files      map[string]fileState
+}
+
+// loadManifest reads the manifest; a missing or unreadable one is empty
+// (schema 0), which makes Open rebuild the index.
+func (ix *Index) loadManifest() manifest {
+	data, err := os.ReadFile(filepath.Join(ix.dir, manifestFile))
+	if err != nil {
+		return manifest{Files: map[string]fileState{}}
+	}
+	m, err := decodeManifest(data)
+	if err != nil {
+		return manifest{Files: map[string]fileState{}}
+	}
+	return m
+}
+
+// saveManifest writes the manifest if it changed. ix.mu must be held.
+func (ix *Index) saveManifest() error {
+	if !ix.dirty {
+		return nil
+	}
+	data := encodeManifest(ix.man)
+	if err := vault.WriteFile(filepath.Join(ix.dir, manifestFile), data, 0o644); err != nil {
+		return fmt.Errorf("save index manifest: %w", err)
+	}
+	ix.dirty = false
+	return nil
 }

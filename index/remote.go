@@ -354,3 +354,30 @@ func (ix *Index) takeover() bool {
 	old.close()
 	return true
 }
+
+// StopHolder asks the process holding v's index to step down, without
+// opening the index. A background holder ('nexus index hold', opened
+// with Options.Yield) agrees and closes the index; 'nexus watch' and
+// 'nexus serve' do not. It returns the holder's PID (0 when no process
+// answers for the index) and whether it agreed, and waits up to wait for
+// an agreeing holder to stop answering.
+func StopHolder(ctx context.Context, v *vault.Vault, wait time.Duration) (pid int, stopped bool, err error) {
+	dir := filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir))
+	c, err := dialHolder(dir)
+	if err != nil {
+		return 0, false, nil // nobody answers: nothing to stop
+	}
+	defer c.close()
+	ok, err := c.yield(ctx)
+	if err != nil || !ok {
+		return c.info.PID, false, err
+	}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if c.call(ctx, "ping", struct{}{}, nil, nil) != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return c.info.PID, true, nil
+}

@@ -932,7 +932,7 @@ func (ix *Index) flushPending(ctx context.Context) {
 
 // Proximity boosts: the words as a title phrase, and each adjacent pair in
 // the body.
-var phraseBoost, pairBoost = 10.0, 200.0
+const phraseBoost, pairBoost = 10.0, 200.0
 
 // maskComments blanks out HTML comments (the live log's signature lines)
 // and Obsidian %%comments%% so they never show in a snippet. They become

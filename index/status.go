@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/nexus-memory/nexus/vault"
 	"time"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // Status describes the index, for "nexus index status" and the doctor.

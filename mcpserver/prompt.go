@@ -46,8 +46,14 @@ func (s *Server) sessionStart(ctx context.Context, agent string) (string, error)
 	}
 	text, err := agents.RenderSessionStart(s.vault(), agent)
 	if err != nil || id == "" {
+		if err == nil {
+			agents.RecordSessionStart(s.vault(), agent, "mcp")
+		}
 		return text, err
 	}
-	got, _ := s.frozen.LoadOrStore(id, text)
+	got, loaded := s.frozen.LoadOrStore(id, text)
+	if !loaded {
+		agents.RecordSessionStart(s.vault(), agent, "mcp") // a recall signal (docs/curation.md)
+	}
 	return got.(string), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/livelog"
@@ -239,6 +240,7 @@ func (s *Server) Close(ctx context.Context) error {
 		s.ix = nil
 	}
 	s.ixMu.Unlock()
+	agents.Recall(s.vault()).Flush() // recall signals buffered in this process
 	return err
 }
 

@@ -90,7 +90,11 @@ func (s *Server) factRead(ctx context.Context, c *call) (any, error) {
 		}
 		return factList{Agent: owner, Facts: facts}, err
 	}
-	return agents.ReadFact(s.vault(), owner, slug)
+	f, err := agents.ReadFact(s.vault(), owner, slug)
+	if err == nil {
+		agents.RecordRead(s.vault(), c.agent, f.Path, "mcp", nil, 0, 0) // a recall signal (docs/curation.md)
+	}
+	return f, err
 }
 
 type factRemoved struct {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -78,6 +79,7 @@ func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 	end := min(len(all), from-1+limit)
 	res.Text = strings.Join(all[from-1:end], "")
 	res.Lines = end - (from - 1)
+	agents.RecordRead(s.vault(), c.agent, clean, "mcp", data, from, end) // a recall signal (docs/curation.md)
 	if n == 0 && end < len(all) {
 		res.NextFrom = end + 1
 	}

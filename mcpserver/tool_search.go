@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/index"
 )
 
@@ -52,7 +53,23 @@ func (s *Server) memorySearch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ix.Search(ctx, q)
+	res, err := ix.Search(ctx, q)
+	if err == nil {
+		recordHits(s, c.agent, q.Text, res)
+	}
+	return res, err
+}
+
+// recordHits records a search and its hits as a recall signal
+// (docs/curation.md): a hit read next counts with this query.
+func recordHits(s *Server, agent, query string, res *index.Results) {
+	paths := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		if len(paths) == 0 || paths[len(paths)-1] != h.Path {
+			paths = append(paths, h.Path)
+		}
+	}
+	agents.RecordHits(s.vault(), agent, query, "mcp", paths)
 }
 
 // date parses a day or an RFC 3339 time; endOfDay makes a bare day mean

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -53,7 +54,7 @@ func Retain(v *vault.Vault, agent string, in agents.FactInput, prov Provenance, 
 	}
 	in, err := in.Check()
 	if err != nil {
-		return Item{}, err
+		return Item{}, asReview(err)
 	}
 	slug, err := agents.Slugify(in.Name)
 	if err != nil {
@@ -65,6 +66,16 @@ func Retain(v *vault.Vault, agent string, in agents.FactInput, prov Provenance, 
 	it := Item{Agent: agent, Kind: KindFact, Status: StatusPending, Target: agents.FactPath(agent, slug),
 		Provenance: prov, Name: in.Name, Description: in.Description, FactType: in.Type, Update: in.Update, Body: in.Body}
 	return stage(v, it)
+}
+
+// asReview makes a scan refusal say it was a review item that was
+// refused.
+func asReview(err error) error {
+	var se *scan.Error
+	if errors.As(err, &se) {
+		se.Place = scan.PlaceReview
+	}
+	return err
 }
 
 func checkAgent(v *vault.Vault, agent string) error {
@@ -94,7 +105,7 @@ func checkProvenance(prov *Provenance, agent string, now time.Time) error {
 		if strings.ContainsAny(f.s, "\r\n") {
 			return fmt.Errorf("%s must be one line: %w", f.field, vault.ErrInvalid)
 		}
-		if err := agents.ScanText(f.s); err != nil {
+		if err := scan.In(scan.PlaceReview, f.s); err != nil {
 			return fmt.Errorf("%s: %w", f.field, err)
 		}
 	}

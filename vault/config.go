@@ -26,6 +26,20 @@ type Config struct {
 	SnapshotsKeep int `yaml:"snapshots_keep"`
 	// Agents holds per-agent settings, such as the hash of its HTTP token.
 	Agents map[string]AgentConfig `yaml:"agents,omitempty"`
+	// Curator tunes the curator's passes (docs/curation.md). Left out, or
+	// any setting left zero, takes the default.
+	Curator CuratorConfig `yaml:"curator,omitempty"`
+	// Search holds the search command's settings.
+	Search SearchConfig `yaml:"search,omitempty"`
+}
+
+// SearchConfig is the search: section.
+type SearchConfig struct {
+	// Hold is how long the background index holder that 'nexus search'
+	// starts stays after the last search ("10m"; "0" or "off": none).
+	// Set, it also starts one from a non-interactive run (a script, CI),
+	// which otherwise starts none.
+	Hold string `yaml:"hold,omitempty"`
 }
 
 // ReviewConfig is the review gate.

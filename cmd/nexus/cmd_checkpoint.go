@@ -27,9 +27,15 @@ checkpoints/history/.`,
 	return cmd
 }
 
+// checkpointSaveOptions are the flags of 'nexus checkpoint save'.
+type checkpointSaveOptions struct {
+	task, state, next string
+	files             []string
+	notes             []string
+}
+
 func newCheckpointSaveCmd(g *globals) *cobra.Command {
-	var c livelog.Checkpoint
-	var notes []string
+	opts := &checkpointSaveOptions{}
 	cmd := &cobra.Command{
 		Use:   "save",
 		Short: "Replace CURRENT.md with a new checkpoint (the old one goes to history)",
@@ -41,39 +47,52 @@ Example:
   nexus --agent lyra checkpoint save --task "migrate db" --state "step 3/5 done" \
       --next "run step 4" --files db/migrate.go,db/schema.sql --note "backup at 14:00"`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			agent, err := g.agentName()
-			if err != nil {
-				return err
-			}
-			if strings.TrimSpace(c.Task) == "" {
-				return usagef("--task is required")
-			}
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			c.Notes = strings.Join(notes, "\n\n")
-			saved, err := livelog.SaveCheckpoint(v, agent, c, g.now())
-			if err != nil {
-				return err
-			}
-			return g.emit(saved, nil, func(w io.Writer) {
-				fmt.Fprintf(w, "Saved checkpoint for %s in %s\n", agent, saved.Path)
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheckpointSave(g, opts) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.Task, "task", "", "what the agent is working on (required)")
-	f.StringVar(&c.State, "state", "", "where it stands")
-	f.StringVar(&c.Next, "next", "", "the next step")
-	f.StringSliceVar(&c.Files, "files", nil, "files touched, comma-separated")
-	f.StringArrayVar(&notes, "note", nil, "free notes (repeatable)")
+	f.StringVar(&opts.task, "task", "", "what the agent is working on (required)")
+	f.StringVar(&opts.state, "state", "", "where it stands")
+	f.StringVar(&opts.next, "next", "", "the next step")
+	f.StringSliceVar(&opts.files, "files", nil, "files touched, comma-separated")
+	f.StringArrayVar(&opts.notes, "note", nil, "free notes (repeatable)")
 	return cmd
 }
 
+func runCheckpointSave(g *globals, opts *checkpointSaveOptions) error {
+	agent, err := g.agentName()
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(opts.task) == "" {
+		return usagef("--task is required")
+	}
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	c := livelog.Checkpoint{
+		Task:  opts.task,
+		State: opts.state,
+		Next:  opts.next,
+		Files: opts.files,
+		Notes: strings.Join(opts.notes, "\n\n"),
+	}
+	saved, err := livelog.SaveCheckpoint(v, agent, c, g.now())
+	if err != nil {
+		return err
+	}
+	return g.emit(saved, nil, func(w io.Writer) {
+		fmt.Fprintf(w, "Saved checkpoint for %s in %s\n", agent, saved.Path)
+	})
+}
+
+// checkpointShowOptions are the flags of 'nexus checkpoint show'.
+type checkpointShowOptions struct {
+	history bool
+}
+
 func newCheckpointShowCmd(g *globals) *cobra.Command {
-	var history bool
+	opts := &checkpointShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Show --agent's latest checkpoint (and earlier ones with --history)",
@@ -83,42 +102,46 @@ checkpoints, newest first. Exit 1 if none was saved.
 Example:
   nexus --agent lyra checkpoint show --history`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			agent, err := g.agentName()
-			if err != nil {
-				return err
-			}
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			res := struct {
-				Current *livelog.Checkpoint  `json:"current"`
-				History []livelog.Checkpoint `json:"history,omitempty"`
-			}{}
-			cur, err := livelog.LoadCheckpoint(v, agent)
-			if err != nil {
-				return err
-			}
-			res.Current = cur
-			if history {
-				if res.History, err = livelog.CheckpointHistory(v, agent); err != nil {
-					return err
-				}
-			}
-			return g.emit(res, nil, func(w io.Writer) {
-				printCheckpoint(w, cur)
-				if history {
-					fmt.Fprintf(w, "\nHistory (%d):\n", len(res.History))
-					for _, h := range res.History {
-						fmt.Fprintf(w, "  %s  %s  %s\n", h.Time.Format(time.RFC3339), h.Path, firstLineOf(h.Task))
-					}
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheckpointShow(g, opts) },
 	}
-	cmd.Flags().BoolVar(&history, "history", false, "also list earlier checkpoints")
+	cmd.Flags().BoolVar(&opts.history, "history", false, "also list earlier checkpoints")
 	return cmd
+}
+
+// checkpointShowResult is what 'checkpoint show --json' prints.
+type checkpointShowResult struct {
+	Current *livelog.Checkpoint  `json:"current"`
+	History []livelog.Checkpoint `json:"history,omitempty"`
+}
+
+func runCheckpointShow(g *globals, opts *checkpointShowOptions) error {
+	agent, err := g.agentName()
+	if err != nil {
+		return err
+	}
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	cur, err := livelog.LoadCheckpoint(v, agent)
+	if err != nil {
+		return err
+	}
+	res := checkpointShowResult{Current: cur}
+	if opts.history {
+		if res.History, err = livelog.CheckpointHistory(v, agent); err != nil {
+			return err
+		}
+	}
+	return g.emit(res, nil, func(w io.Writer) {
+		printCheckpoint(w, cur)
+		if opts.history {
+			fmt.Fprintf(w, "\nHistory (%d):\n", len(res.History))
+			for _, h := range res.History {
+				fmt.Fprintf(w, "  %s  %s  %s\n", h.Time.Format(time.RFC3339), h.Path, firstLineOf(h.Task))
+			}
+		}
+	})
 }
 
 func printCheckpoint(w io.Writer, c *livelog.Checkpoint) {

@@ -16,8 +16,16 @@ func init() {
 	register(newDecisionsCmd)
 }
 
+// decideOptions are the flags and arguments of 'nexus decide'.
+type decideOptions struct {
+	title      string
+	decision   string
+	rationale  string
+	supersedes string
+}
+
 func newDecideCmd(g *globals) *cobra.Command {
-	var d livelog.Decision
+	opts := &decideOptions{}
 	cmd := &cobra.Command{
 		Use:   "decide TITLE...",
 		Short: "Record a signed decision in log/decisions.md as --agent",
@@ -32,39 +40,53 @@ Example:
       --rationale "Files in the vault sync to phones" --supersedes D-0003`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			agent, err := g.agentName()
-			if err != nil {
-				return err
-			}
-			if strings.TrimSpace(d.Decision) == "" {
-				return usagef("--decision is required")
-			}
-			l, err := g.openLog()
-			if err != nil {
-				return err
-			}
-			d.Title = strings.Join(args, " ")
-			rec, err := l.Record(agent, d)
-			if err != nil {
-				return err
-			}
-			return g.emit(rec, nil, func(w io.Writer) {
-				fmt.Fprintf(w, "Recorded %s: %s\n", rec.ID, rec.Title)
-				if rec.Supersedes != "" {
-					fmt.Fprintf(w, "  supersedes %s\n", rec.Supersedes)
-				}
-			})
+			opts.title = strings.Join(args, " ")
+			return runDecision(g, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&d.Decision, "decision", "", "what was decided (required)")
-	f.StringVar(&d.Rationale, "rationale", "", "why")
-	f.StringVar(&d.Supersedes, "supersedes", "", "id of the decision this one replaces, e.g. D-0003")
+	f.StringVar(&opts.decision, "decision", "", "what was decided (required)")
+	f.StringVar(&opts.rationale, "rationale", "", "why")
+	f.StringVar(&opts.supersedes, "supersedes", "", "id of the decision this one replaces, e.g. D-0003")
 	return cmd
 }
 
+func runDecision(g *globals, opts *decideOptions) error {
+	agent, err := g.agentName()
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(opts.decision) == "" {
+		return usagef("--decision is required")
+	}
+	l, err := g.openLog()
+	if err != nil {
+		return err
+	}
+	rec, err := l.Record(agent, livelog.Decision{
+		Title:      opts.title,
+		Decision:   opts.decision,
+		Rationale:  opts.rationale,
+		Supersedes: opts.supersedes,
+	})
+	if err != nil {
+		return err
+	}
+	return g.emit(rec, nil, func(w io.Writer) {
+		fmt.Fprintf(w, "Recorded %s: %s\n", rec.ID, rec.Title)
+		if rec.Supersedes != "" {
+			fmt.Fprintf(w, "  supersedes %s\n", rec.Supersedes)
+		}
+	})
+}
+
+// decisionsOptions are the flags of 'nexus decisions'.
+type decisionsOptions struct {
+	all bool
+}
+
 func newDecisionsCmd(g *globals) *cobra.Command {
-	var all bool
+	opts := &decisionsOptions{}
 	cmd := &cobra.Command{
 		Use:   "decisions",
 		Short: "List the current decisions (superseded ones with --all)",
@@ -75,40 +97,42 @@ a later one are hidden unless --all is given; then they are marked.
 Example:
   nexus decisions --all --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := g.openLog()
-			if err != nil {
-				return err
-			}
-			ds, err := l.ListDecisions(all)
-			if err != nil {
-				return err
-			}
-			return g.emit(ds, nil, func(w io.Writer) {
-				if len(ds) == 0 {
-					fmt.Fprintln(w, "No decisions recorded.")
-				}
-				for _, d := range ds {
-					mark := ""
-					if d.SupersededBy != "" {
-						mark = " (superseded by " + d.SupersededBy + ")"
-					}
-					if !d.Signed {
-						mark += " (unsigned)"
-					}
-					fmt.Fprintf(w, "%s %s%s\n    %s, %s\n    Decision: %s\n", d.ID, d.Title, mark, d.Agent, d.Time.Format(time.RFC3339), indentMore(d.Decision))
-					if d.Rationale != "" {
-						fmt.Fprintf(w, "    Rationale: %s\n", indentMore(d.Rationale))
-					}
-					if d.Supersedes != "" {
-						fmt.Fprintf(w, "    Supersedes: %s\n", d.Supersedes)
-					}
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDecisions(g, opts) },
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "include superseded decisions")
+	cmd.Flags().BoolVar(&opts.all, "all", false, "include superseded decisions")
 	return cmd
+}
+
+func runDecisions(g *globals, opts *decisionsOptions) error {
+	l, err := g.openLog()
+	if err != nil {
+		return err
+	}
+	ds, err := l.ListDecisions(opts.all)
+	if err != nil {
+		return err
+	}
+	return g.emit(ds, nil, func(w io.Writer) {
+		if len(ds) == 0 {
+			fmt.Fprintln(w, "No decisions recorded.")
+		}
+		for _, d := range ds {
+			mark := ""
+			if d.SupersededBy != "" {
+				mark = " (superseded by " + d.SupersededBy + ")"
+			}
+			if !d.Signed {
+				mark += " (unsigned)"
+			}
+			fmt.Fprintf(w, "%s %s%s\n    %s, %s\n    Decision: %s\n", d.ID, d.Title, mark, d.Agent, d.Time.Format(time.RFC3339), indentMore(d.Decision))
+			if d.Rationale != "" {
+				fmt.Fprintf(w, "    Rationale: %s\n", indentMore(d.Rationale))
+			}
+			if d.Supersedes != "" {
+				fmt.Fprintf(w, "    Supersedes: %s\n", d.Supersedes)
+			}
+		}
+	})
 }
 
 func indentMore(s string) string { return strings.ReplaceAll(s, "\n", "\n      ") }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -13,9 +12,6 @@ import (
 )
 
 func init() { register(newDoctorCmd) }
-
-// errNeedsAttention is returned when doctor found problems (exit 1).
-var errNeedsAttention = errors.New("the vault needs attention; run the fixes above")
 
 func newDoctorCmd(g *globals) *cobra.Command {
 	var lockWait time.Duration
@@ -35,22 +31,34 @@ func newDoctorCmd(g *globals) *cobra.Command {
   temp-files  no temp file (.NAME.tmp-*) left by an interrupted write
   review      no fact has waited in review/pending/ for over a week
 
+  odd-files   notes that are binary or not UTF-8, start with a byte-order
+              mark, have decomposed (NFD) names, or are symlinks out of the
+              vault
   conflicts   no conflict copy (Syncthing, Dropbox, iCloud, git) and no git
               conflict markers; no conflict waiting for a person's choice
   ignore-rules  .gitignore/.stignore exclude what is machine-local (keys,
               state, index, timeline), where git or Syncthing is in use
 
+Each finding is a problem or a note. A problem is something broken or at
+risk (a log entry that does not verify, a key others can read): exit 1
+while any is found. A note is worth knowing but normal use produces it (the
+index a few writes behind with no watcher running, an odd file): it is
+shown with what to do, and the exit code stays 0, so a health check run by
+cron alerts only on problems.
+
 Doctor only reads; it changes nothing, unless given --fix. With --fix it
 first repairs what needs no judgement: it writes the ignore rules (a marked
 block; your own lines stay), merges conflict copies and conflict markers of
 Nexus's files without loss (copies are kept in review/archive/conflicts/),
-files what needs a choice in review/pending/, then runs the checks. Exit
-code 0 when all is well, 1 when anything needs attention.
+files what needs a choice in review/pending/, then runs the checks. Exit 0
+with no problems (notes or not), 1 with any problem. With --json, every
+finding carries "severity": "problem" or "note", and the report counts
+both.
 
-Example:
+Examples:
   nexus --vault ~/vault doctor
   nexus --vault ~/vault doctor --fix
-  nexus doctor --json | jq '.results[] | select(.ok | not)'`,
+  nexus doctor --json | jq '.results[].findings[]? | select(.severity == "problem")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := vault.Find(g.vaultDir)
@@ -70,7 +78,7 @@ Example:
 			rep.Fixed = fixed
 			var verr error
 			if !rep.OK {
-				verr = errNeedsAttention
+				verr = fmt.Errorf("doctor found %s: run the fix under each", plural(rep.Problems, "problem", "problems"))
 			}
 			return g.emit(rep, verr, func(w io.Writer) { printDoctor(w, rep) })
 		},
@@ -83,28 +91,49 @@ Example:
 func printDoctor(w io.Writer, rep *doctor.Report) {
 	fmt.Fprintf(w, "Vault %s\n", rep.Vault)
 	printFixed(w, rep.Fixed)
-	n := 0
+	problems, notes := 0, 0
 	for _, r := range rep.Results {
 		mark := "ok  "
-		if !r.OK {
+		switch {
+		case !r.OK:
 			mark = "FAIL"
+		case len(r.Findings) > 0:
+			mark = "note"
 		}
 		fmt.Fprintf(w, "  %s  %-10s  %s\n", mark, r.Check, r.Summary)
 		for _, f := range r.Findings {
-			n++
-			if f.Path != "" {
-				fmt.Fprintf(w, "        %s: %s\n", f.Path, f.Problem)
+			label, how := "", "fix"
+			if f.Severity == doctor.SeverityNote {
+				label, how = "note: ", "hint"
+				notes++
 			} else {
-				fmt.Fprintf(w, "        %s\n", f.Problem)
+				problems++
 			}
-			fmt.Fprintf(w, "        fix: %s\n", f.Fix)
+			if f.Path != "" {
+				fmt.Fprintf(w, "        %s%s: %s\n", label, f.Path, f.Problem)
+			} else {
+				fmt.Fprintf(w, "        %s%s\n", label, f.Problem)
+			}
+			fmt.Fprintf(w, "        %s: %s\n", how, f.Fix)
 		}
 	}
-	if n == 0 {
+	switch {
+	case problems == 0 && notes == 0:
 		fmt.Fprintln(w, "All checks passed.")
-		return
+	case problems == 0:
+		fmt.Fprintf(w, "No problems; %s above.\n", plural(notes, "note", "notes"))
+	case notes == 0:
+		fmt.Fprintf(w, "%s.\n", needAttention(problems))
+	default:
+		fmt.Fprintf(w, "%s (and %s).\n", needAttention(problems), plural(notes, "note", "notes"))
 	}
-	fmt.Fprintf(w, "%d problem(s) need attention.\n", n)
+}
+
+func needAttention(n int) string {
+	if n == 1 {
+		return "1 problem needs attention"
+	}
+	return fmt.Sprintf("%d problems need attention", n)
 }
 
 // printFixed lists what 'doctor --fix' repaired.

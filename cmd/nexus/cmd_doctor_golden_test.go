@@ -22,21 +22,30 @@ func init() {
 func TestDoctorOutputGolden(t *testing.T) {
 	for name, rep := range map[string]*doctor.Report{
 		"doctor_ok.golden": {Vault: "/home/me/vault", OK: true, Results: []doctor.Result{
-			{Check: "config", OK: true, Summary: "parses; 2 agent(s) with settings"},
+			{Check: "config", OK: true, Summary: "parses; 2 agents have settings of their own"},
 			{Check: "key-mode", OK: true, Summary: "2 key file(s), mode 0600 expected"},
 			{Check: "review", OK: true, Summary: "0 item(s) pending review"},
 		}},
 		"doctor_findings.golden": {Vault: "/home/me/vault", Results: []doctor.Result{
-			{Check: "config", OK: true, Summary: "parses; 2 agent(s) with settings"},
+			{Check: "config", OK: true, Summary: "parses; 2 agents have settings of their own"},
 			{Check: "key-mode", Summary: "2 key file(s), mode 0600 expected", Findings: []doctor.Finding{{
 				Check: "key-mode", Path: ".nexus/keys/lyra.key",
-				Problem: "private key has mode 0644: other users can read it and sign as this agent",
-				Fix:     "chmod 600 /home/me/vault/.nexus/keys/lyra.key",
+				Problem:  "private key has mode 0644: other users can read it and sign as this agent",
+				Fix:      "chmod 600 /home/me/vault/.nexus/keys/lyra.key",
+				Severity: doctor.SeverityProblem,
 			}}},
-			{Check: "index", Summary: "10 file(s), 51 document(s) indexed", Findings: []doctor.Finding{{
-				Check: "index", Path: ".nexus/index",
-				Problem: "the search index is stale: 1 file(s) changed on disk are not in it (projects/launch.md)",
-				Fix:     "nexus --vault /home/me/vault index rebuild",
+			{Check: "index", OK: true, Summary: "10 file(s), 51 document(s) indexed", Findings: []doctor.Finding{{
+				Check: "index", Severity: doctor.SeverityNote, Path: ".nexus/index",
+				Problem: "the search index is 1 file behind the markdown (projects/launch.md); the next search indexes them before it answers",
+				Fix:     "nothing is needed; to catch up now: nexus --vault /home/me/vault index rebuild, or keep it current as files change: nexus --vault /home/me/vault watch",
+			}}},
+		}},
+		"doctor_notes.golden": {Vault: "/home/me/vault", OK: true, Results: []doctor.Result{
+			{Check: "config", OK: true, Summary: "parses; 1 agent has settings of its own"},
+			{Check: "odd-files", OK: true, Summary: "12 notes checked for odd encodings, names and links", Findings: []doctor.Finding{{
+				Check: "odd-files", Severity: doctor.SeverityNote, Path: "projects/bom.md",
+				Problem: "starts with a byte-order mark (U+FEFF) before its frontmatter, so Nexus does not read the frontmatter (tags, type, dates)",
+				Fix:     "open it in Obsidian or an editor and save it as UTF-8 without a byte-order mark",
 			}}},
 		}},
 	} {

@@ -63,7 +63,7 @@ func TestDoctorCommand(t *testing.T) {
 	if runtime.GOOS != "windows" && !strings.Contains(stdout, "fix: chmod 600 "+key) {
 		t.Errorf("key mode fix missing:\n%s", stdout)
 	}
-	if !strings.Contains(stderr, "needs attention") {
+	if !strings.Contains(stderr, "doctor found "+plural(want, "problem", "problems")+": run the fix under each") {
 		t.Errorf("stderr: %q", stderr)
 	}
 
@@ -77,7 +77,7 @@ func TestDoctorCommand(t *testing.T) {
 			Check    string `json:"check"`
 			OK       bool   `json:"ok"`
 			Findings []struct {
-				Path, Problem, Fix string
+				Path, Problem, Fix, Severity string
 			} `json:"findings"`
 		} `json:"results"`
 	}
@@ -87,6 +87,11 @@ func TestDoctorCommand(t *testing.T) {
 	n := 0
 	for _, r := range rep.Results {
 		n += len(r.Findings)
+		for _, f := range r.Findings {
+			if f.Severity != "problem" {
+				t.Errorf("finding %+v: severity %q, want problem", f, f.Severity)
+			}
+		}
 	}
 	if rep.OK || n != want {
 		t.Errorf("json: ok=%v findings=%d, want false %d", rep.OK, n, want)
@@ -97,6 +102,28 @@ func TestDoctorCommand(t *testing.T) {
 	os.Chmod(key, 0o600)
 	if code, stdout, _ := doctorCLI(t, "--vault", dir, "doctor"); code != 0 {
 		t.Fatalf("after the fixes: exit %d\n%s", code, stdout)
+	}
+
+	// Ordinary writes after a search leave the index behind: a note, with
+	// the command to catch up, and exit 0 — a cron check must not alert.
+	if code, _, stderr := doctorCLI(t, "--vault", dir, "search", "--hold", "0", "anything"); code != 0 {
+		t.Fatalf("search: %d %s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "projects", "launch.md"), []byte("# Launch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = doctorCLI(t, "--vault", dir, "doctor")
+	if code != 0 || !strings.Contains(stdout, "note: .nexus/index: the search index is 1 file behind") || !strings.Contains(stdout, "index rebuild") || !strings.Contains(stdout, "No problems; 1 note above.") {
+		t.Fatalf("index behind: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = doctorCLI(t, "--vault", dir, "--json", "doctor")
+	var notes struct {
+		OK       bool
+		Problems int
+		Notes    int
+	}
+	if err := json.Unmarshal([]byte(stdout), &notes); err != nil || code != 0 || !notes.OK || notes.Problems != 0 || notes.Notes != 1 || !strings.Contains(stdout, `"severity": "note"`) {
+		t.Fatalf("index behind, --json: exit %d %v\n%s", code, err, stdout)
 	}
 }
 

@@ -95,6 +95,8 @@ Example:
 			if err != nil {
 				return err
 			}
+			agents.RecordRead(v, agent, fact.Path, "cli", nil, 0, 0) // a recall signal (docs/curation.md)
+			agents.FlushRecall()
 			return g.emit(fact, nil, func(w io.Writer) {
 				fmt.Fprintf(w, "%s (%s)\n%s\ntype: %s  created: %s  updated: %s\n", fact.Name, fact.Path, fact.Description,
 					fact.Type, fmtDate(fact.Created), fmtDate(fact.Updated))

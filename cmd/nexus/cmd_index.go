@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -39,37 +38,7 @@ Example:
   nexus index rebuild`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			ix, err := openIndex(g, v, false)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			// Indexing allocates heavily and briefly: collecting garbage
-			// less often saves about a sixth of the CPU (a process-wide
-			// setting, so it belongs here, not in the index package).
-			defer debug.SetGCPercent(debug.SetGCPercent(300))
-			start := time.Now()
-			bar := newProgressBar(g.stderr)
-			err = ix.Rebuild(g.ctx, bar.update)
-			bar.done()
-			if err != nil {
-				return err
-			}
-			st, err := ix.Status(g.ctx)
-			if err != nil {
-				return err
-			}
-			res := struct {
-				index.Status
-				Seconds float64 `json:"seconds"`
-			}{st, time.Since(start).Seconds()}
-			return g.emit(res, nil, func(w io.Writer) {
-				fmt.Fprintf(w, "Indexed %d files (%d documents) in %.1fs; index is %s.\n", st.Files, st.Documents, res.Seconds, humanBytes(st.SizeBytes))
-			})
+			return runIndexRebuild(g)
 		},
 	}
 	status := &cobra.Command{
@@ -83,93 +52,148 @@ Example:
   nexus index status --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			ix, err := openIndex(g, v, false)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			st, err := ix.Status(g.ctx)
-			if err != nil {
-				return err
-			}
-			return g.emit(st, nil, func(w io.Writer) {
-				fmt.Fprintf(w, "index:       %s (%s)\n", st.Dir, humanBytes(st.SizeBytes))
-				fmt.Fprintf(w, "files:       %d\ndocuments:   %d\n", st.Files, st.Documents)
-				last := "never"
-				if !st.LastUpdate.IsZero() {
-					last = st.LastUpdate.Format(time.RFC3339)
-				}
-				fmt.Fprintf(w, "last update: %s\n", last)
-				if st.Rebuilding {
-					fmt.Fprintln(w, "rebuilding:  yes (searches answer from the previous index)")
-				} else {
-					fmt.Fprintf(w, "pending:     %d\n", st.Pending)
-				}
-				for _, p := range st.PendingPaths {
-					fmt.Fprintf(w, "  %s\n", p)
-				}
-				switch {
-				case st.Remote && st.Watching:
-					fmt.Fprintf(w, "held by:     pid %d, watching\n", st.HolderPID)
-				case st.Remote:
-					fmt.Fprintf(w, "held by:     pid %d\n", st.HolderPID)
-				default:
-					fmt.Fprintln(w, "held by:     nobody (run 'nexus watch' to keep it current)")
-				}
-				for _, warn := range st.Warnings {
-					fmt.Fprintf(w, "warning:     %s\n", warn)
-				}
-			})
+			return runIndexStatus(g)
 		},
 	}
 	cmd.AddCommand(rebuild, status, newIndexHoldCmd(g))
 	return cmd
 }
 
-// progressBar draws rebuild progress: a bar redrawn in place on a terminal,
-// a plain line per 10% otherwise.
+// runIndexRebuild recreates the index and prints what it holds.
+func runIndexRebuild(g *globals) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	ix, err := openIndex(g, v, false)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	// Indexing allocates heavily and briefly: collecting garbage
+	// less often saves about a sixth of the CPU (a process-wide
+	// setting, so it belongs here, not in the index package).
+	defer debug.SetGCPercent(debug.SetGCPercent(300))
+	start := time.Now()
+	bar := newProgressBar(g.stderr)
+	err = ix.Rebuild(g.ctx, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	st, err := ix.Status(g.ctx)
+	if err != nil {
+		return err
+	}
+	res := struct {
+		index.Status
+		Seconds float64 `json:"seconds"`
+	}{st, time.Since(start).Seconds()}
+	return g.emit(res, nil, func(w io.Writer) {
+		fmt.Fprintf(w, "Indexed %d files (%d documents) in %.1fs; index is %s.\n", st.Files, st.Documents, res.Seconds, humanBytes(st.SizeBytes))
+	})
+}
+
+// runIndexStatus prints the index's status.
+func runIndexStatus(g *globals) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	ix, err := openIndex(g, v, false)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	st, err := ix.Status(g.ctx)
+	if err != nil {
+		return err
+	}
+	return g.emit(st, nil, func(w io.Writer) {
+		fmt.Fprintf(w, "index:       %s (%s)\n", st.Dir, humanBytes(st.SizeBytes))
+		fmt.Fprintf(w, "files:       %d\ndocuments:   %d\n", st.Files, st.Documents)
+		last := "never"
+		if !st.LastUpdate.IsZero() {
+			last = st.LastUpdate.Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "last update: %s\n", last)
+		if st.Rebuilding {
+			fmt.Fprintln(w, "rebuilding:  yes (searches answer from the previous index)")
+		} else {
+			fmt.Fprintf(w, "pending:     %d\n", st.Pending)
+		}
+		for _, p := range st.PendingPaths {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+		switch {
+		case st.Remote && st.Watching:
+			fmt.Fprintf(w, "held by:     pid %d, watching\n", st.HolderPID)
+		case st.Remote:
+			fmt.Fprintf(w, "held by:     pid %d\n", st.HolderPID)
+		default:
+			fmt.Fprintln(w, "held by:     nobody (run 'nexus watch' to keep it current)")
+		}
+		for _, warn := range st.Warnings {
+			fmt.Fprintf(w, "warning:     %s\n", warn)
+		}
+	})
+}
+
+// progressBar draws indexing progress with its rate and the time left: a
+// bar redrawn in place on a terminal, a plain line per 10% otherwise.
 type progressBar struct {
 	w        io.Writer
 	tty      bool
 	lastPct  int
 	drawn    bool
+	start    time.Time
 	lastDraw time.Time
+	now      func() time.Time
 }
 
 func newProgressBar(w io.Writer) *progressBar {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
-	}
-	return &progressBar{w: w, tty: tty, lastPct: -1}
+	return &progressBar{w: w, tty: isTerminal(w), lastPct: -1, now: time.Now}
 }
 
 func (b *progressBar) update(p index.Progress) {
+	now := b.now()
+	if b.start.IsZero() {
+		b.start = now
+	}
 	pct := 100
 	if p.Total > 0 {
 		pct = p.Done * 100 / p.Total
 	}
 	if b.tty {
-		if time.Since(b.lastDraw) < 100*time.Millisecond && p.Done != p.Total {
+		if now.Sub(b.lastDraw) < 100*time.Millisecond && p.Done != p.Total {
 			return
 		}
-		b.lastDraw = time.Now()
+		b.lastDraw = now
 		const width = 30
 		fill := pct * width / 100
-		fmt.Fprintf(b.w, "\rindexing [%s%s] %3d%% %d/%d files", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, p.Done, p.Total)
+		fmt.Fprintf(b.w, "\rindexing [%s%s] %3d%% %d/%d files%s\033[K", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, p.Done, p.Total, b.rate(now, p))
 		b.drawn = true
 		return
 	}
 	if pct/10 != b.lastPct/10 || b.lastPct < 0 {
-		fmt.Fprintf(b.w, "indexing: %d/%d files (%d%%)\n", p.Done, p.Total, pct)
+		fmt.Fprintf(b.w, "indexing: %d/%d files (%d%%)%s\n", p.Done, p.Total, pct, b.rate(now, p))
 		b.lastPct = pct
 	}
+}
+
+// rate is ", N files/s, about T left" once there is a rate to tell.
+func (b *progressBar) rate(now time.Time, p index.Progress) string {
+	el := now.Sub(b.start)
+	if p.Done == 0 || el < time.Second {
+		return ""
+	}
+	r := float64(p.Done) / el.Seconds()
+	s := fmt.Sprintf(", %.0f files/s", r)
+	if p.Done < p.Total {
+		left := time.Duration(float64(p.Total-p.Done) / r * float64(time.Second))
+		s += fmt.Sprintf(", about %s left", left.Round(time.Second))
+	}
+	return s
 }
 
 func (b *progressBar) done() {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -73,6 +76,12 @@ func TestSearchStartsHolder(t *testing.T) {
 	if holderAddr() != "" {
 		t.Fatal("a holder started with --hold 0")
 	}
+	// Not on a terminal and not configured: a script leaves nothing behind.
+	run("", "search", "ssh")
+	time.Sleep(time.Second)
+	if holderAddr() != "" {
+		t.Fatal("a non-interactive search started a holder")
+	}
 
 	// Default: a holder starts, answers the next search, and exits when
 	// idle (NEXUS_SEARCH_HOLD, 1.5 s here).
@@ -119,11 +128,30 @@ func TestSearchStartsHolder(t *testing.T) {
 		}
 	}
 
+	// --stop ends the background holder and says so.
+	run("NEXUS_SEARCH_HOLD=1h", "search", "ssh")
+	holderStarted()
+	addr := holderAddr()
+	var stop struct {
+		HolderPID int  `json:"holder_pid"`
+		Stopped   bool `json:"stopped"`
+	}
+	if out := run("", "index", "hold", "--stop"); json.Unmarshal([]byte(out), &stop) != nil || !stop.Stopped || stop.HolderPID <= 0 {
+		t.Fatalf("index hold --stop: %s", out)
+	}
+	if !gone(addr)() {
+		t.Fatal("the holder still answers after --stop returned")
+	}
+	stop.HolderPID, stop.Stopped = 0, false
+	if out := run("", "index", "hold", "--stop"); json.Unmarshal([]byte(out), &stop) != nil || stop.Stopped || stop.HolderPID != 0 {
+		t.Fatalf("index hold --stop with no holder: %s", out)
+	}
+
 	// 'nexus watch' asks the background holder to step down and holds the
 	// index itself, at once (not after the holder's idle time).
 	run("NEXUS_SEARCH_HOLD=1h", "search", "ssh")
 	holderStarted()
-	addr := holderAddr()
+	addr = holderAddr()
 	watch := exec.Command(bin, "--vault", v.Root(), "watch")
 	watch.Env = append(os.Environ(), "NEXUS_AGENT=")
 	if err := watch.Start(); err != nil {
@@ -152,4 +180,68 @@ func TestSearchStartsHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor("the holder of a deleted vault to exit", gone(addr))
+}
+
+// TestHolderPolicy checks when a search that opened the index itself
+// leaves a background holder behind, and that the first one is explained
+// once, on a terminal only.
+func TestHolderPolicy(t *testing.T) {
+	tests := []struct {
+		name        string
+		interactive bool
+		flag, env   string
+		config      string
+		want        time.Duration // 0: no holder started
+		explained   bool
+	}{
+		{"terminal, default", true, "", "", "", defaultHold, true},
+		{"script, default", false, "", "", "", 0, false},
+		{"script, --hold", false, "2m", "", "", 2 * time.Minute, false},
+		{"script, env", false, "", "3m", "", 3 * time.Minute, false},
+		{"script, config", false, "", "", "4m", 4 * time.Minute, false},
+		{"terminal, config off", true, "", "", "off", 0, false},
+		{"terminal, --hold 0 beats config", true, "0", "", "5m", 0, false},
+		{"env beats config", false, "", "6m", "7m", 6 * time.Minute, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("NEXUS_SEARCH_HOLD", tc.env)
+			dir := searchVault(t)
+			if tc.config != "" {
+				cfg := filepath.Join(dir, ".nexus", "config.yaml")
+				data, err := os.ReadFile(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data = append(data, []byte("\nsearch:\n  hold: "+tc.config+"\n")...)
+				if err := os.WriteFile(cfg, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var started []time.Duration
+			var out, errb bytes.Buffer
+			g := &globals{vaultDir: dir, ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, now: time.Now}
+			o := searchOptions{limit: 10, hold: tc.flag, holder: holderPolicy{
+				interactive: func() bool { return tc.interactive },
+				start: func(v *vault.Vault, idle time.Duration) error {
+					started = append(started, idle)
+					return nil
+				},
+			}}
+			for range 2 {
+				if err := runSearch(g, o, index.Query{Text: "staging", Limit: 10}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			switch {
+			case tc.want == 0 && len(started) != 0:
+				t.Fatalf("holder started (%v), want none", started)
+			case tc.want != 0 && (len(started) != 2 || started[0] != tc.want):
+				t.Fatalf("holders started %v, want two of %v", started, tc.want)
+			}
+			if n := strings.Count(errb.String(), "index hold --stop"); (n == 1) != tc.explained || n > 1 {
+				t.Fatalf("explanation shown %d times, want explained=%v:\n%s", n, tc.explained, errb.String())
+			}
+		})
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,19 +20,17 @@ func newJourneyCmd(g *globals) *cobra.Command {
 from the files' own metadata: facts created, updated and archived, proposals
 and who approved or rejected them (memory writes held for review included),
 and the decision log. --agent NAME keeps one agent; --since DATE
-(2026-11-01 or RFC 3339) drops older events.
+(2026-11-01, 2026-11-01T10:30 or RFC 3339; see docs/cli.md) drops older
+events.
 
 Example:
   nexus journey --agent lyra --since 2026-11-01`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := retention.JourneyOptions{Agent: g.agent}
-			if since != "" {
-				t, err := parseSince(since)
-				if err != nil {
-					return err
-				}
-				o.Since = t
+			var err error
+			if o.Since, err = parseDateFlag("--since", since, false); err != nil {
+				return err
 			}
 			v, err := g.openVault()
 			if err != nil {
@@ -55,15 +52,6 @@ Example:
 			})
 		},
 	}
-	cmd.Flags().StringVar(&since, "since", "", "only events at or after this date (2026-11-01 or RFC 3339)")
+	cmd.Flags().StringVar(&since, "since", "", "only events at or after this date: "+dateHelp)
 	return cmd
-}
-
-func parseSince(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, usagef("--since %q: use a date like 2026-11-01 or an RFC 3339 time", s)
 }

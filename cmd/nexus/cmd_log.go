@@ -128,7 +128,7 @@ unread for it). --ack then moves the cursor past them.
 
 Without --unread, print the last --last entries (default 20, 0 for all),
 filtered by author (--from), --channel, --kind and --since (a date
-2026-11-01 or an RFC 3339 time). Without --unread no reader is needed, so
+2026-11-01, a UTC time 2026-11-01T10:30, or RFC 3339). Without --unread no reader is needed, so
 the global --agent also works as the author filter, as in
 'nexus log read --last 20 --agent lyra'; --from wins if both are given.
 
@@ -168,10 +168,8 @@ Examples:
 				if o.From == "" {
 					o.From = g.agent
 				}
-				if since != "" {
-					if o.Since, err = parseLogSince(since); err != nil {
-						return err
-					}
+				if o.Since, err = parseDateFlag("--since", since, false); err != nil {
+					return err
 				}
 				if last < 0 {
 					return usagef("--last must be 0 or more")
@@ -211,17 +209,8 @@ Examples:
 	f.StringVar(&from, "from", "", "only entries written by this agent")
 	f.StringVar(&channel, "channel", "", "only this channel")
 	f.StringVar(&kind, "kind", "", "only this kind")
-	f.StringVar(&since, "since", "", "only entries at or after this date or time")
+	f.StringVar(&since, "since", "", "only entries at or after this date or time: "+dateHelp)
 	return cmd
-}
-
-func parseLogSince(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, usagef("--since %q: want a date like 2026-11-01 or an RFC 3339 time", s)
 }
 
 // printEntry prints an entry for people: the header line, then the body

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
 	"io"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -10,48 +14,141 @@ import (
 
 func init() { register(newPromptCmd) }
 
+// promptEntry is an unread entry the prompt showed, as --json lists it:
+// enough to name it, not its whole body.
+type promptEntry struct {
+	Time    time.Time `json:"time,omitzero"`
+	Agent   string    `json:"agent,omitempty"`
+	Channel string    `json:"channel,omitempty"`
+	Kind    string    `json:"kind,omitempty"`
+	Summary string    `json:"summary"`
+	Hand    bool      `json:"hand,omitempty"`
+	Signed  bool      `json:"signed"`
+	Hash    string    `json:"hash,omitempty"`
+	Segment string    `json:"segment"`
+}
+
 func newPromptCmd(g *globals) *cobra.Command {
-	var memoryOnly bool
+	var (
+		memoryOnly, ack     bool
+		only, without       []string
+		maxEntries, maxChar int
+	)
 	cmd := &cobra.Command{
 		Use:   "prompt",
-		Short: "Print the agent's session-start render (the frozen snapshot)",
+		Short: "Print the agent's session-start render, whole or by section",
 		Long: `Print what an agent is given at the start of a session: its identity
 (IDENTITY.md without frontmatter), its MEMORY.md and USER.md blocks in the
 exact Hermes Agent format, its memory index of fact files, then its unread
 live-log entries, latest checkpoint and current decisions. Paste it into a
 system prompt once per session; writes made during the session show in tool
-results, not in this snapshot. It reads only: nothing is acknowledged.
+results, not in this snapshot. It reads only: nothing is acknowledged,
+unless --ack.
 
---memory-only stops after the memory index (identity, MEMORY, USER, index).
+The sections, in order: identity, memory, user, memory_index, unread,
+checkpoint, decisions. --only picks some, --without leaves some out (both
+take a comma-separated list). A runtime that injects MEMORY.md and USER.md
+itself (Hermes Agent) uses --without memory,user. --memory-only is
+--only identity,memory,user,memory_index.
 
-Example:
+The unread section shows at most --max-entries entries (default: the
+vault's prompt_log_entries, 20) in at most --max-chars characters (default
+4000; at least one entry is always shown, each body cut to 300 characters),
+and a line saying how many were left out. Without --ack it shows the newest
+ones. With --ack it shows the oldest ones and then acknowledges exactly the
+entries it showed: the rest stay unread and come first next time. This is
+what runtime adapters call before every reply.
+
+With --json: one field per section (a section left out has no field; an
+empty one is ""), "prompt" (the sections joined), "sections" (the names
+rendered), and with the unread section "unread_total", "unread_shown",
+"unread_more", "acked" and "unread_entries" (the entries shown, without
+their bodies).
+
+Examples:
   nexus --agent lyra prompt
-  nexus --agent lyra --json prompt | jq -r .prompt`,
+  nexus --agent lyra prompt --without memory,user
+  nexus --agent lyra --json prompt --only unread --ack --max-entries 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if memoryOnly {
+				if len(only) > 0 || len(without) > 0 {
+					return usagef("give --memory-only or --only/--without, not both")
+				}
+				only = agents.SnapshotSections()
+			}
+			if len(only) > 0 && len(without) > 0 {
+				return usagef("give --only or --without, not both")
+			}
+			if maxEntries < 0 || maxChar < 0 {
+				return usagef("--max-entries and --max-chars must be 0 (the default) or more")
+			}
+			only, without = splitList(only), splitList(without)
 			agent, err := g.agentName()
 			if err != nil {
 				return err
+			}
+			opts := agents.PromptOptions{Only: only, Without: without, MaxEntries: maxEntries, MaxChars: maxChar, Ack: ack}
+			if ack && !promptIncludes(opts, agents.SectionUnread) {
+				return usagef("--ack acknowledges the unread entries shown, so the unread section must be rendered (see --only/--without)")
 			}
 			v, err := g.openVault()
 			if err != nil {
 				return err
 			}
-			render := agents.RenderSessionStart
-			if memoryOnly {
-				render = agents.RenderSnapshot
+			p, err := agents.RenderPrompt(v, agent, opts)
+			if errors.Is(err, agents.ErrSection) {
+				return usagef("--only/--without: %v", err)
 			}
-			text, err := render(v, agent)
 			if err != nil {
 				return err
 			}
-			res := struct {
-				Agent  string `json:"agent"`
-				Prompt string `json:"prompt"`
-			}{agent, text}
+			agents.RecordSessionStart(v, agent, "cli") // a recall signal (docs/curation.md)
+			agents.FlushRecall()
+			text := p.Text()
+			res := map[string]any{"agent": agent, "prompt": text}
+			names := []string{}
+			for _, s := range p.Sections {
+				names = append(names, s.Name)
+				res[s.Name] = s.Text
+			}
+			res["sections"] = names
+			if u := p.Unread; u != nil {
+				shown := make([]promptEntry, len(u.Entries))
+				for i, e := range u.Entries {
+					shown[i] = promptEntry{e.Time, e.Agent, e.Channel, e.Kind, e.Summary, e.Hand, e.Signed, e.Hash, e.Segment}
+				}
+				res["unread_total"], res["unread_shown"], res["unread_more"] = u.Total, len(u.Entries), u.More()
+				res["acked"], res["unread_entries"] = u.Acked, shown
+			}
 			return g.emit(res, nil, func(w io.Writer) { io.WriteString(w, text) })
 		},
 	}
-	cmd.Flags().BoolVar(&memoryOnly, "memory-only", false, "print only identity, MEMORY, USER and the memory index")
+	f := cmd.Flags()
+	f.BoolVar(&memoryOnly, "memory-only", false, "print only identity, MEMORY, USER and the memory index")
+	f.StringSliceVar(&only, "only", nil, "render only these sections (comma-separated)")
+	f.StringSliceVar(&without, "without", nil, "leave these sections out (comma-separated), e.g. memory,user")
+	f.BoolVar(&ack, "ack", false, "show the oldest unread entries and acknowledge exactly those")
+	f.IntVar(&maxEntries, "max-entries", 0, "at most this many unread entries (0: prompt_log_entries)")
+	f.IntVar(&maxChar, "max-chars", 0, "at most this many characters of unread entries (0: 4000)")
 	return cmd
+}
+
+// splitList trims the names of a --only/--without list and drops empty ones.
+func splitList(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// promptIncludes reports whether opts renders the named section.
+func promptIncludes(opts agents.PromptOptions, name string) bool {
+	if len(opts.Only) > 0 {
+		return slices.Contains(opts.Only, name)
+	}
+	return !slices.Contains(opts.Without, name)
 }

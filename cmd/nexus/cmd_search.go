@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +23,9 @@ type searchOptions struct {
 	until    string
 	by       string
 	hold     string
+	// holder decides about the background holder; its zero funcs take
+	// the defaults (tests replace them).
+	holder holderPolicy
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -60,10 +62,13 @@ The index lives in .nexus/index/ and is brought up to date before answering.
 If 'nexus watch', 'nexus serve' or 'nexus index hold' is running, that
 process answers (no lock errors, current results, a few milliseconds).
 Otherwise this process opens the index and checks every file for changes
-(about 0.3 s for 100,000 notes), answers, and then starts 'nexus index hold'
-in the background so that the next searches are fast; it exits after
---hold (10 minutes) without a search. --hold 0 or NEXUS_SEARCH_HOLD=0 turns
-that off.
+(about 0.3 s for 100,000 notes) and answers. Run on a terminal, it then
+starts 'nexus index hold' in the background so that the next searches are
+fast (it says so once, the first time); the holder exits after --hold
+(10 minutes) without a search, or at 'nexus index hold --stop'. A script or
+CI run (stderr not a terminal) starts no holder unless --hold,
+$NEXUS_SEARCH_HOLD or search.hold in .nexus/config.yaml sets a duration;
+0 or off in any of them turns it off.
 
 Examples:
   nexus search "staging ssh port"
@@ -86,11 +91,7 @@ Examples:
 			if o.limit < 0 {
 				return usagef("--limit must be positive")
 			}
-			hold, err := holdDuration(o.hold)
-			if err != nil {
-				return err
-			}
-			return runSearch(g, q, hold)
+			return runSearch(g, o, q)
 		},
 	}
 	f := cmd.Flags()
@@ -102,27 +103,8 @@ Examples:
 	f.StringVar(&o.since, "since", "", "only documents dated on or after (YYYY-MM-DD or RFC 3339)")
 	f.StringVar(&o.until, "until", "", "only documents dated on or before (YYYY-MM-DD or RFC 3339)")
 	f.StringVar(&o.by, "by", "", "only documents written by this agent (same as an explicit --agent here)")
-	f.StringVar(&o.hold, "hold", "", "when this search has to open the index itself, keep it open in a background 'nexus index hold' for this long after the last search (default $NEXUS_SEARCH_HOLD, else 10m; 0 = no)")
+	f.StringVar(&o.hold, "hold", "", "when this search has to open the index itself, keep it open in a background 'nexus index hold' for this long after the last search (default $NEXUS_SEARCH_HOLD, else search.hold in config.yaml, else 10m on a terminal and none from scripts; 0 = none)")
 	return cmd
-}
-
-// parseDateFlag reads YYYY-MM-DD or RFC 3339; a plain date as --until
-// means the end of that day (UTC).
-func parseDateFlag(name, s string, endOfDay bool) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.UTC(), nil
-	}
-	t, err := time.Parse("2006-01-02", s)
-	if err != nil {
-		return time.Time{}, usagef("%s %q: want YYYY-MM-DD or RFC 3339", name, s)
-	}
-	if endOfDay {
-		t = t.Add(24*time.Hour - time.Nanosecond)
-	}
-	return t, nil
 }
 
 // openIndex opens the vault's index: the holder's if one runs, else this
@@ -150,10 +132,20 @@ func openIndex(g *globals, v *vault.Vault, catchUp bool) (*index.Index, error) {
 	return ix, nil
 }
 
-func runSearch(g *globals, q index.Query, hold time.Duration) error {
+func runSearch(g *globals, o searchOptions, q index.Query) error {
 	v, err := g.openVault()
 	if err != nil {
 		return err
+	}
+	hp := o.holder
+	if hp.idle, hp.explicit, err = holdSetting(o.hold, v.Config()); err != nil {
+		return err
+	}
+	if hp.interactive == nil {
+		hp.interactive = func() bool { return isTerminal(g.stderr) }
+	}
+	if hp.start == nil {
+		hp.start = startHolder
 	}
 	ix, err := openIndex(g, v, true)
 	if err != nil {
@@ -167,15 +159,14 @@ func runSearch(g *globals, q index.Query, hold time.Duration) error {
 	if err != nil {
 		return err
 	}
+	recordSearch(g, v, q.Text, res)
 	if err := g.emit(res, nil, func(w io.Writer) { printHits(w, res) }); err != nil {
 		return err
 	}
 	if local {
 		// This process had to check every file; a holder spares the
-		// next searches that. Not worth failing the search over.
-		if err := startHolder(v, hold); err != nil && !g.json {
-			fmt.Fprintf(g.stderr, "nexus: %v\n", err)
-		}
+		// next searches that.
+		hp.maybeStart(g, v)
 	}
 	return nil
 }

@@ -79,5 +79,25 @@ func (c *checker) config(ctx context.Context) (string, []Finding, error) {
 			})
 		}
 	}
-	return fmt.Sprintf("parses; %d agent(s) with settings", len(cfg.Agents)), findings, nil
+	return "parses; " + agentSettings(len(cfg.Agents)), findings, nil
+}
+
+// agentSettings says how many agents have settings (a token, limits) in
+// config.yaml.
+func agentSettings(n int) string {
+	switch n {
+	case 0:
+		return "no agent has settings of its own"
+	case 1:
+		return "1 agent has settings of its own"
+	}
+	return fmt.Sprintf("%d agents have settings of their own", n)
+}
+
+// plural is "1 file", "2 files": a count with its noun in the right number.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

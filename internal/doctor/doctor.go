@@ -15,11 +15,33 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// Finding is one problem that needs attention, with the command that fixes
-// it.
+// Severity says what a [Finding] means for the vault's health.
+type Severity string
+
+// The severities. A check file says which one each finding has; a finding
+// that names none is a problem, so a check can only err on the side of
+// alarm.
+const (
+	// SeverityProblem is something broken or at risk that needs a person:
+	// doctor exits 1 while any is found. Examples: a log entry that does
+	// not verify, a private key others can read, a lock held by a hung
+	// process.
+	SeverityProblem Severity = "problem"
+	// SeverityNote is worth knowing but nothing is broken, and ordinary use
+	// produces it: doctor shows it and still exits 0, so a cron health
+	// check does not alert on it. Examples: the index a few writes behind
+	// with no watcher running, a note saved with a byte-order mark, a file
+	// name in decomposed Unicode.
+	SeverityNote Severity = "note"
+)
+
+// Finding is one thing doctor found, with the command that fixes it.
 type Finding struct {
 	// Check is the name of the check that found it ("key-mode", "log", ...).
 	Check string `json:"check"`
+	// Severity is [SeverityProblem] or [SeverityNote]; [Run] sets an empty
+	// one to SeverityProblem.
+	Severity Severity `json:"severity"`
 	// Path is the vault-relative file concerned, if any.
 	Path string `json:"path,omitempty"`
 	// Problem says what is wrong, in plain words.
@@ -33,11 +55,11 @@ type Finding struct {
 type Result struct {
 	// Check is the check's name.
 	Check string `json:"check"`
-	// OK is true when the check found nothing to fix.
+	// OK is true when the check found no problem (it may have found notes).
 	OK bool `json:"ok"`
 	// Summary says what was checked, in one line.
 	Summary string `json:"summary"`
-	// Findings are the problems found, with their fixes.
+	// Findings are the problems and notes found, with their fixes.
 	Findings []Finding `json:"findings,omitempty"`
 }
 
@@ -45,8 +67,11 @@ type Result struct {
 type Report struct {
 	// Vault is the absolute path of the vault checked.
 	Vault string `json:"vault"`
-	// OK is true when no check found anything.
+	// OK is true when no check found a problem (notes may have been found).
 	OK bool `json:"ok"`
+	// Problems and Notes count the findings of each severity.
+	Problems int `json:"problems"`
+	Notes    int `json:"notes"`
 	// Results holds one entry per check, in the order they ran.
 	Results []Result `json:"results"`
 	// Fixed is what 'doctor --fix' repaired before the checks ran ([Fix]).
@@ -136,6 +161,7 @@ var checks = []check{
 	{"index", (*checker).index, false},
 	{"temp-files", (*checker).tempFiles, false},
 	{"review", (*checker).reviews, false},
+	{"odd-files", (*checker).oddFiles, false},
 	{"ignore-rules", (*checker).ignoreRules, true}, // sync.go
 }
 
@@ -181,10 +207,18 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 				summary = "could not run"
 			}
 		}
+		res.OK = true
 		for i := range findings {
 			findings[i].Check = ch.name
+			if findings[i].Severity != SeverityNote {
+				findings[i].Severity = SeverityProblem
+				res.OK = false
+				rep.Problems++
+			} else {
+				rep.Notes++
+			}
 		}
-		res.Summary, res.Findings, res.OK = summary, findings, len(findings) == 0
+		res.Summary, res.Findings = summary, findings
 		rep.OK = rep.OK && res.OK
 		rep.Results = append(rep.Results, res)
 	}

@@ -107,6 +107,7 @@ func TestPlantedProblems(t *testing.T) {
 		check    string
 		path     string
 		fix      string // substring of the fix
+		note     bool   // a note (exit 0), not a problem
 	}{
 		{
 			name:     "key mode",
@@ -221,7 +222,7 @@ func TestPlantedProblems(t *testing.T) {
 				must(t, vault.WriteFile(v.MustPath("projects/launch.md"), []byte("# Launch\n\nPlan for the launch.\n"), 0o644))
 				return nil
 			},
-			check: "index", path: ".nexus/index", fix: "index rebuild",
+			check: "index", path: ".nexus/index", fix: "watch", note: true,
 		},
 		{
 			name: "review waiting over a week",
@@ -278,6 +279,53 @@ func TestPlantedProblems(t *testing.T) {
 			},
 			check: "temp-files", path: "agents/lyra/.MEMORY.md.tmp-12345", fix: strings.SplitN(removeCmd("x"), "x", 2)[0],
 		},
+		{
+			name: "binary .md",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, os.WriteFile(v.MustPath("projects/diagram.md"), []byte("PK\x03\x04\x00\x00binary"), 0o644))
+				return nil
+			},
+			check: "odd-files", path: "projects/diagram.md", fix: "rename it away from .md", note: true,
+		},
+		{
+			name: "byte-order mark before frontmatter",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, os.WriteFile(v.MustPath("projects/bom.md"), []byte("\uFEFF---\ntags: [x]\n---\n# 배포\n"), 0o644))
+				return nil
+			},
+			check: "odd-files", path: "projects/bom.md", fix: "without a byte-order mark", note: true,
+		},
+		{
+			name: "not UTF-8 (EUC-KR)",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				// 배포 in EUC-KR.
+				must(t, os.WriteFile(v.MustPath("projects/euckr.md"), []byte("# \xb9\xe8\xc6\xf7\n"), 0o644))
+				return nil
+			},
+			check: "odd-files", path: "projects/euckr.md", fix: "iconv", note: true,
+		},
+		{
+			name: "decomposed (NFD) name",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				// 배포 decomposed, as macOS may store it.
+				must(t, os.WriteFile(filepath.Join(v.Root(), "projects", "\u1107\u1162\u1111\u1169.md"), []byte("# plan\n"), 0o644))
+				return nil
+			},
+			check: "odd-files", path: "projects/\u1107\u1162\u1111\u1169.md", fix: "mv ", note: true, unixOnly: true,
+		},
+		{
+			name: "symlink out of the vault",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				outside := filepath.Join(t.TempDir(), "secret.md")
+				must(t, os.WriteFile(outside, []byte("# elsewhere\n"), 0o644))
+				must(t, os.Symlink(outside, v.MustPath("projects/elsewhere.md")))
+				// One pointing inside is fine.
+				must(t, os.WriteFile(v.MustPath("projects/real.md"), []byte("# real\n"), 0o644))
+				must(t, os.Symlink(v.MustPath("projects/real.md"), v.MustPath("projects/alias.md")))
+				return nil
+			},
+			check: "odd-files", path: "projects/elsewhere.md", fix: "cp ", note: true, unixOnly: true,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -289,14 +337,18 @@ func TestPlantedProblems(t *testing.T) {
 				defer cleanup()
 			}
 			rep := mustRun(t, v.Root())
-			if rep.OK {
-				t.Fatal("report is OK with a planted problem")
-			}
 			all := rep.Findings()
 			if len(all) != 1 {
 				t.Fatalf("want exactly one finding, got %+v", all)
 			}
 			f := all[0]
+			if tc.note {
+				if !rep.OK || rep.Notes != 1 || rep.Problems != 0 || f.Severity != SeverityNote {
+					t.Fatalf("want one note and an OK report, got OK=%v problems=%d notes=%d %+v", rep.OK, rep.Problems, rep.Notes, f)
+				}
+			} else if rep.OK || rep.Problems != 1 || rep.Notes != 0 || f.Severity != SeverityProblem {
+				t.Fatalf("want one problem and a failed report, got OK=%v problems=%d notes=%d %+v", rep.OK, rep.Problems, rep.Notes, f)
+			}
 			if f.Check != tc.check || !(f.Path == tc.path || strings.HasSuffix(tc.path, "/") && strings.HasPrefix(f.Path, tc.path)) {
 				t.Errorf("finding %s %s, want %s %s", f.Check, f.Path, tc.check, tc.path)
 			}

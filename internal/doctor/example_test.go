@@ -38,5 +38,6 @@ func ExampleRun() {
 	// index true
 	// temp-files true
 	// review true
+	// odd-files true
 	// ignore-rules true
 }

@@ -33,6 +33,31 @@ const (
 	RuleInvisibleUnicode = "invisible_unicode"
 )
 
+// Place names where scanned text is going, so a refusal says why that
+// place is guarded. The zero Place gives a message that fits anywhere.
+type Place string
+
+// The places Nexus scans text for.
+const (
+	PlaceMemory     Place = "memory"     // MEMORY.md / USER.md entries
+	PlaceFact       Place = "fact"       // fact files and the memory index
+	PlaceReview     Place = "review"     // review items (retain, staged memory writes, a person's edit)
+	PlaceLog        Place = "log"        // live-log entries
+	PlaceDecision   Place = "decision"   // decision records
+	PlaceCheckpoint Place = "checkpoint" // work checkpoints
+)
+
+// why says, for each place, why its text must pass the scan.
+var why = map[Place]string{
+	"":              "Text stored here reaches agents' prompts, so it must not hold instructions to the model, secrets, or commands that leak or persist them",
+	PlaceMemory:     "Memory is pasted into every session's prompt, so it must not hold instructions to the model, secrets, or commands that leak or persist them",
+	PlaceFact:       "Facts are listed in the memory index at every session start and read back into prompts, so they must not hold instructions to the model, secrets, or commands that leak or persist them",
+	PlaceReview:     "A review item becomes a fact or a memory entry once a person approves it, so it is held to the same scan: no instructions to the model, secrets, or commands that leak or persist them",
+	PlaceLog:        "Every agent reads the shared log before it replies and a signed entry can never be removed, so it must not hold secrets, hidden characters or commands that leak them (instruction-like phrasing is kept but quarantined)",
+	PlaceDecision:   "Decisions are shown to every agent at session start and the signed record can never be removed, so they must not hold secrets, hidden characters or commands that leak them (instruction-like phrasing is kept but quarantined)",
+	PlaceCheckpoint: "A checkpoint is pasted into the prompt of the session that resumes the work, so it must not hold secrets, hidden characters or commands that leak them (instruction-like phrasing is kept but quarantined)",
+}
+
 // Error is returned by [Text] for text that hits a security rule.
 // It wraps [vault.ErrRefused].
 type Error struct {
@@ -43,10 +68,16 @@ type Error struct {
 	// description, or the code point of an invisible character. It never
 	// repeats a matched secret.
 	Detail string
+	// Place is where the text was going; it picks the message's reason.
+	Place Place
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("refused by the security scan (rule %s): %s. Memory is pasted into every session's prompt, so it must not hold instructions to the model, secrets, or commands that leak or persist them", e.Rule, e.Detail)
+	reason, ok := why[e.Place]
+	if !ok {
+		reason = why[""]
+	}
+	return fmt.Sprintf("refused by the security scan (rule %s): %s. %s; rewrite the text without it", e.Rule, e.Detail, reason)
 }
 
 // Unwrap makes an Error match [vault.ErrRefused].
@@ -69,6 +100,23 @@ type scanRule struct {
 	// phrase rules match English phrasing; they are also tried on the
 	// text with punctuation turned into spaces.
 	phrase bool
+	// prep, when set, rewrites the folded text before re is tried (to
+	// drop harmless uses such as "ssh -i ~/.ssh/id_rsa").
+	prep func(string) string
+}
+
+const keyFileDesc = "reads a private key or key folder (ssh, gpg, the vault's signing keys)"
+
+// identityUse matches a key file named as an identity to use, not read:
+// "ssh -i ~/.ssh/id_ed25519", "IdentityFile ~/.ssh/id_rsa",
+// "ssh-keygen -f ~/.ssh/id_rsa".
+var identityUse = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|\s)-i\s*\S*|\bidentityfile\s*=?\s*\S*|\bssh-(?:keygen|add|copy-id)\b[^\n|;&]*`)
+})
+
+// dropIdentityUse blanks key-file paths used as identities.
+func dropIdentityUse(s string) string {
+	return identityUse().ReplaceAllString(s, " ")
 }
 
 // scanFiller is a bounded run of words between the key words of a phrase.
@@ -96,7 +144,7 @@ var scanRules = sync.OnceValue(func() []scanRule {
 			`<\|\s*(?:im_start|im_end|system|user|assistant|endoftext)\s*\|>|\[/?inst\]|<<\s*/?sys\s*>>|<\s*/?\s*(?:system|system-prompt|system_prompt)\s*>`},
 		// Role hijack: telling the model it is someone else now.
 		{RuleRoleHijack, "tries to give the model a new identity", "you",
-			`\byou\s+are\s+` + scanFiller + `{0,2}(?:now|no\s+longer)\s+(?:a|an|the|called|named|not|root|admin|administrator|dan|unrestricted|unfiltered|jailbroken|evil|free\s+of)\b`},
+			`\byou\s+are\s+` + scanFiller + `{0,2}(?:now|no\s+longer)\s+(?:a|an|the\s+(?:system|root|admin|administrator|superuser|developer|new|real|true|unrestricted|unfiltered|evil|ai|assistant|model|user)|called|named|not|root|admin|administrator|dan|unrestricted|unfiltered|jailbroken|evil|free\s+of)\b`},
 		{RuleRoleHijack, "tries to give the model a new identity", "now|pretend|new",
 			`\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|will|must|shall|should)|act\s+as|behave\s+as)\b|\bpretend\s+` + scanFiller + `{0,2}(?:you\s+are|you're|to\s+be)\b|\byour\s+new\s+(?:role|identity|persona|instructions|name)\s+(?:is|are)\b`},
 		{RuleRoleHijack, "tries to lift the model's restrictions", "act|behave|respond|answer|reply|mode|jailbr",
@@ -115,6 +163,10 @@ var scanRules = sync.OnceValue(func() []scanRule {
 			`\b(?:curl|wget|nc|ncat|invoke-webrequest|iwr|invoke-restmethod|irm|httpie|http)\b[^\n]*\$\{?[a-z0-9_]*(?:key|token|secret|password|passwd|credentials?)s?\b`},
 		{RuleExfiltration, "reads a credentials file", ".env|.netrc|.pgpass|.npmrc|.pypirc|.git-credentials|.aws/credentials",
 			`\b(?:cat|less|more|head|tail|grep|source|type|base64|xxd|strings|cp|scp|rsync|curl|wget|open|read|print|dump|upload|send)\b[^\n]*(?:\.env(?:$|[^a-z0-9_.-]|\.(?:local|prod|production|dev|development)\b)|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/credentials\b)`},
+		{RuleExfiltration, keyFileDesc, "id_|.ssh/|.gnupg|.nexus/keys|/etc/shadow|.kube/config|.docker/config|gh/hosts",
+			`\b(?:cat|less|more|head|tail|tac|nl|base64|xxd|od|hexdump|strings|scp|rsync|tar|zip|7z|curl|wget|nc|ncat|socat|upload|send|print|dump|read|type|get-content|gc|copy|exfil\w*|paste|post|leak)\b[^\n]*(?:\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:$|[^a-z0-9_.-]|\.(?:$|[^p]|p(?:$|[^u])|pu(?:$|[^b])))|\.ssh/(?:$|[\s*"'` + "`" + `)|;&]|[^\s/]*private)|\.ssh(?:$|[\s"'` + "`" + `)|;&])|\.gnupg\b|\.nexus/keys\b|/etc/shadow\b|\.kube/config\b|\.docker/config\.json\b|\.config/gh/hosts\.yml\b)`},
+		{RuleExfiltration, "sends a file's or the environment's contents over the network", "$(|`|env|set",
+			`\b(?:curl|wget|nc|ncat|socat|httpie|http|invoke-webrequest|iwr|invoke-restmethod|irm)\b[^\n]*(?:\$\(|` + "`" + `)\s*(?:cat|head|tail|tac|base64|xxd|less|more|env|printenv|set|type|get-content|gc)\b|\b(?:env|printenv|set)\s*\|\s*(?:curl|wget|nc|ncat|socat|base64)\b`},
 		{RuleExfiltration, "mentions exfiltration", "exfiltrat",
 			`\bexfiltrat`},
 		{RulePersistence, "touches ssh authorized_keys", "authorized_keys",
@@ -122,9 +174,10 @@ var scanRules = sync.OnceValue(func() []scanRule {
 		{RulePersistence, "installs a persistent hook", ">|crontab",
 			`>>?\s*["']?(?:~|\$home|\$\{home\})?[a-z0-9_./-]*/?\.(?:bashrc|zshrc|bash_profile|profile|zprofile)\b|\bcrontab\s+-e\b|\|\s*crontab\b`},
 	}
+	preps := map[string]func(string) string{keyFileDesc: dropIdentityUse}
 	out := make([]scanRule, len(rules))
 	for i, x := range rules {
-		out[i] = scanRule{name: x.name, desc: x.desc, need: strings.Split(x.need, "|"), re: regexp.MustCompile(x.pat),
+		out[i] = scanRule{name: x.name, desc: x.desc, need: strings.Split(x.need, "|"), re: regexp.MustCompile(x.pat), prep: preps[x.desc],
 			phrase: (x.name == RulePromptInjection || x.name == RuleRoleHijack) && !strings.Contains(x.pat, `<\|`)}
 	}
 	return out
@@ -145,10 +198,11 @@ func (r *scanRule) mayMatch(folded string) bool {
 func isInvisibleRune(r rune) bool {
 	switch {
 	case r >= 0x200B && r <= 0x200D, // zero-width space, non-joiner, joiner
-		r >= 0x2060 && r <= 0x2064, // word joiner, invisible operators
-		r == 0xFEFF,                // zero-width no-break space (BOM)
-		r >= 0x202A && r <= 0x202E, // bidi embeddings and overrides
-		r >= 0x2066 && r <= 0x2069: // bidi isolates
+		r >= 0x2060 && r <= 0x2064,   // word joiner, invisible operators
+		r == 0xFEFF,                  // zero-width no-break space (BOM)
+		r >= 0x202A && r <= 0x202E,   // bidi embeddings and overrides
+		r >= 0x2066 && r <= 0x2069,   // bidi isolates
+		r >= 0xE0000 && r <= 0xE007F: // tag characters ("ASCII smuggling")
 		return true
 	}
 	return false
@@ -182,7 +236,19 @@ func foldForScan(s string) string {
 // exfiltration and persistence commands, and invisible or
 // bidirectional-control Unicode. Phrases are matched on NFKC-folded,
 // case-folded text. Text is safe for concurrent use.
-func Text(s string) error {
+func Text(s string) error { return In("", s) }
+
+// In is [Text] for text bound for place: a refusal's message says why
+// that place is guarded.
+func In(place Place, s string) error {
+	if err := scan(s); err != nil {
+		err.Place = place
+		return err
+	}
+	return nil
+}
+
+func scan(s string) *Error {
 	for _, r := range s {
 		if isInvisibleRune(r) {
 			return &Error{Rule: RuleInvisibleUnicode, Detail: fmt.Sprintf("contains the invisible or bidirectional-control character U+%04X", r)}
@@ -194,7 +260,11 @@ func Text(s string) error {
 		if !rule.mayMatch(folded) {
 			continue
 		}
-		if rule.re.MatchString(folded) {
+		subject := folded
+		if rule.prep != nil {
+			subject = rule.prep(folded)
+		}
+		if rule.re.MatchString(subject) {
 			return &Error{Rule: rule.name, Detail: rule.desc}
 		}
 		if rule.phrase {
@@ -232,8 +302,8 @@ func wordsOnly(s string) string {
 
 // RuleOf returns the name of the rule s hits, or "".
 func RuleOf(s string) string {
-	if err := Text(s); err != nil {
-		return err.(*Error).Rule
+	if err := scan(s); err != nil {
+		return err.Rule
 	}
 	return ""
 }

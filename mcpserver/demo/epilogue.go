@@ -16,11 +16,14 @@ func (d *demo) epilogue(rep *doctor.Report) {
 	w, root, cmd := d.opts.Out, d.res.Vault, d.opts.Command
 	fmt.Fprintf(w, "\n── Health ──\n")
 	if rep.OK {
-		fmt.Fprintf(w, "  nexus doctor: all %d checks pass (config, sync conflicts, keys, log, index, locks, temp files, review, ignore rules).\n", len(rep.Results))
-	} else {
-		for _, f := range rep.Findings() {
-			fmt.Fprintf(w, "  %s: %s\n    fix: %s\n", f.Check, f.Problem, f.Fix)
+		names := make([]string, len(rep.Results))
+		for i, r := range rep.Results {
+			names[i] = r.Check
 		}
+		fmt.Fprintf(w, "  nexus doctor: all %d checks pass (%s).\n", len(rep.Results), strings.Join(names, ", "))
+	}
+	for _, f := range rep.Findings() {
+		fmt.Fprintf(w, "  %s %s: %s\n    fix: %s\n", f.Check, f.Severity, f.Problem, f.Fix)
 	}
 	fmt.Fprintf(w, "\nDone in %s. The vault is plain markdown:\n\n  %s\n", d.res.Elapsed.Round(10e6), root)
 	fmt.Fprintf(w, `

@@ -1,0 +1,254 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"github.com/nexus-memory/nexus/internal/markdown"
+)
+
+// diff compares the disk with the manifest: paths to (re)index and paths
+// to drop. ix.mu must be held.
+func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []string) {
+	for k, f := range files {
+		old, ok := ix.man.Files[k]
+		if !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime {
+			changed = append(changed, f)
+		}
+	}
+	for k := range ix.man.Files {
+		if _, ok := files[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	sort.Slice(changed, func(i, j int) bool { return changed[i].key < changed[j].key })
+	sort.Strings(gone)
+	return changed, gone
+}
+
+// parsed is one file read and turned into documents.
+type parsed struct {
+	f    diskFile
+	docs []doc
+	skip bool // unreadable or not text: drop from the index
+}
+
+// load reads and parses one file. It re-reads until the file is stable
+// (same size and mtime before and after reading).
+func (ix *Index) load(f diskFile) parsed {
+	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
+	for attempt := 0; ; attempt++ {
+		st1, err := os.Lstat(abs)
+		if err != nil || !st1.Mode().IsRegular() {
+			return parsed{f: f, skip: true}
+		}
+		if st1.Size() > ix.opts.MaxFileBytes {
+			ix.warn(fmt.Sprintf("%s: %d bytes, larger than %d; not indexed", f.key, st1.Size(), ix.opts.MaxFileBytes))
+			f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.st.Disk}
+			return parsed{f: f}
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return parsed{f: f, skip: true}
+		}
+		st2, err := os.Lstat(abs)
+		if err != nil {
+			return parsed{f: f, skip: true}
+		}
+		if (st2.Size() != st1.Size() || !st2.ModTime().Equal(st1.ModTime()) || int64(len(data)) != st2.Size()) && attempt < 5 {
+			time.Sleep(ix.opts.Debounce / 4)
+			continue
+		}
+		f.st = fileState{Size: st2.Size(), Mtime: st2.ModTime().UnixNano()}
+		if f.disk != f.key {
+			f.st.Disk = f.disk
+		}
+		head := data
+		if len(head) > 8000 {
+			head = head[:8000]
+		}
+		if bytes.IndexByte(head, 0) >= 0 {
+			ix.warn(fmt.Sprintf("%s: binary content, not indexed", f.key))
+			return parsed{f: f}
+		}
+		n := markdown.Parse(f.key, data)
+		for _, w := range n.Warnings {
+			ix.warn(f.key + ": " + w)
+		}
+		return parsed{f: f, docs: buildDocs(f.key, n, st2.ModTime())}
+	}
+}
+
+// apply indexes changed files and drops gone ones, in batches. fresh means
+// the index is known to hold none of these files (a rebuild), so no old
+// documents need deleting. ix.mu must be held.
+func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, gone []string, fresh bool, progress func(done, total int)) error {
+	total := len(changed) + len(gone)
+	if total == 0 {
+		return nil
+	}
+	batch := bi.NewBatch()
+	done := 0
+	// Batches are applied by one goroutine while the next is prepared, so
+	// parsing and indexing overlap.
+	// Two appliers: bleve builds one batch's segment on one core while
+	// it analyses the other's documents on the other.
+	batches := make(chan *bleve.Batch, 1)
+	batchErr := make(chan error, 2)
+	for range 2 {
+		go func() {
+			var err error
+			for b := range batches {
+				if err == nil {
+					if e := bi.Batch(b); e != nil {
+						err = fmt.Errorf("update index: %w", e)
+					}
+				}
+			}
+			batchErr <- err
+		}()
+	}
+	flush := func() error {
+		if batch.Size() == 0 {
+			return nil
+		}
+		batches <- batch
+		batch = bi.NewBatch()
+		return nil
+	}
+	finish := func() error {
+		close(batches)
+		return errors.Join(<-batchErr, <-batchErr)
+	}
+	defer func() {
+		if batches != nil {
+			finish()
+		}
+	}()
+	for _, k := range gone {
+		if err := ix.deleteDocs(bi, batch, k); err != nil {
+			return err
+		}
+		delete(ix.man.Files, k)
+		ix.dirty = true
+		done++
+	}
+	// Parse in parallel, index in order.
+	workers := runtime.GOMAXPROCS(0)
+	in := make(chan diskFile)
+	out := make(chan parsed, workers*4)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range in {
+				out <- ix.load(f)
+			}
+		}()
+	}
+	go func() {
+		defer close(in)
+		for _, f := range changed {
+			select {
+			case in <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+	var firstErr error
+	docsInBatch := 0
+	// On failure the manifest must not claim files whose documents never
+	// reached the index: forget them, so the next sync indexes them again.
+	var touched []string
+	defer func() {
+		if firstErr != nil || ctx.Err() != nil {
+			for _, k := range touched {
+				delete(ix.man.Files, k)
+			}
+		}
+	}()
+	for p := range out {
+		if firstErr != nil {
+			continue // drain
+		}
+		if !fresh {
+			if err := ix.deleteDocs(bi, batch, p.f.key); err != nil {
+				firstErr = err
+				continue
+			}
+		}
+		if p.skip {
+			delete(ix.man.Files, p.f.key)
+		} else {
+			for i := range p.docs {
+				if err := batch.Index(p.docs[i].id(), &p.docs[i]); err != nil {
+					firstErr = fmt.Errorf("index %s: %w", p.f.key, err)
+					break
+				}
+			}
+			docsInBatch += len(p.docs)
+			ix.man.Files[p.f.key] = p.f.st
+		}
+		touched = append(touched, p.f.key)
+		ix.dirty = true
+		done++
+		if docsInBatch >= batchDocs {
+			if err := flush(); err != nil {
+				firstErr = err
+			}
+			docsInBatch = 0
+		}
+		if progress != nil && (done%500 == 0 || done == total) {
+			progress(done, total)
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	flush()
+	firstErr = finish()
+	batches = nil
+	if firstErr != nil {
+		return firstErr
+	}
+	if progress != nil {
+		progress(total, total)
+	}
+	ix.man.LastUpdate = ix.opts.Now().UTC()
+	ix.bump()
+	return nil
+}
+
+// batchDocs is the number of documents per index batch.
+const batchDocs = 5000
+
+// deleteDocs adds deletes for every document of path key to batch.
+func (ix *Index) deleteDocs(bi bleve.Index, batch *bleve.Batch, key string) error {
+	q := bleve.NewTermQuery(key)
+	q.SetField("path")
+	req := bleve.NewSearchRequestOptions(q, 100000, 0, false)
+	res, err := bi.Search(req)
+	if err != nil {
+		return fmt.Errorf("find old documents of %s: %w", key, err)
+	}
+	for _, h := range res.Hits {
+		batch.Delete(h.ID)
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package index
+
+import (
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+)
+
+func newBleve(dir string, rc map[string]any) (bleve.Index, error) {
+	m, err := newMapping()
+	if err != nil {
+		return nil, err
+	}
+	return bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, rc)
+}
+
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	m := bleve.NewIndexMapping()
+	if err := addAnalyzer(m); err != nil {
+		return nil, err
+	}
+	m.ScoringModel = scoringModel
+	m.DefaultAnalyzer = analyzerName
+	dm := bleve.NewDocumentStaticMapping()
+	text := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = analyzerName
+		f.Store = store
+		f.IncludeInAll = false
+		f.IncludeTermVectors = true
+		f.DocValues = false
+		return f
+	}
+	kw := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store = store
+		f.IncludeInAll = false
+		f.IncludeTermVectors = false
+		f.DocValues = false
+		return f
+	}
+	num := bleve.NewNumericFieldMapping()
+	num.IncludeInAll = false
+	num.Index = false
+	num.DocValues = false
+	date := bleve.NewDateTimeFieldMapping()
+	date.IncludeInAll = false
+	date.Store = true
+	date.DocValues = false
+	dm.AddFieldMappingsAt("title", text(true))
+	dm.AddFieldMappingsAt("aliases", text(false))
+	dm.AddFieldMappingsAt("heading", kw(true))
+	dm.AddFieldMappingsAt("headings", text(false))
+	dm.AddFieldMappingsAt("tagtext", text(false))
+	body := text(false)
+	body.Analyzer = bodyAnalyzerName
+	body.IncludeTermVectors = false // phrases are matched through word pairs
+	dm.AddFieldMappingsAt("body", body)
+	all := text(false)
+	all.IncludeTermVectors = false
+	dm.AddFieldMappingsAt("all", all)
+	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
+	dm.AddFieldMappingsAt("tag", kw(false))
+	dm.AddFieldMappingsAt("path", kw(true))
+	dm.AddFieldMappingsAt("agent", kw(true))
+	dm.AddFieldMappingsAt("type", kw(true))
+	dm.AddFieldMappingsAt("kind", kw(true))
+	dm.AddFieldMappingsAt("line", num)
+	dm.AddFieldMappingsAt("end", num)
+	dm.AddFieldMappingsAt("date", date)
+	m.DefaultMapping = dm
+	m.DefaultField = "body"
+	return m, nil
+}
+
+// scoringModel: bleve's BM25 computes the average field length per
+// segment in a way that punishes long notes heavily, so the classic
+// tf-idf with length norm is used ("" = bleve's default).
+const scoringModel = ""

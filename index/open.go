@@ -1,0 +1,127 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Open opens the vault's search index, creating an empty one if there is
+// none (call [Index.Sync] or [Index.Start] to fill it). If another process
+// holds the index, the returned Index forwards calls to it.
+func Open(v *vault.Vault, opts Options) (*Index, error) {
+	opts.defaults()
+	ix := &Index{v: v, opts: opts, dir: filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir)), closed: make(chan struct{}), yielded: make(chan struct{})}
+	ix.ver.ch = make(chan struct{})
+	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	// A running holder answers at once; asking it first spares waiting
+	// for the lock to time out. A background holder of another version
+	// of Nexus is asked to step down; the loop below then takes over.
+	if c, err := dialHolder(ix.dir); err == nil {
+		if c.info.Version == holderVersion || !c.info.Yields {
+			ix.remote = c
+			return ix, nil
+		}
+		c.yield(context.Background())
+		c.close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := ix.openLocal()
+		if err == nil {
+			return ix, nil
+		}
+		if !isLocked(err) {
+			return nil, err
+		}
+		c, cerr := dialHolder(ix.dir)
+		if cerr == nil && (c.info.Version == holderVersion || !c.info.Yields) {
+			ix.remote = c
+			return ix, nil
+		}
+		if cerr == nil {
+			c.close() // stepping down: wait for its lock
+			cerr = errors.New("the index holder is stepping down")
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("open index: %w (%v)", ErrBusy, cerr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// isLocked reports whether err is bbolt's lock timeout: another process
+// holds the index open. bleve returns bbolt's error unwrapped.
+func isLocked(err error) bool {
+	return errors.Is(err, bolterrors.ErrTimeout)
+}
+
+// openLocal opens (or creates) the bleve index and takes it over.
+func (ix *Index) openLocal() error {
+	// Opening, and above all creating or replacing a damaged index, is
+	// serialised across processes: without it one process could remove
+	// the index another has just created and holds.
+	unlock, err := ix.v.Lock("search-index-open")
+	if err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	defer unlock()
+	bdir := filepath.Join(ix.dir, bleveSubdir)
+	man := ix.loadManifest()
+	rc := map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()}
+	bi, err := bleve.OpenUsing(bdir, rc)
+	if err == nil && man.Schema != schemaVersion {
+		// An old or unknown index: start afresh.
+		bi.Close()
+		if err := os.RemoveAll(bdir); err != nil {
+			return fmt.Errorf("remove old index: %w", err)
+		}
+		bi, err = nil, bleve.ErrorIndexPathDoesNotExist
+	}
+	if err != nil {
+		if isLocked(err) {
+			return err
+		}
+		if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) && !errors.Is(err, bleve.ErrorIndexMetaMissing) {
+			// A damaged index is derived state: rebuild it.
+			ix.warn(fmt.Sprintf("index unreadable, recreating: %v", err))
+		}
+		os.RemoveAll(bdir)
+		bi, err = newBleve(bdir, rc)
+		if err != nil {
+			return fmt.Errorf("create index: %w", err)
+		}
+		man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
+		ix.dirty = true
+		os.Remove(filepath.Join(ix.dir, "manifest.json")) // the format before schema 6
+	}
+	ix.man = man
+	ix.lastAsked.Store(time.Now().UnixNano())
+	ix.bmu.Lock()
+	ix.bi = bi
+	old := ix.remote
+	ix.remote = nil
+	ix.bmu.Unlock()
+	if old != nil {
+		old.close()
+	}
+	if !ix.opts.NoServe {
+		srv, err := startServer(ix)
+		if err != nil {
+			ix.opts.Logger.Warn("search index: cannot answer other processes", "err", err)
+		} else {
+			ix.srv = srv
+		}
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// Sync brings the index up to date with the files on disk: it indexes what
+// is queued and walks the vault for changes (size and mtime), and returns
+// when they are all in the index.
+func (ix *Index) Sync(ctx context.Context) error {
+	return ix.SyncProgress(ctx, nil)
+}
+
+// SyncProgress is [Index.Sync] that reports progress while it indexes
+// (locally; a holder reports none).
+func (ix *Index) SyncProgress(ctx context.Context, progress func(Progress)) error {
+	if ix.isClosed() {
+		return ErrClosed
+	}
+	if c := ix.remoteOrTakeover(); c != nil {
+		err := c.sync(ctx)
+		if !isConnErr(err) {
+			return err
+		}
+		if ix.takeover() {
+			return ix.SyncProgress(ctx, progress)
+		}
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var pf func(done, total int)
+	if progress != nil {
+		pf = func(done, total int) { progress(Progress{Done: done, Total: total}) }
+	}
+	return ix.syncLocked(ctx, pf)
+}
+
+func (ix *Index) syncLocked(ctx context.Context, progress func(done, total int)) error {
+	files, err := ix.walk(ctx)
+	if err != nil {
+		return fmt.Errorf("scan vault: %w", err)
+	}
+	return ix.syncFiles(ctx, files, progress)
+}
+
+// syncFiles is syncLocked with the walk done (possibly before ix.mu was
+// taken, so files may be slightly older than the manifest). ix.mu must be
+// held.
+func (ix *Index) syncFiles(ctx context.Context, files map[string]diskFile, progress func(done, total int)) error {
+	bi, _ := ix.local()
+	if bi == nil {
+		return ErrClosed
+	}
+	if ix.w != nil {
+		if queued := ix.w.drain(); len(queued) > 0 {
+			if err := ix.update(ctx, queued); err != nil {
+				return err
+			}
+		}
+	}
+	changed, all := ix.diff(files)
+	// A file created after the walk is not gone: check before dropping.
+	gone := all[:0]
+	for _, k := range all {
+		if _, err := os.Lstat(filepath.Join(ix.v.Root(), filepath.FromSlash(k))); err != nil {
+			gone = append(gone, k)
+		}
+	}
+	if err := ix.apply(ctx, bi, changed, gone, false, progress); err != nil {
+		return err
+	}
+	return ix.saveManifest()
+}
+
+// update indexes the given vault-relative paths (files or folders) as they
+// are now on disk: changed, new, or gone. ix.mu must be held.
+func (ix *Index) update(ctx context.Context, rels []string) error {
+	bi, _ := ix.local()
+	if bi == nil {
+		return ErrClosed
+	}
+	var changed []diskFile
+	var gone []string
+	seen := map[string]bool{}
+	root := ix.v.Root()
+	for _, rel := range rels {
+		key := norm.NFC.String(rel)
+		if seen[key] || vault.Hidden(key) {
+			continue
+		}
+		seen[key] = true
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		st, err := os.Lstat(abs)
+		switch {
+		case err != nil:
+			// Gone: the file, or a folder and everything under it.
+			prefix := key + "/"
+			for k := range ix.man.Files {
+				if k == key || strings.HasPrefix(k, prefix) {
+					gone = append(gone, k)
+				}
+			}
+		case st.IsDir():
+			// A new or moved-in folder: index what is in it, and drop
+			// what the index thinks is in it but is not.
+			sub, _ := ix.walkDir(ctx, rel)
+			prefix := key + "/"
+			for k, f := range sub {
+				if old, ok := ix.man.Files[k]; !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime {
+					changed = append(changed, f)
+				}
+			}
+			for k := range ix.man.Files {
+				if strings.HasPrefix(k, prefix) {
+					if _, ok := sub[k]; !ok {
+						gone = append(gone, k)
+					}
+				}
+			}
+		case st.Mode().IsRegular() && isNote(key):
+			changed = append(changed, diskFile{key: key, disk: filepath.ToSlash(rel)})
+		default:
+			if _, ok := ix.man.Files[key]; ok {
+				gone = append(gone, key)
+			}
+		}
+	}
+	return ix.apply(ctx, bi, changed, gone, false, nil)
+}
+
+// Notify tells the index that Nexus just wrote, moved or deleted these
+// vault-relative paths, so they are indexed at once instead of after the
+// watcher's debounce or the next reconcile. When the index is not being
+// watched (no [Index.Start]) the paths are indexed before Notify returns.
+// Errors are logged, not returned: the reconcile will catch up.
+func (ix *Index) Notify(paths ...string) {
+	if ix.isClosed() || len(paths) == 0 {
+		return
+	}
+	var clean []string
+	for _, p := range paths {
+		if c, err := vault.CleanRel(p); err == nil {
+			clean = append(clean, c)
+		}
+	}
+	if c := ix.remoteOrTakeover(); c != nil {
+		if err := c.notify(context.Background(), clean); err != nil {
+			ix.opts.Logger.Warn("search index: notify holder", "err", err)
+		}
+		return
+	}
+	ix.mu.Lock()
+	if w := ix.w; w != nil {
+		ix.mu.Unlock()
+		w.push(clean, true)
+		return
+	}
+	defer ix.mu.Unlock()
+	if err := ix.update(context.Background(), clean); err != nil {
+		ix.opts.Logger.Warn("search index: update", "err", err)
+	}
+	_ = ix.saveManifest()
+}
