@@ -38,9 +38,11 @@ func (c *checker) conflicts(ctx context.Context) (string, []Finding, error) {
 			}
 			waiting++
 			findings = append(findings, Finding{
-				Path:    it.Path,
-				Problem: fmt.Sprintf("%s has two versions that need a person's choice (the file keeps one; the other is %s)", it.Target, it.Provenance.Source),
-				Fix:     "keep the other version: " + c.cmd("review", "approve", it.ID) + "; keep the file as it is: " + c.cmd("review", "reject", it.ID) + " (or set status: in Obsidian)",
+				// Nothing is broken meanwhile: the file holds one version.
+				Severity: SeverityNote,
+				Path:     it.Path,
+				Problem:  fmt.Sprintf("%s has two versions that need a person's choice (the file keeps one; the other is %s)", it.Target, it.Provenance.Source),
+				Fix:      "keep the other version: " + c.cmd("review", "approve", it.ID) + "; keep the file as it is: " + c.cmd("review", "reject", it.ID) + " (or set status: in Obsidian)",
 			})
 		}
 	}
