@@ -24,7 +24,7 @@ ignore file gets a marked block appended (your own lines stay), so it is
 safe on an existing Obsidian vault and safe to run twice.
 
 Example:
-  nexus init ~/vault`,
+  nexus init ~/vault && export NEXUS_VAULT=~/vault`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
