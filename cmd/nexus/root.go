@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -78,6 +79,19 @@ Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage.`,
 	pf.StringVar(&g.vaultDir, "vault", "", "vault folder (default $NEXUS_VAULT, else nearest folder upward holding .nexus/)")
 	pf.StringVar(&g.agent, "agent", "", "agent name (default $NEXUS_AGENT)")
 	pf.BoolVar(&g.json, "json", false, "print one machine-readable JSON document on stdout")
+	var showVersion bool
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version (same as 'nexus version')")
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		g.ran = true
+		if showVersion {
+			return runVersion(g)
+		}
+		return cmd.Help()
+	}
+	root.RegisterFlagCompletionFunc("agent", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return g.agentNames(), cobra.ShellCompDirectiveNoFileComp
+	})
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err.Error()} })
 	var cmds []*cobra.Command
 	for _, f := range subcommands {
@@ -178,6 +192,17 @@ func (g *globals) openVault() (*vault.Vault, error) {
 		return nil, err
 	}
 	return vault.Open(dir)
+}
+
+// agentNames lists the vault's agents, for shell completion; nil when there
+// is no vault.
+func (g *globals) agentNames() []string {
+	v, err := g.openVault()
+	if err != nil {
+		return nil
+	}
+	names, _ := identity.List(v)
+	return names
 }
 
 // agentName returns --agent or $NEXUS_AGENT, or a usage error.

@@ -1,0 +1,120 @@
+package vault
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DeviceFile holds this machine's device name (SPEC §4, §11). It is
+// machine-local state: sync tools must not carry it to another machine.
+const DeviceFile = StateDir + "/device"
+
+// MaxDeviceName bounds a device name.
+const MaxDeviceName = 64
+
+// windowsDevices are names Windows reserves for devices; a feed file named
+// lyra@nul.md is fine, but a device called "nul" would confuse people.
+var windowsDevices = map[string]bool{"con": true, "prn": true, "aux": true, "nul": true}
+
+// CheckDeviceName reports whether name can be a device name: 1-64 of a-z,
+// 0-9, '-' and '_', starting with a letter or digit. The name becomes part
+// of every writer (lyra@NAME) and of feed file names.
+func CheckDeviceName(name string) error {
+	if name == "" || len(name) > MaxDeviceName {
+		return fmt.Errorf("device name %q must be 1-%d characters: %w", name, MaxDeviceName, ErrInvalid)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case (c == '-' || c == '_') && i > 0:
+		default:
+			return fmt.Errorf("device name %q: use a-z, 0-9, '-' and '_' (starting with a letter or digit): %w", name, ErrInvalid)
+		}
+	}
+	if windowsDevices[name] {
+		return fmt.Errorf("device name %q is reserved on Windows: %w", name, ErrInvalid)
+	}
+	return nil
+}
+
+// SafeDeviceName turns a host name into a device name: its first label,
+// lower case, every other character a '-', at most 64 characters. An
+// empty result becomes "device".
+func SafeDeviceName(host string) string {
+	host, _, _ = strings.Cut(strings.TrimSpace(host), ".")
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(host) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			continue
+		}
+		dash = true
+	}
+	s := strings.TrimLeft(b.String(), "_")
+	if len(s) > MaxDeviceName {
+		s = strings.TrimRight(s[:MaxDeviceName], "-_")
+	}
+	if s == "" {
+		return "device"
+	}
+	if windowsDevices[s] {
+		s += "-pc"
+	}
+	return s
+}
+
+// Device returns this machine's device name: the one set with
+// [Vault.SetDevice], else the host name made safe ([SafeDeviceName]). The
+// default is recorded in .nexus/state/device on first use, so renaming the
+// host later does not start new feeds. A damaged device file is an error
+// (nothing is guessed: the name decides which feed an agent appends to).
+func (v *Vault) Device() (string, error) {
+	path := filepath.Join(v.root, filepath.FromSlash(DeviceFile))
+	data, err := os.ReadFile(path)
+	if err == nil {
+		name := string(bytes.TrimSpace(data))
+		if err := CheckDeviceName(name); err != nil {
+			return "", fmt.Errorf("%s: %w; set one with 'nexus device name NAME'", DeviceFile, err)
+		}
+		return name, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read device name: %w", err)
+	}
+	host, _ := os.Hostname()
+	name := SafeDeviceName(host)
+	// Record it; if another process did first, use theirs.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+		if err := ReplaceIf(path, nil, []byte(name+"\n"), 0o644); errors.Is(err, ErrConflict) {
+			return v.Device()
+		}
+	}
+	return name, nil
+}
+
+// SetDevice sets this machine's device name. Entries already written stay
+// in the feeds of the old name; new ones go to feeds of the new name.
+func (v *Vault) SetDevice(name string) error {
+	if err := CheckDeviceName(name); err != nil {
+		return err
+	}
+	path := filepath.Join(v.root, filepath.FromSlash(DeviceFile))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("set device name: %w", err)
+	}
+	if err := WriteFile(path, []byte(name+"\n"), 0o644); err != nil {
+		return fmt.Errorf("set device name: %w", err)
+	}
+	return nil
+}
