@@ -70,7 +70,16 @@ commands and as MCP tools ('nexus serve').
 The vault is --vault, else $NEXUS_VAULT, else the nearest folder upward
 holding .nexus/. The agent is --agent, else $NEXUS_AGENT.
 
-Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage.`,
+Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage (docs/cli.md).
+With --json every command prints exactly one JSON document on stdout, for
+failures too ({"success": false, "error": ..., "exit_code": ...}).
+
+Examples:
+  nexus init ~/vault && export NEXUS_VAULT=~/vault
+  nexus agent add lyra --role "operations: deploys, on-call"
+  nexus --agent lyra prompt
+  nexus search "로그인" --json
+  nexus COMMAND --help`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
