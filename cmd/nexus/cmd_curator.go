@@ -39,7 +39,11 @@ read) it proposes, as review items a person approves or rejects:
 Nothing is applied by the curator itself. 'nexus serve' and 'nexus watch'
 run a pass every curator.every_hours (default 24) when the vault is idle;
 the first waits one interval after the curator first sees the vault, so
-you can pin facts first ('nexus fact pin'). See docs/curation.md.`,
+you can pin facts first ('nexus fact pin'). See docs/curation.md.
+
+Example:
+  nexus curator status
+  nexus curator run --dry-run`,
 	}
 	status := &cobra.Command{
 		Use:   "status",
