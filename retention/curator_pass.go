@@ -478,13 +478,6 @@ func spillProposal(v *vault.Vault, agent string, m *agents.Memory, rec *agents.R
 	return p, note, nil
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // spillFact makes the fact an entry moves into: its first line (cut to a
 // word) as the name, made unique among taken names.
 func spillFact(entry, ftype string, taken map[string]bool) (agents.FactInput, bool) {
