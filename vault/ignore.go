@@ -14,7 +14,7 @@ import (
 // entries for reading in Obsidian (SPEC §1, §11). Nexus rewrites it from
 // the feeds, so it must never travel between machines: two machines would
 // write two versions of it.
-const TimelineFile = "log/timeline.md"
+const TimelineFile = "log/timeline.local.md"
 
 // MachineLocal lists what is this machine's own and must never be synced
 // (SPEC §11), as vault-relative slash paths; folders end in "/". The last
