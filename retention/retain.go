@@ -83,7 +83,7 @@ func checkAgent(v *vault.Vault, agent string) error {
 		return err
 	}
 	if _, err := os.Stat(v.MustPath(identity.IdentityPath(agent))); err != nil {
-		return fmt.Errorf("agent %q: %w", agent, identity.ErrNoAgent)
+		return &identity.NoAgentError{Name: agent}
 	}
 	return nil
 }

@@ -53,20 +53,24 @@ Examples:
 		c.Flags().StringVar(&opts.old, "old-text", "", "same as --old")
 	}
 	add := &cobra.Command{
-		Use:   "add TEXT",
+		Use:   "add TEXT... | -",
 		Short: "Add an entry (TEXT, or - to read it from stdin)",
 		Long: `Add an entry to MEMORY.md (or USER.md with --target user). The text is
 trimmed; it may span lines. Adding an entry that already exists succeeds and
-changes nothing. An entry that would take the file past its limit is
-refused: consolidate with replace/remove first, or keep the detail as a fact
-('nexus fact write') and add a one-line pointer.
+changes nothing. An entry that would take the file past its limit
+(MEMORY.md 2,200 and USER.md 1,375 characters by default, any script
+counting one per character; memory_char_limit and user_char_limit in
+.nexus/config.yaml) is refused: consolidate with replace/remove first, or
+keep the detail as a fact ('nexus fact write') and add a one-line pointer.
+Several words are joined with spaces, as if quoted; '-' reads the text
+from stdin.
 
 Example:
   nexus --agent lyra memory add "Deploys go through 'make deploy'; never on Fridays"
   printf 'line one\nline two\n' | nexus --agent lyra memory add -`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := memoryText(g, args[0])
+			text, err := g.textArgs(args, "the entry")
 			if err != nil {
 				return err
 			}
@@ -74,7 +78,7 @@ Example:
 		},
 	}
 	replace := &cobra.Command{
-		Use:   "replace --old TEXT NEWTEXT",
+		Use:   "replace --old TEXT NEWTEXT... | -",
 		Short: "Replace the one entry containing --old with NEWTEXT (- reads stdin)",
 		Long: `Replace the entry that contains the --old text (case-sensitive; it must
 match exactly one distinct entry) with NEWTEXT. No match, or several
@@ -82,9 +86,9 @@ different matches, is refused and lists the candidates.
 
 Example:
   nexus --agent lyra memory replace --old "port 2222" "Staging SSH is on 2222"`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := memoryText(g, args[0])
+			text, err := g.textArgs(args, "the new entry")
 			if err != nil {
 				return err
 			}
@@ -138,21 +142,6 @@ Example:
 	show.Flags().BoolVar(&opts.raw, "raw", false, "show entries that fail the security scan as they are on disk")
 	cmd.AddCommand(add, replace, remove, show)
 	return cmd
-}
-
-// memoryText returns arg, or stdin when arg is "-".
-func memoryText(g *globals, arg string) (string, error) {
-	if arg != "-" {
-		return arg, nil
-	}
-	data, err := io.ReadAll(io.LimitReader(g.stdin, 1<<20+1))
-	if err != nil {
-		return "", fmt.Errorf("read stdin: %w", err)
-	}
-	if len(data) > 1<<20 {
-		return "", usagef("text on stdin is over 1 MiB")
-	}
-	return string(data), nil
 }
 
 // openMemoryFile resolves --agent and --target and opens the file.
