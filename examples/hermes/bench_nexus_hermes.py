@@ -38,6 +38,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=10000, help="log entries before the first turn")
     ap.add_argument("-turns", type=int, default=40)
+    ap.add_argument("-http", action="store_true", help="talk MCP over HTTP to a running 'nexus serve --http' instead of the CLI")
     a = ap.parse_args()
     nexus, loggen = os.environ["NEXUS_BIN"], os.environ["LOGGEN"]
     tmp = tempfile.mkdtemp(prefix="nexus-hermes-bench-")
@@ -47,7 +48,25 @@ def main():
         env = dict(os.environ, NEXUS_SEARCH_HOLD="0")
         # lyra has read everything so far: what is new each turn is small.
         subprocess.run([nexus, "--vault", vault, "--agent", "lyra", "log", "read", "--unread", "--ack"], check=True, stdout=subprocess.DEVNULL, env=env)
-        p = NexusMemoryProvider({"agent": "lyra", "vault": vault, "bin": nexus, "timeout": 30})
+        srv = None
+        if a.http:
+            import json
+            import socket
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            addr = "127.0.0.1:%d" % sock.getsockname()[1]
+            sock.close()
+            tok = json.loads(subprocess.run([nexus, "--vault", vault, "--json", "agent", "token", "lyra"], check=True, capture_output=True, env=env).stdout)["token"]
+            srv = subprocess.Popen([nexus, "--vault", vault, "serve", "--http", addr], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            for _ in range(400):
+                try:
+                    socket.create_connection(("127.0.0.1", int(addr.split(":")[1])), 0.2).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            p = NexusMemoryProvider({"url": f"http://{addr}/mcp", "token": tok, "timeout": 30})
+        else:
+            p = NexusMemoryProvider({"agent": "lyra", "vault": vault, "bin": nexus, "timeout": 30})
         p.initialize("bench", agent_context="primary")
         client = p._client
         turns, floor, cpu = [], [], []
@@ -71,7 +90,10 @@ def main():
             subprocess.run(["/bin/true"], check=True)
             floor.append((time.perf_counter() - t0) * 1000)
         p.shutdown()
-        print(f"log entries before the first turn: {a.n}; turns: {a.turns}")
+        if srv:
+            srv.terminate()
+            srv.wait()
+        print(f"log entries before the first turn: {a.n}; turns: {a.turns}; transport: {'MCP over HTTP' if a.http else 'nexus CLI'}")
         print(f"hermes provider, inject + append per turn: median {statistics.median(turns):.1f} ms, p95 {pct(turns, 95):.1f} ms")
         print(f"  CPU time of the two nexus processes:    median {statistics.median(cpu):.1f} ms")
         print(f"floor, two /bin/true process starts:      median {statistics.median(floor):.1f} ms, p95 {pct(floor, 95):.1f} ms")

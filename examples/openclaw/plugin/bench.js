@@ -9,7 +9,8 @@
 // Each turn: lyra appends 3 entries (not timed), then ella's two hooks run,
 // timed together. Prints the median and p95 per turn.
 
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import net from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,6 +19,8 @@ import { createNexusPlugin } from "./index.js";
 
 const n = Number(process.argv[2] ?? 10000);
 const turns = Number(process.argv[3] ?? 40);
+// "http": MCP over HTTP to a running nexus serve --http, instead of the CLI
+const http = process.argv[4] === "http";
 const nexus = process.env.NEXUS_BIN;
 const loggen = process.env.LOGGEN;
 const env = { ...process.env, NEXUS_SEARCH_HOLD: "0" };
@@ -31,7 +34,29 @@ try {
   const vault = path.join(tmp, "vault");
   execFileSync(loggen, ["-vault", vault, "-n", String(n)]);
   execFileSync(nexus, ["--vault", vault, "--agent", "ella", "log", "read", "--unread", "--ack"], { env });
-  const api = { pluginConfig: { vault, agent: "ella", bin: nexus, timeoutMs: 30000 }, logger: { warn: (m) => console.error(m) } };
+  let srv = null;
+  let pluginConfig = { vault, agent: "ella", bin: nexus, timeoutMs: 30000 };
+  if (http) {
+    const port = await new Promise((ok) => {
+      const s = net.createServer();
+      s.listen(0, "127.0.0.1", () => {
+        const p = s.address().port;
+        s.close(() => ok(p));
+      });
+    });
+    const token = JSON.parse(execFileSync(nexus, ["--vault", vault, "--json", "agent", "token", "ella"], { env })).token;
+    srv = spawn(nexus, ["--vault", vault, "serve", "--http", `127.0.0.1:${port}`], { stdio: "ignore", env });
+    for (;;) {
+      const up = await new Promise((ok) => {
+        const c = net.connect(port, "127.0.0.1", () => (c.end(), ok(true)));
+        c.on("error", () => ok(false));
+      });
+      if (up) break;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    pluginConfig = { url: `http://127.0.0.1:${port}/mcp`, token, timeoutMs: 30000 };
+  }
+  const api = { pluginConfig, logger: { warn: (m) => console.error(m) } };
   const p = createNexusPlugin(api);
   const per = [];
   const floor = [];
@@ -57,8 +82,9 @@ try {
     execFileSync("/bin/true");
     floor.push(performance.now() - f0);
   }
+  srv?.kill("SIGINT");
   const med = (xs) => pct(xs, 50).toFixed(1);
-  console.log(`log entries before the first turn: ${n}; turns: ${turns}`);
+  console.log(`log entries before the first turn: ${n}; turns: ${turns}; transport: ${http ? "MCP over HTTP" : "nexus CLI"}`);
   console.log(`openclaw plugin, inject + append per turn: median ${med(per)} ms, p95 ${pct(per, 95).toFixed(1)} ms`);
   console.log(`floor, two /bin/true process starts:       median ${med(floor)} ms, p95 ${pct(floor, 95).toFixed(1)} ms`);
 } finally {
