@@ -93,6 +93,10 @@ func (s *Server) handler(name string, run runFunc) server.ToolHandlerFunc {
 		if got, notice := s.unreadNotice(agent); notice != "" {
 			res.Content = append(res.Content, mcp.NewTextContent(notice))
 			res.StructuredContent = withNotice(res.StructuredContent, unreadNoticeOut{Count: got.total, From: got.by, Text: notice})
+			if raw, ok := res.StructuredContent.(json.RawMessage); ok && !res.IsError && len(res.Content) > 1 {
+				// Keep the text copy equal to the structured value (see jsonResult).
+				res.Content[0] = mcp.NewTextContent(string(indentLikeJS(raw)))
+			}
 		}
 		return res, nil
 	}

@@ -61,3 +61,4 @@ func TestStructuredResultTextIsJSStringify(t *testing.T) {
 		t.Errorf("array result: %+v", r)
 	}
 }
+
