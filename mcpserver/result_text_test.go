@@ -61,4 +61,3 @@ func TestStructuredResultTextIsJSStringify(t *testing.T) {
 		t.Errorf("array result: %+v", r)
 	}
 }
-
