@@ -27,12 +27,15 @@ type decideOptions struct {
 func newDecideCmd(g *globals) *cobra.Command {
 	opts := &decideOptions{}
 	cmd := &cobra.Command{
-		Use:   "decide TITLE...",
+		Use:   "decide TITLE... | -",
 		Short: "Record a signed decision in log/decisions.md as --agent",
 		Long: `Append a decision to log/decisions.md with the next id (D-0001, D-0002, ...),
 signed with the agent's key and chained like the live log. --decision is
 required; --rationale says why. --supersedes D-0003 marks that earlier
-decision superseded in listings (it stays in the file).
+decision superseded in listings (it stays in the file). The title is the
+words given, joined with spaces, or stdin for '-'; it is one line of at
+most 500 characters, and --decision and --rationale take at most 512 KiB
+each.
 
 Example:
   nexus --agent lyra decide "Secrets live in the OS keychain" \
@@ -40,7 +43,10 @@ Example:
       --rationale "Files in the vault sync to phones" --supersedes D-0003`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.title = strings.Join(args, " ")
+			var err error
+			if opts.title, err = g.textArgs(args, "the title"); err != nil {
+				return err
+			}
 			return runDecision(g, opts)
 		},
 	}

@@ -48,13 +48,14 @@ func (g *globals) openLog() (*livelog.Log, error) {
 func newLogAppendCmd(g *globals) *cobra.Command {
 	var channel, kind, body, bodyFile string
 	cmd := &cobra.Command{
-		Use:   "append SUMMARY...",
+		Use:   "append SUMMARY... | -",
 		Short: "Append a signed entry as --agent",
 		Long: `Append one entry, signed with the agent's key, to this month's segment.
 It is on disk (fsynced) before the command returns.
 
-The summary is one line: newlines in it are folded into spaces (the result
-says so in "notes"). At most 500 characters. The body is markdown, at most
+The summary is the words given, joined with spaces, or stdin for '-'. It is
+one line: newlines in it are folded into spaces (the result says so in
+"notes"). At most 500 characters. The body is markdown, at most
 1 MiB; lines that would read as an entry header or a Nexus comment are
 escaped with a backslash so a body can never forge an entry.
 
@@ -66,6 +67,9 @@ Example:
 			agent, err := g.agentName()
 			if err != nil {
 				return err
+			}
+			if bodyFile == "-" && len(args) == 1 && args[0] == "-" {
+				return usagef("stdin can give the summary (-) or the body (--body-file -), not both")
 			}
 			if bodyFile != "" {
 				if body != "" {
@@ -86,7 +90,11 @@ Example:
 			if err != nil {
 				return err
 			}
-			res, err := l.AppendDetailed(agent, livelog.Entry{Channel: channel, Kind: kind, Summary: strings.Join(args, " "), Body: body})
+			summary, err := g.textArgs(args, "the summary")
+			if err != nil {
+				return err
+			}
+			res, err := l.AppendDetailed(agent, livelog.Entry{Channel: channel, Kind: kind, Summary: summary, Body: body})
 			if err != nil {
 				return err
 			}
@@ -174,6 +182,9 @@ Examples:
 				if o.From == "" {
 					o.From = g.agent
 				}
+				if err := knownAgent(l.Vault(), o.From); err != nil {
+					return err // a typo must not read as "no entries"
+				}
 				if o.Since, err = parseDateFlag("--since", since, false); err != nil {
 					return err
 				}
@@ -203,7 +214,7 @@ Examples:
 					printEntry(w, e)
 				}
 				if res.Acked {
-					fmt.Fprintf(w, "(%d entries acknowledged for %s)\n", len(res.Entries), res.Reader)
+					fmt.Fprintf(w, "(%s acknowledged for %s)\n", plural(len(res.Entries), "entry", "entries"), res.Reader)
 				}
 			})
 		},
@@ -211,7 +222,7 @@ Examples:
 	f := cmd.Flags()
 	f.BoolVar(&unread, "unread", false, "entries new for --agent since its cursor")
 	f.BoolVar(&ack, "ack", false, "with --unread: move the cursor past what was printed")
-	f.IntVar(&last, "last", 20, "how many of the newest matching entries (0: all)")
+	f.IntVarP(&last, "last", "n", 20, "how many of the newest matching entries (0: all)")
 	f.StringVar(&from, "from", "", "only entries written by this agent")
 	f.StringVar(&channel, "channel", "", "only this channel")
 	f.StringVar(&kind, "kind", "", "only this kind")
@@ -246,17 +257,38 @@ func newLogTailCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tail",
 		Short: "Print the newest entries; with -f, keep printing new ones as they land",
-		Long: `Print the last -n entries (default 10). With -f, keep running and print
-each new entry as it is appended, until interrupted. With --json, one JSON
-object per line.
+		Long: `Print the last -n entries (default 10; --last is the same flag, as in
+'log read'). With -f, keep running and print each new entry as it is
+appended, until interrupted.
 
-Example:
-  nexus log tail -f`,
+With --json and no -f, one JSON document, shaped like 'log read --json'
+({"count": N, "entries": [...]}). With -f and --json, one JSON object per
+entry per line (JSON Lines), as they arrive: the one command whose --json
+output is a stream, since it never ends (docs/cli.md).
+
+Examples:
+  nexus log tail -n 5
+  nexus log tail -f
+  nexus log tail -f --json | jq -r .summary`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if n < 0 {
+				return usagef("-n must be 0 or more (got %d)", n)
+			}
 			l, err := g.openLog()
 			if err != nil {
 				return err
+			}
+			if g.json && !follow {
+				es := []livelog.Entry{}
+				if n > 0 {
+					got, err := l.Read(livelog.ReadOptions{Last: n})
+					if err != nil {
+						return err
+					}
+					es = append(es, got...)
+				}
+				return g.emit(readResult{Count: len(es), Entries: es}, nil, nil)
 			}
 			show := func(e livelog.Entry) error {
 				if g.json {
@@ -284,6 +316,7 @@ Example:
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new entries")
 	cmd.Flags().IntVarP(&n, "lines", "n", 10, "how many of the newest entries to print first")
+	cmd.Flags().IntVar(&n, "last", 10, "same as -n")
 	return cmd
 }
 
@@ -303,9 +336,11 @@ wrong, entry by entry:
   truncated   a record cut short (a crash's torn tail, or a truncated file)
   unsigned    text a person typed in by hand
 
-Exit 0 when the log is intact, 1 otherwise. Unsigned text and a torn
-tail that a later append already stepped over (a crashed append that was
-never acknowledged) are listed but allowed, unless --strict.
+Exit 0 when the log is intact, 1 when it is not, 3 when it could not be
+checked at all (a lock held too long, a file it may not read). Unsigned
+text and a torn tail that a later append already stepped over (a crashed
+append that was never acknowledged) are listed but allowed, unless
+--strict.
 
 Example:
   nexus log verify --strict --json`,
@@ -317,7 +352,8 @@ Example:
 			}
 			r, err := l.Verify(g.ctx)
 			if err != nil {
-				return err
+				// Not "tampered" (exit 1): the check itself could not run.
+				return couldNotCheck(fmt.Errorf("could not verify the log: %w", err))
 			}
 			ok := r.OK(strict)
 			var verr error
@@ -330,7 +366,7 @@ Example:
 				*livelog.Report
 			}{ok, strict, r}
 			return g.emit(res, verr, func(w io.Writer) {
-				fmt.Fprintf(w, "%d signed entries in %d files: %d intact", r.Entries, len(r.Files), r.Counts[livelog.StatusIntact])
+				fmt.Fprintf(w, "%s in %s: %d intact", plural(r.Entries, "signed entry", "signed entries"), plural(len(r.Files), "file", "files"), r.Counts[livelog.StatusIntact])
 				for _, s := range []livelog.Status{livelog.StatusEdited, livelog.StatusForged, livelog.StatusReordered, livelog.StatusRemoved, livelog.StatusTruncated, livelog.StatusUnsigned} {
 					if n := r.Counts[s]; n > 0 {
 						fmt.Fprintf(w, ", %d %s", n, s)
