@@ -20,9 +20,9 @@ import (
 
 // Identity is what IDENTITY.md says about an agent.
 type Identity struct {
-	Name      string
-	Role      string
-	Created   time.Time
+	Name    string
+	Role    string
+	Created time.Time
 	// PublicKey is the agent's first key (public_key in the frontmatter),
 	// kept so that vaults from before device keys keep verifying.
 	PublicKey ed25519.PublicKey

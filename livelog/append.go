@@ -40,7 +40,9 @@ type feedHint struct {
 	Cited map[string]int64 `json:"cited,omitempty"`
 }
 
-func hintPath(stream, writer string) string { return StateDir + "/feeds/" + stream + "/" + writer + ".json" }
+func hintPath(stream, writer string) string {
+	return StateDir + "/feeds/" + stream + "/" + writer + ".json"
+}
 
 func feedLock(stream, writer string) string { return "livelog-" + stream + "-" + writer }
 
@@ -496,4 +498,3 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	}
 	return res, nil
 }
-

@@ -1,10 +1,10 @@
 package livelog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"context"
 	"strconv"
 	"strings"
 	"time"

@@ -85,7 +85,7 @@ type Entry struct {
 	feed     bool   // a feed entry (v2 signature line), not the older chain
 	qSigned  string // the q= field as signed (Quarantine may be cleared)
 	cleared  bool   // a person cleared the quarantine
-	damaged  bool // a signature line without a header, or a malformed one
+	damaged  bool   // a signature line without a header, or a malformed one
 	// steppedOver: a torn record that a later append already found and
 	// marked with the torn marker line.
 	steppedOver bool
