@@ -18,8 +18,24 @@ import (
 // analyzerName is the text analysis of every text field: Unicode word
 // breaking, width and case folding, Korean split into syllables, CJK
 // bigrams (so 배포 is found inside 배포를 and 배포가), English possessives,
-// stop words and Snowball stemming.
+// stop words and Snowball stemming. Two Hangul words separated only by
+// spaces also give the bigram of the last syllable of the first and the
+// first of the second (see crossTokenizerName).
 const analyzerName = "nexus"
+
+// queryAnalyzerName analyses the words of a query: analyzerName without
+// the bigrams across spaces, so that "시간 초과" (two words, in any order)
+// does not require the pair that only "시간초과" and "시간 초과" hold.
+const queryAnalyzerName = "nexus_query"
+
+// crossTokenizerName is the Unicode word tokenizer plus, between two
+// Hangul words separated only by spaces, one more token: the bigram of the
+// first word's last syllable and the second's first. Korean writes many
+// compounds either way (시간초과 and 시간 초과, "time-out"); with it the
+// bigrams of 시간초과 (시간 간초 초과) are all in "시간 초과" too, so a
+// query of the compound written together finds the notes that spaced it.
+// (The other way round needs nothing: 시간 and 초과 are in both.)
+const crossTokenizerName = "nexus_unicode_cross"
 
 // hangulFilterName splits the Hangul runs of a token (UAX #29 keeps a Korean
 // word with its particles, or "API를", as one word) into one token per
@@ -30,6 +46,54 @@ func init() {
 	registry.RegisterTokenFilter(hangulFilterName, func(map[string]any, *registry.Cache) (analysis.TokenFilter, error) {
 		return hangulFilter{}, nil
 	})
+	registry.RegisterTokenizer(crossTokenizerName, func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) {
+		return crossTokenizer{unicodetok.NewUnicodeTokenizer()}, nil
+	})
+}
+
+type crossTokenizer struct{ words analysis.Tokenizer }
+
+func (c crossTokenizer) Tokenize(input []byte) analysis.TokenStream {
+	ts := c.words.Tokenize(input)
+	var out analysis.TokenStream
+	for i, t := range ts {
+		if i > 0 {
+			if x := crossToken(input, ts[i-1], t); x != nil {
+				if out == nil {
+					out = append(make(analysis.TokenStream, 0, len(ts)+8), ts[:i]...)
+				}
+				out = append(out, x)
+			}
+		}
+		if out != nil {
+			out = append(out, t)
+		}
+	}
+	if out == nil {
+		return ts
+	}
+	return out
+}
+
+// crossToken is the bigram across the spaces between a and b when both
+// are Hangul there, else nil.
+func crossToken(input []byte, a, b *analysis.Token) *analysis.Token {
+	if a.End >= b.Start || b.Start-a.End > 8 {
+		return nil
+	}
+	for _, c := range string(input[a.End:b.Start]) {
+		if c != ' ' && c != '\t' && c != '\u3000' {
+			return nil
+		}
+	}
+	last, n := utf8.DecodeLastRune(a.Term)
+	first, m := utf8.DecodeRune(b.Term)
+	if !unicode.Is(unicode.Hangul, last) || !unicode.Is(unicode.Hangul, first) {
+		return nil
+	}
+	term := make([]byte, 0, n+m)
+	term = append(append(term, a.Term[len(a.Term)-n:]...), b.Term[:m]...)
+	return &analysis.Token{Term: term, Start: a.End - n, End: b.Start + m, Position: b.Position, Type: analysis.Double, KeyWord: true}
 }
 
 type hangulFilter struct{}
@@ -41,7 +105,7 @@ func isCJK(r rune) bool {
 func (hangulFilter) Filter(in analysis.TokenStream) analysis.TokenStream {
 	need := false
 	for _, t := range in {
-		if t.Type != analysis.Ideographic && hasCJK(t.Term) {
+		if t.Type != analysis.Ideographic && t.Type != analysis.Double && hasCJK(t.Term) {
 			need = true
 			break
 		}
@@ -51,7 +115,7 @@ func (hangulFilter) Filter(in analysis.TokenStream) analysis.TokenStream {
 	}
 	out := make(analysis.TokenStream, 0, len(in)*2)
 	for _, t := range in {
-		if t.Type == analysis.Ideographic || !hasCJK(t.Term) {
+		if t.Type == analysis.Ideographic || t.Type == analysis.Double || !hasCJK(t.Term) {
 			out = append(out, t)
 			continue
 		}
@@ -131,6 +195,13 @@ func addAnalyzer(m *mapping.IndexMappingImpl) error {
 	}
 	if err := m.AddCustomAnalyzer(analyzerName, map[string]any{
 		"type":          custom.Name,
+		"tokenizer":     crossTokenizerName,
+		"token_filters": chain,
+	}); err != nil {
+		return err
+	}
+	if err := m.AddCustomAnalyzer(queryAnalyzerName, map[string]any{
+		"type":          custom.Name,
 		"tokenizer":     unicodetok.Name,
 		"token_filters": chain,
 	}); err != nil {
@@ -150,14 +221,14 @@ func addAnalyzer(m *mapping.IndexMappingImpl) error {
 	}
 	if err := m.AddCustomAnalyzer(pairsAnalyzerName, map[string]any{
 		"type":          custom.Name,
-		"tokenizer":     unicodetok.Name,
+		"tokenizer":     crossTokenizerName,
 		"token_filters": append(append([]any(nil), chain...), pairFilterName),
 	}); err != nil {
 		return err
 	}
 	return m.AddCustomAnalyzer(bodyAnalyzerName, map[string]any{
 		"type":          custom.Name,
-		"tokenizer":     unicodetok.Name,
+		"tokenizer":     crossTokenizerName,
 		"token_filters": append(append([]any(nil), chain...), wordPairFilterName),
 	})
 }

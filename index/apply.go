@@ -85,7 +85,7 @@ func (ix *Index) load(f diskFile) parsed {
 		for _, w := range n.Warnings {
 			ix.warn(f.key + ": " + w)
 		}
-		return parsed{f: f, docs: buildDocs(f.key, n, st2.ModTime())}
+		return parsed{f: f, docs: buildDocs(f.key, f.disk, n, st2.ModTime())}
 	}
 }
 

@@ -2,6 +2,7 @@ package index
 
 import (
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,10 @@ type doc struct {
 	TagText  string    `json:"tagtext"`
 	Tags     []string  `json:"tag"`
 	Body     string    `json:"body"`
-	All      string    `json:"all"` // title, aliases, tags, headings and body: for "every word must occur"
+	Props    string    `json:"props"`          // the other frontmatter values, links as text
+	PropKV   []string  `json:"prop"`           // "key:" and "key:term" of every property, for prop:key:value
+	All      string    `json:"all"`            // title, aliases, tags, headings, properties and body: for "every word must occur"
+	Disk     string    `json:"disk,omitempty"` // on-disk path when it differs from Path (an NFD name)
 	Agent    string    `json:"agent"`
 	Type     string    `json:"type"`
 	Kind     string    `json:"kind"`
@@ -63,12 +67,15 @@ func logKind(rel string) string {
 	return KindNote
 }
 
-// buildDocs turns one parsed note into its search documents. mtime is the
-// fallback date.
-func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
+// buildDocs turns one parsed note into its search documents. rel is its
+// NFC key, disk its path as on disk; mtime is the fallback date.
+func buildDocs(rel, disk string, n *markdown.Note, mtime time.Time) []doc {
 	kind := logKind(rel)
+	props, kv := propFields(n.Props)
 	base := doc{
 		Path:    rel,
+		Props:   props,
+		PropKV:  kv,
 		Title:   n.Title,
 		Aliases: strings.Join(n.Aliases, "\n"),
 		Tags:    n.Tags,
@@ -77,6 +84,9 @@ func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
 		Type:    strings.ToLower(propString(n.Props, "type")),
 		Kind:    kind,
 		Date:    propTime(n.Props, "updated", "date", "created"),
+	}
+	if disk != rel {
+		base.Disk = disk
 	}
 	if base.Agent == "" {
 		if m := agentDirRe.FindStringSubmatch(rel); m != nil {
@@ -107,7 +117,10 @@ func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
 	for _, g := range groups {
 		d := base
 		if len(g) == 0 {
-			d.Line, d.End = n.BodyLine, n.BodyLine
+			// All frontmatter: found by its title, aliases, tags and
+			// property values like any other note.
+			d.Line, d.End = 1, n.BodyLine
+			d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Props}, "\n")
 			docs = append(docs, d)
 			continue
 		}
@@ -130,7 +143,7 @@ func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
 		d.Heading = g[0].Heading
 		d.Headings = strings.Join(heads, "\n")
 		d.Body = strings.Join(body, "\n")
-		d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Headings, d.Body}, "\n")
+		d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Props, d.Headings, d.Body}, "\n")
 		if kind != KindNote && g[0].Level > 0 {
 			// A log entry or decision: "TIME AGENT [CHANNEL/KIND] SUMMARY"
 			// (livelog's header); else its own time and agent when it
@@ -158,6 +171,48 @@ func buildDocs(rel string, n *markdown.Note, mtime time.Time) []doc {
 		docs = append(docs, d)
 	}
 	return docs
+}
+
+// ownFields are the properties indexed in fields of their own (title,
+// aliases, tags), left out of the props text.
+var ownFields = map[string]bool{"title": true, "aliases": true, "alias": true, "tags": true, "tag": true}
+
+// propFields returns the text of the frontmatter values (other than
+// ownFields), and the prop terms: "key:" for every key and "key:TERM" for
+// every analysed term of its value (keys lower-cased), which prop:key:value
+// queries match.
+func propFields(props map[string]any) (text string, kv []string) {
+	if len(props) == 0 {
+		return "", nil
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var texts []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			kv = append(kv, t)
+		}
+	}
+	for _, k := range keys {
+		v := markdown.PropertyText(props[k])
+		lk := strings.ToLower(strings.TrimSpace(k))
+		if lk == "" {
+			continue
+		}
+		add(lk + ":")
+		for _, t := range analyzedTerms(v) {
+			add(lk + ":" + t)
+		}
+		if !ownFields[lk] && v != "" {
+			texts = append(texts, v)
+		}
+	}
+	return strings.Join(texts, "\n"), kv
 }
 
 // group cuts sections into runs that start at each heading of level 1..max

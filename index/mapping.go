@@ -51,6 +51,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt("heading", kw(true))
 	dm.AddFieldMappingsAt("headings", text(false))
 	dm.AddFieldMappingsAt("tagtext", text(false))
+	dm.AddFieldMappingsAt("props", text(false))
+	dm.AddFieldMappingsAt("prop", kw(false))
+	dm.AddFieldMappingsAt("disk", kw(true))
 	body := text(false)
 	body.Analyzer = bodyAnalyzerName
 	body.IncludeTermVectors = false // phrases are matched through word pairs

@@ -1,13 +1,9 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +27,10 @@ type Query struct {
 	// document holds them all, documents holding some are ranked), "exact
 	// phrase" (must match), title:word or title:"a phrase" (must match the
 	// title or an alias), -word or -"phrase" (must not match), and the
-	// filters tag:T, path:P, agent:A, type:T written inline.
+	// filters tag:T, path:P, agent:A, type:T and prop:KEY:VALUE
+	// (prop:author:"Ada Lovelace": the frontmatter property KEY holds
+	// every word of VALUE; prop:KEY alone: the note has the property)
+	// written inline.
 	Text string `json:"text"`
 	// Limit is the most hits returned; default 10, at most 10,000.
 	Limit int `json:"limit,omitempty"`
@@ -96,7 +95,7 @@ var fieldBoosts = []struct {
 	field string
 	boost float64
 }{
-	{"title", 3}, {"aliases", 3}, {"tagtext", 2}, {"headings", 2}, {"body", 1},
+	{"title", 3}, {"aliases", 3}, {"tagtext", 2}, {"headings", 2}, {"props", 1.5}, {"body", 1},
 }
 
 // parsedQuery is Query.Text taken apart.
@@ -109,7 +108,12 @@ type parsedQuery struct {
 	paths    []string
 	agents   []string
 	types    []string
+	props    []propFilter
+	notProps []propFilter // -prop:key:value
 }
+
+// propFilter is prop:key:value (value "" for prop:key).
+type propFilter struct{ key, value string }
 
 // parseQueryText splits the query syntax. It never fails: an unclosed
 // quote runs to the end.
@@ -123,6 +127,7 @@ func parseQueryText(s string) parsedQuery {
 			continue
 		}
 		neg := false
+		propKey := ""
 		if r == '-' && i+1 < len(s) && s[i+1] != ' ' {
 			neg = true
 			i++
@@ -135,6 +140,29 @@ func parseQueryText(s string) parsedQuery {
 			case "title", "tag", "path", "agent", "type":
 				field = f
 				i += j + 1
+			case "prop":
+				field = f
+				i += j + 1
+				// The key runs to the next ':' (no spaces or quotes).
+				k := strings.IndexFunc(s[i:], func(r rune) bool { return unicode.IsSpace(r) || r == '"' || r == ':' })
+				if k < 0 {
+					k = len(s) - i
+				}
+				key := strings.ToLower(s[i : i+k])
+				i += k
+				if i >= len(s) || s[i] != ':' {
+					if key != "" {
+						pf := propFilter{key: key}
+						if neg {
+							p.notProps = append(p.notProps, pf)
+						} else {
+							p.props = append(p.props, pf)
+						}
+					}
+					continue
+				}
+				i++
+				propKey = key
 			}
 		}
 		var tok string
@@ -158,6 +186,17 @@ func parseQueryText(s string) parsedQuery {
 			i += end
 		}
 		tok = strings.TrimSpace(tok)
+		if field == "prop" {
+			if propKey != "" {
+				pf := propFilter{key: propKey, value: tok}
+				if neg {
+					p.notProps = append(p.notProps, pf)
+				} else {
+					p.props = append(p.props, pf)
+				}
+			}
+			continue
+		}
 		if tok == "" {
 			continue
 		}
@@ -188,7 +227,7 @@ func matchField(text, field string, boost float64) query.Query {
 	q.SetField(field)
 	q.SetBoost(boost)
 	// The body holds words and word pairs; a word query matches words.
-	q.Analyzer = analyzerName
+	q.Analyzer = queryAnalyzerName
 	return q
 }
 
@@ -243,10 +282,11 @@ func uniq(s []string) []string {
 	return out
 }
 
-// analyzedTerms returns the index terms of text.
+// analyzedTerms returns the index terms of text's words (as a query has
+// them: no Hangul bigrams across spaces).
 func analyzedTerms(text string) []string {
 	var out []string
-	for _, t := range queryMapping().AnalyzerNamed(analyzerName).Analyze([]byte(text)) {
+	for _, t := range queryMapping().AnalyzerNamed(queryAnalyzerName).Analyze([]byte(text)) {
 		out = append(out, string(t.Term))
 	}
 	return out
@@ -360,7 +400,7 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		if all && nterms > 0 {
 			m := bleve.NewMatchQuery(free)
 			m.SetField("all")
-			m.Analyzer = analyzerName
+			m.Analyzer = queryAnalyzerName
 			m.SetOperator(query.MatchQueryOperatorAnd)
 			pl.words, pl.wordsF = m, wordsFilter(free)
 			for i, t := range [][]query.Query{phrase, together, names, heads} {
@@ -419,6 +459,12 @@ func buildQuery(q Query, all bool) (*plan, error) {
 			filters = append(filters, bleve.NewDisjunctionQuery(exact, nested))
 		}
 	}
+	for _, pf := range p.props {
+		filters = append(filters, propQuery(pf))
+	}
+	for _, pf := range p.notProps {
+		pl.mustNot = append(pl.mustNot, propQuery(pf))
+	}
 	for _, pp := range append(p.paths, q.PathPrefix) {
 		if pp = strings.TrimSpace(pp); pp != "" {
 			c, err := vault.CleanRel(pp)
@@ -428,6 +474,7 @@ func buildQuery(q Query, all bool) (*plan, error) {
 			if strings.HasSuffix(pp, "/") {
 				c += "/"
 			}
+			c = norm.NFC.String(c) // paths are indexed NFC
 			pq := bleve.NewPrefixQuery(c)
 			pq.SetField("path")
 			filters = append(filters, pq)
@@ -450,6 +497,25 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		pl.filter = bleve.NewConjunctionQuery(filters...)
 	}
 	return pl, nil
+}
+
+// propQuery matches the documents whose property pf.key holds every
+// analysed term of pf.value (or, with no value, that have the property).
+func propQuery(pf propFilter) query.Query {
+	terms := uniq(analyzedTerms(pf.value))
+	if len(terms) == 0 {
+		terms = []string{""}
+	}
+	var qs []query.Query
+	for _, t := range terms {
+		tq := bleve.NewTermQuery(pf.key + ":" + t)
+		tq.SetField("prop")
+		qs = append(qs, tq)
+	}
+	if len(qs) == 1 {
+		return qs[0]
+	}
+	return bleve.NewConjunctionQuery(qs...)
 }
 
 // query is a plan without tiers as one bleve query.
@@ -596,6 +662,9 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 			hit.Score = 0 // JSON cannot carry it
 		}
 		hit.Path, _ = h.Fields["path"].(string)
+		if disk, _ := h.Fields["disk"].(string); disk != "" {
+			hit.Path = disk // as on disk, so it opens (an NFD name)
+		}
 		hit.Title, _ = h.Fields["title"].(string)
 		hit.Heading, _ = h.Fields["heading"].(string)
 		hit.Kind, _ = h.Fields["kind"].(string)
@@ -619,7 +688,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 }
 
 // hitFields are the stored fields a Hit is made of.
-var hitFields = []string{"path", "title", "heading", "line", "end", "agent", "type", "kind", "date"}
+var hitFields = []string{"path", "disk", "title", "heading", "line", "end", "agent", "type", "kind", "date"}
 
 // run evaluates a plan: the best limit documents and how many match.
 // ix.bmu must be held.
@@ -751,167 +820,6 @@ func queryTerms(an analysis.Analyzer, p parsedQuery) map[string]bool {
 	return terms
 }
 
-const snippetRunes = 200
-
-// snippet reads the hit's section from its file and returns the window
-// with the most distinct query terms, terms wrapped in ** **. To stay
-// cheap on long sections it finds candidate places by plain substring
-// search for each analysed query term (a stem is a prefix of its words; a
-// CJK bigram is a substring), and runs the analyzer only on the window.
-func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) string {
-	text := maskComments(ix.sectionText(h))
-	if text == "" {
-		return ""
-	}
-	type span struct {
-		start, end int
-		term       string
-	}
-	lower := asciiLower(text)
-	var cands []span
-	for t := range terms {
-		for off, n := 0, 0; n < 50; n++ {
-			k := strings.Index(lower[off:], t)
-			if k < 0 {
-				break
-			}
-			cands = append(cands, span{off + k, off + k + len(t), t})
-			off += k + len(t)
-		}
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].start < cands[j].start })
-	maxBytes := snippetRunes * 2
-	start := 0
-	if len(cands) > 0 {
-		best, bestN := 0, 0
-		for i := range cands {
-			seen := map[string]bool{}
-			for j := i; j < len(cands) && cands[j].end-cands[i].start <= maxBytes; j++ {
-				seen[cands[j].term] = true
-			}
-			if len(seen) > bestN {
-				best, bestN = i, len(seen)
-			}
-		}
-		start = cands[best].start - 40
-	}
-	if start < 0 {
-		start = 0
-	}
-	for start > 0 && !utf8.RuneStart(text[start]) {
-		start--
-	}
-	// Start on a word boundary.
-	if start > 0 {
-		if k := strings.IndexAny(text[start:], " \n"); k >= 0 && k < 30 {
-			start += k + 1
-		}
-	}
-	end := start
-	for n := 0; end < len(text) && n < snippetRunes; n++ {
-		_, sz := utf8.DecodeRuneInString(text[end:])
-		end += sz
-	}
-	win := text[start:end]
-	var b strings.Builder
-	if start > 0 {
-		b.WriteString("…")
-	}
-	pos := 0
-	for _, t := range an.Analyze([]byte(win)) {
-		if !terms[string(t.Term)] || t.Start < pos || t.End > len(win) {
-			continue
-		}
-		b.WriteString(win[pos:t.Start])
-		b.WriteString("**" + win[t.Start:t.End] + "**")
-		pos = t.End
-	}
-	b.WriteString(win[pos:])
-	if end < len(text) {
-		b.WriteString("…")
-	}
-	return strings.Join(strings.Fields(b.String()), " ")
-}
-
-// asciiLower lower-cases ASCII letters only, so byte offsets stay valid.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 32
-		}
-	}
-	return string(b)
-}
-
-// sectionText returns the lines of a hit's section, with the frontmatter
-// and the simplest markup taken away. At most 64 KiB.
-func (ix *Index) sectionText(h Hit) string {
-	// Paths are indexed NFC; a file saved with an NFD name (macOS) is
-	// found by its NFD form.
-	data, err := os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(h.Path)))
-	if err != nil {
-		data, err = os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(norm.NFD.String(h.Path))))
-	}
-	if err != nil || !utf8.Valid(data) {
-		return ""
-	}
-	_, body, ok := vault.SplitFrontmatter(data)
-	skip := 0
-	if ok {
-		skip = bytes.Count(data[:len(data)-len(body)], []byte("\n"))
-	}
-	from, to := h.Line-1, h.EndLine
-	if from < skip {
-		from = skip
-	}
-	// Cut lines from..to-1 (0-based) without splitting the whole file:
-	// notes can be large and only one section is wanted.
-	start, line := 0, 0
-	for line < from {
-		k := bytes.IndexByte(data[start:], '\n')
-		if k < 0 {
-			return ""
-		}
-		start += k + 1
-		line++
-	}
-	end := start
-	for to <= from || line < to {
-		k := bytes.IndexByte(data[end:], '\n')
-		if k < 0 {
-			end = len(data)
-			break
-		}
-		end += k + 1
-		line++
-		if end-start > 64<<10 {
-			break
-		}
-	}
-	lines := strings.Split(string(data[start:end]), "\n")
-	from, to = 0, len(lines)
-	sec := lines[from:to]
-	for i, l := range sec {
-		// Heading markers: blank them, keeping offsets.
-		if n := len(l) - len(strings.TrimLeft(l, "#")); n > 0 && n <= 6 && len(l) > n && l[n] == ' ' {
-			sec[i] = strings.Repeat(" ", n) + l[n:]
-		}
-	}
-	s := strings.Join(sec, "\n")
-	if len(s) > 64<<10 {
-		s = s[:64<<10]
-		for len(s) > 0 && !utf8.ValidString(s) {
-			s = s[:len(s)-1]
-		}
-	}
-	return markupCleaner.Replace(s)
-}
-
-// markupCleaner blanks the markup characters that would clutter a snippet,
-// keeping every byte offset (same-length replacements).
-var markupCleaner = strings.NewReplacer("[[", "  ", "]]", "  ", "**", "  ", "__", "  ", "`", " ", "\r", " ")
-
 // flushPending indexes the watcher's queued paths now, debounce or not, so
 // that a search right after a save sees it.
 func (ix *Index) flushPending(ctx context.Context) {
@@ -933,34 +841,3 @@ func (ix *Index) flushPending(ctx context.Context) {
 // Proximity boosts: the words as a title phrase, and each adjacent pair in
 // the body.
 const phraseBoost, pairBoost = 10.0, 200.0
-
-// maskComments blanks out HTML comments (the live log's signature lines)
-// and Obsidian %%comments%% so they never show in a snippet. They become
-// spaces of the same length, keeping every other offset.
-func maskComments(text string) string {
-	if !strings.Contains(text, "<!--") && !strings.Contains(text, "%%") {
-		return text
-	}
-	b := []byte(text)
-	for _, d := range [][2]string{{"<!--", "-->"}, {"%%", "%%"}} {
-		for off := 0; ; {
-			i := strings.Index(string(b[off:]), d[0])
-			if i < 0 {
-				break
-			}
-			i += off
-			j := strings.Index(string(b[i+len(d[0]):]), d[1])
-			end := len(b)
-			if j >= 0 {
-				end = i + len(d[0]) + j + len(d[1])
-			}
-			for k := i; k < end; k++ {
-				if b[k] != '\n' {
-					b[k] = ' '
-				}
-			}
-			off = end
-		}
-	}
-	return string(b)
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/index"
+	"github.com/nexus-memory/nexus/internal/version"
 	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
@@ -27,7 +28,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Version is reported to clients as the server version.
+	// Version is reported to clients as the server version (serverInfo);
+	// empty means the nexus module's version from the build information,
+	// as 'nexus version' prints it.
 	Version string
 	// LogPollInterval is how often the live log is checked for appends by
 	// other processes, to notify subscribers (default 250ms).
@@ -99,7 +102,7 @@ func New(opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	if opts.Version == "" {
-		opts.Version = "dev"
+		opts.Version = version.String()
 	}
 	if opts.LogPollInterval <= 0 {
 		opts.LogPollInterval = 250 * time.Millisecond

@@ -21,7 +21,12 @@ func newCheckpointCmd(g *globals) *cobra.Command {
 next step, files touched, notes — so it can resume after a crash or in a new
 session. It lives in agents/NAME/checkpoints/CURRENT.md (markdown with the
 fields in its frontmatter); each save keeps the previous one under
-checkpoints/history/.`,
+checkpoints/history/. Limits: task, state and next 4 KiB each, notes
+64 KiB, at most 200 files.
+
+Examples:
+  nexus --agent lyra checkpoint save --task "Migrate users" --state "steps 1-6 done" --next "step 7"
+  nexus --agent lyra checkpoint show`,
 	}
 	cmd.AddCommand(newCheckpointSaveCmd(g), newCheckpointShowCmd(g))
 	return cmd
@@ -41,7 +46,8 @@ func newCheckpointSaveCmd(g *globals) *cobra.Command {
 		Short: "Replace CURRENT.md with a new checkpoint (the old one goes to history)",
 		Long: `Save a checkpoint for --agent. --task is required. CURRENT.md is replaced
 atomically; the previous CURRENT.md is kept, byte for byte, as
-checkpoints/history/TIME.md.
+checkpoints/history/TIME.md. --task, --state and --next take at most 4 KiB
+each, the notes together 64 KiB, --files at most 200 paths.
 
 Example:
   nexus --agent lyra checkpoint save --task "migrate db" --state "step 3/5 done" \

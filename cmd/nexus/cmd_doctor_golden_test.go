@@ -2,21 +2,11 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/nexus-memory/nexus/internal/doctor"
 )
-
-func init() {
-	// -update rewrites golden files. Other test files of this package may
-	// declare the same flag; register it only once.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
 
 // TestDoctorOutputGolden pins the human output of 'nexus doctor'.
 func TestDoctorOutputGolden(t *testing.T) {
@@ -52,22 +42,7 @@ func TestDoctorOutputGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
 			printDoctor(&buf, rep)
-			path := filepath.Join("testdata", name)
-			if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("output differs from %s (run with -update if intended):\n--- got\n%s--- want\n%s", path, buf.Bytes(), want)
-			}
+			checkGolden(t, filepath.Join("testdata", name), "TestDoctorOutputGolden", buf.Bytes())
 		})
 	}
 }

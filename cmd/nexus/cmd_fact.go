@@ -28,7 +28,15 @@ func newFactCmd(g *globals) *cobra.Command {
 agents/AGENT/memory/SLUG.md, listed one line each in memory/INDEX.md (which
 the session-start render always includes). Every fact command first brings
 INDEX.md in step with fact files a person created, edited, renamed or
-deleted in Obsidian.`,
+deleted in Obsidian. Limits: name 120 and description 300 characters (any
+script counts one per character), body 32 KiB; INDEX.md holds at most
+memory_index_line_limit lines (config, default 200).
+
+Examples:
+  nexus --agent lyra fact write --name "Deploy rule" --type feedback \
+      --description "Staging first, always" "Deploy to staging, wait for the canary, then prod."
+  nexus --agent lyra fact list
+  nexus --agent lyra fact read deploy-rule`,
 	}
 	var o factWriteOptions
 	write := &cobra.Command{

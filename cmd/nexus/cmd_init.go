@@ -18,7 +18,10 @@ func newInitCmd(g *globals) *cobra.Command {
 		Long: `Create the vault layout in DIR: .nexus/ (config, keys, index, state),
 agents/, log/live/, projects/ and review/. Existing files and folders are
 never changed, so it is safe on an existing Obsidian vault and safe to run
-twice.`,
+twice.
+
+Example:
+  nexus init ~/vault && export NEXUS_VAULT=~/vault`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."

@@ -25,7 +25,13 @@ func newLogCmd(g *globals) *cobra.Command {
 agent reads before it replies and appends to after each meaningful turn.
 Each entry is signed with its agent's key and chained to the one before,
 so 'nexus log verify' can tell what was edited, removed or reordered.
-See docs/livelog.md for the entry format (a person may append by hand).`,
+See docs/livelog.md for the entry format (a person may append by hand).
+
+Examples:
+  nexus --agent lyra log append --channel deploy --kind shipped "Fixed the login timeout"
+  nexus --agent ella log read --unread --ack
+  nexus log tail -f
+  nexus log verify`,
 	}
 	cmd.AddCommand(newLogAppendCmd(g), newLogReadCmd(g), newLogTailCmd(g), newLogVerifyCmd(g))
 	return cmd

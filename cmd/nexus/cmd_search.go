@@ -50,6 +50,13 @@ Query syntax:
   title:staging        must match the title or an alias (title:"two words")
   deploy -docker       must not contain docker (also -"a phrase")
   tag:infra path:projects/ agent:lyra type:feedback   inline filters
+  prop:author:"Ada Lovelace"   the frontmatter property author holds these
+                       words (links count as their text); prop:reviewer:
+                       the note has the property; -prop:status:draft: not
+
+Frontmatter property values are searchable text too, so a note whose
+author is [[Ada Lovelace]] is found by "Ada Lovelace". Korean compounds
+find each other with and without the space (시간초과, 시간 초과).
 
 Filters: --type, --tag, --path (a path prefix), --since/--until (YYYY-MM-DD
 or RFC 3339, inclusive; the date is the note's updated/date/created property,

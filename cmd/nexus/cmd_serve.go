@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-memory/nexus/internal/version"
 	"github.com/nexus-memory/nexus/mcpserver"
 )
 
@@ -24,9 +25,6 @@ type serveOptions struct {
 	insecureListen bool
 	logLevel       string
 }
-
-// version is reported to MCP clients.
-var version = "dev"
 
 func newServeCmd(g *globals) *cobra.Command {
 	var o serveOptions
@@ -98,7 +96,7 @@ func runServe(g *globals, o serveOptions) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := mcpserver.New(mcpserver.Options{Vault: v, Logger: logger, Now: g.now, Version: version})
+	srv, err := mcpserver.New(mcpserver.Options{Vault: v, Logger: logger, Now: g.now, Version: version.String()})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/version"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -69,7 +70,13 @@ func TestServeStdioInProcess(t *testing.T) {
 		}
 		return m
 	}
-	rpc(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	hello := rpc(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	// serverInfo carries the version 'nexus version' prints.
+	if r, _ := hello["result"].(map[string]any); r == nil {
+		t.Fatalf("initialize: %v", hello)
+	} else if si, _ := r["serverInfo"].(map[string]any); si["name"] != "nexus" || si["version"] != version.String() {
+		t.Errorf("serverInfo %v, want nexus %s", si, version.String())
+	}
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	tools := rpc(2, "tools/list", `{}`)
 	b, _ := json.Marshal(tools)

@@ -22,7 +22,10 @@ func newSnapshotCmd(g *globals) *cobra.Command {
 		Long: `Every bulk change (review approve --all, rollback) first copies the files
 it may change into .nexus/state/snapshots/ID/ with a manifest; 'nexus
 rollback ID' puts them back. The newest snapshots_keep (config, default 20)
-are kept.`,
+are kept.
+
+Example:
+  nexus snapshot list`,
 	}
 	list := &cobra.Command{
 		Use:   "list",

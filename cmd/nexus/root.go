@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -69,7 +70,16 @@ commands and as MCP tools ('nexus serve').
 The vault is --vault, else $NEXUS_VAULT, else the nearest folder upward
 holding .nexus/. The agent is --agent, else $NEXUS_AGENT.
 
-Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage.`,
+Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage (docs/cli.md).
+With --json every command prints exactly one JSON document on stdout, for
+failures too ({"success": false, "error": ..., "exit_code": ...}).
+
+Examples:
+  nexus init ~/vault && export NEXUS_VAULT=~/vault
+  nexus agent add lyra --role "operations: deploys, on-call"
+  nexus --agent lyra prompt
+  nexus search "로그인" --json
+  nexus COMMAND --help`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -78,6 +88,19 @@ Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage.`,
 	pf.StringVar(&g.vaultDir, "vault", "", "vault folder (default $NEXUS_VAULT, else nearest folder upward holding .nexus/)")
 	pf.StringVar(&g.agent, "agent", "", "agent name (default $NEXUS_AGENT)")
 	pf.BoolVar(&g.json, "json", false, "print one machine-readable JSON document on stdout")
+	var showVersion bool
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version (same as 'nexus version')")
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		g.ran = true
+		if showVersion {
+			return runVersion(g)
+		}
+		return cmd.Help()
+	}
+	root.RegisterFlagCompletionFunc("agent", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return g.agentNames(), cobra.ShellCompDirectiveNoFileComp
+	})
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err.Error()} })
 	var cmds []*cobra.Command
 	for _, f := range subcommands {
@@ -178,6 +201,17 @@ func (g *globals) openVault() (*vault.Vault, error) {
 		return nil, err
 	}
 	return vault.Open(dir)
+}
+
+// agentNames lists the vault's agents, for shell completion; nil when there
+// is no vault.
+func (g *globals) agentNames() []string {
+	v, err := g.openVault()
+	if err != nil {
+		return nil
+	}
+	names, _ := identity.List(v)
+	return names
 }
 
 // agentName returns --agent or $NEXUS_AGENT, or a usage error.

@@ -19,6 +19,17 @@ type Options struct {
 	Korean  float64 // share of Korean notes (default 0.15)
 	Big     int     // number of ~200 KB notes (default Notes/25000 + 2)
 	Needles bool    // plant the 20 needles
+	// Conventions adds notes in Obsidian's ways (see Planted): book notes
+	// whose author property links to a person, notes that are all
+	// frontmatter, and emoji tags in frontmatter and inline.
+	Conventions bool
+}
+
+// Planted is what Options.Conventions added: the notes each query must
+// find (all of them, ahead of any other note).
+type Planted struct {
+	Query string   `json:"query"`
+	Paths []string `json:"paths"`
 }
 
 // Needle is a fact planted in one note.
@@ -38,7 +49,12 @@ type Vault struct {
 	// KoreanNouns are 2-syllable nouns used in the Korean text, for recall
 	// measurements (each appears with particles attached).
 	KoreanNouns []string
+	// Planted lists the Options.Conventions notes by the query that must
+	// find them.
+	Planted []Planted
 }
+
+var authors = []string{"Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "Barbara Liskov", "Donald Knuth"}
 
 var english = strings.Fields(`the of and to in is for on that with as it be by this are from at or an was
 have not but which they their one all were we can has more will if about when there been so what than
@@ -270,6 +286,11 @@ func Generate(dir string, o Options) (*Vault, error) {
 			return nil, err
 		}
 	}
+	if o.Conventions {
+		if err := conventions(out, o.Seed, write); err != nil {
+			return nil, err
+		}
+	}
 	// Live-log segments: one entry per "##" section.
 	months := 1 + o.Notes/5000
 	for m := 0; m < months && m < 12; m++ {
@@ -295,4 +316,58 @@ func slug(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// conventions writes the Options.Conventions notes, with their own random
+// source so the rest of the vault is the same with or without them.
+func conventions(out *Vault, seed uint64, write func(rel, text string) error) error {
+	r := rand.New(rand.NewPCG(seed, 0x636f6e76))
+	g := &gen{r: r, zipf: rand.NewZipf(r, 1.07, 2, uint64(len(english)-1))}
+	byAuthor := map[string][]string{}
+	var trees, books, inbox []string
+	for i := 0; i < 60; i++ {
+		a := authors[min(int(r.ExpFloat64()*1.5), len(authors)-1)]
+		rel := fmt.Sprintf("books/book-%02d.md", i)
+		text := fmt.Sprintf("---\nauthor: \"[[%s]]\"\nyear: %d\ntags: [reading]\n---\n%s\n", a, 1900+r.IntN(120), g.paragraph(false))
+		if i%5 == 0 {
+			text += "\nOn the shelf #📚\n"
+			books = append(books, rel)
+		}
+		if err := write(rel, text); err != nil {
+			return err
+		}
+		byAuthor[a] = append(byAuthor[a], rel)
+	}
+	for _, a := range authors {
+		rel := "people/" + a + ".md"
+		if err := write(rel, fmt.Sprintf("---\ntype: person\n---\n# %s\n\n%s\n", a, g.paragraph(false))); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < 30; i++ {
+		title := fmt.Sprintf("Inbox %s %s", []string{"Quokka", "Narwhal", "Axolotl"}[i%3], g.title(false))
+		rel := fmt.Sprintf("inbox/item-%02d.md", i)
+		tags := "[inbox]"
+		if i%2 == 0 {
+			tags = "[inbox, 🌲]"
+			trees = append(trees, rel)
+		}
+		if err := write(rel, fmt.Sprintf("---\ntitle: %q\ntags: %s\n---\n", title, tags)); err != nil {
+			return err
+		}
+		if i%3 == 0 {
+			inbox = append(inbox, rel)
+		}
+	}
+	for _, a := range authors {
+		if len(byAuthor[a]) > 0 {
+			out.Planted = append(out.Planted, Planted{Query: fmt.Sprintf("prop:author:%q", a), Paths: byAuthor[a]})
+		}
+	}
+	out.Planted = append(out.Planted,
+		Planted{Query: "tag:🌲", Paths: trees},
+		Planted{Query: "tag:📚", Paths: books},
+		Planted{Query: "inbox quokka", Paths: inbox},
+	)
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -69,9 +70,20 @@ var md = goldmark.New()
 
 var (
 	wikilinkRe = regexp.MustCompile(`!?\[\[([^\[\]\|#^]*)(?:[#^][^\[\]\|]*)?(?:\|([^\[\]]*))?\]\]`)
-	tagRe      = regexp.MustCompile(`(?:^|[\s(\[,;:!?"'])#([\p{L}\p{N}\p{M}_/\-]+)`)
-	commentRe  = regexp.MustCompile(`(?s)%%.*?%%`)
+	// tagRe: letters, digits and marks of any script, emoji (symbols
+	// other, skin-tone modifiers, the zero-width joiner; variation
+	// selectors are marks), _ - and / (SPEC §9).
+	tagRe     = regexp.MustCompile(`(?:^|[\s(\[,;:!?"'])#([\p{L}\p{N}\p{M}\p{So}\x{1F3FB}-\x{1F3FF}\x{200D}_/\-]+)`)
+	commentRe = regexp.MustCompile(`(?s)%%.*?%%`)
+	// mathRe is $$…$$ math, which is neither text nor tags.
+	mathRe = regexp.MustCompile(`(?s)\$\$.*?\$\$`)
+	// blockIDRe is an Obsidian block id: " ^id" ending a line, or a line
+	// holding only "^id" (after a list or a table).
+	blockIDRe = regexp.MustCompile(`(?m)(?:^|[ \t])\^[A-Za-z0-9-]+[ \t]*$`)
 )
+
+// bom is the UTF-8 byte order mark some editors write first.
+const bom = "\ufeff"
 
 // Parse parses a note. name is its vault-relative path (for the fallback
 // title). Parse never fails and never panics on any input.
@@ -81,6 +93,9 @@ func Parse(name string, data []byte) *Note {
 		n.Warnings = append(n.Warnings, "invalid UTF-8 replaced")
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 	}
+	// A BOM before the frontmatter would hide it (and the title and tags
+	// in it): it is not content.
+	data = bytes.TrimPrefix(data, []byte(bom))
 	body := data
 	if fm, b, ok := vault.SplitFrontmatter(data); ok {
 		props := map[string]any{}
@@ -131,7 +146,7 @@ func firstLine(s string) string {
 }
 
 // normTag strips "#" and lower-cases; it returns "" for something that is not
-// a tag (empty, or digits only).
+// a tag (empty, digits only, or holding a character tags cannot hold).
 func normTag(t string) string {
 	t = strings.TrimPrefix(strings.TrimSpace(t), "#")
 	t = strings.Trim(t, "/")
@@ -140,7 +155,7 @@ func normTag(t string) string {
 	}
 	digits := true
 	for _, r := range t {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || r == '_' || r == '-' || r == '/') {
+		if !isTagRune(r) {
 			return ""
 		}
 		if !unicode.IsDigit(r) {
@@ -151,6 +166,20 @@ func normTag(t string) string {
 		return ""
 	}
 	return strings.ToLower(t)
+}
+
+// isTagRune reports whether r may be part of a tag: a letter, digit or
+// mark of any script, an emoji (Obsidian accepts #📚), _ - or /.
+func isTagRune(r rune) bool {
+	switch {
+	case unicode.IsLetter(r), unicode.IsDigit(r), unicode.IsMark(r), r == '_', r == '-', r == '/':
+		return true
+	case r < utf8.RuneSelf:
+		return false // ASCII punctuation and symbols end a tag
+	case unicode.Is(unicode.So, r), r >= 0x1F3FB && r <= 0x1F3FF, r == 0x200D:
+		return true
+	}
+	return false
 }
 
 // stringList reads a property that may be a list or a single string.
@@ -343,6 +372,12 @@ func (p *parser) inlines(n ast.Node) (prose, code string) {
 	if strings.Contains(s, "%%") {
 		s = commentRe.ReplaceAllString(s, " ")
 	}
+	if strings.Contains(s, "$$") {
+		s = mathRe.ReplaceAllString(s, " ")
+	}
+	if strings.IndexByte(s, '^') >= 0 {
+		s = blockIDRe.ReplaceAllString(s, "")
+	}
 	if strings.IndexByte(s, '#') >= 0 {
 		for _, m := range tagRe.FindAllStringSubmatch(s, -1) {
 			p.tags.add(normTag(m[1]))
@@ -378,4 +413,127 @@ func (p *parser) mdLink(dest string) {
 	if d != "" {
 		p.links.add(d)
 	}
+}
+
+// mdLinkRe is a markdown link or image: [text](dest).
+var mdLinkRe = regexp.MustCompile(`!?\[([^\[\]]*)\]\([^()\s]*(?:\s+"[^"]*")?\)`)
+
+// Display returns text as Obsidian shows it in reading view, for
+// snippets: a wikilink or embed as its shown text, else its target
+// ("Note > Heading" for [[Note#Heading]], the note for a block link); a
+// markdown link as its text; %%comments%%, $$math$$ and ^block-id markers
+// left out. Everything else is kept as it is.
+func Display(text string) string {
+	if strings.Contains(text, "%%") {
+		text = commentRe.ReplaceAllString(text, " ")
+	}
+	if strings.Contains(text, "$$") {
+		text = mathRe.ReplaceAllString(text, " ")
+	}
+	if strings.IndexByte(text, '^') >= 0 {
+		text = blockIDRe.ReplaceAllString(text, "")
+	}
+	if strings.Contains(text, "[[") {
+		text = wikilinkRe.ReplaceAllStringFunc(text, func(m string) string {
+			return wikiDisplay(m, false)
+		})
+	}
+	if strings.Contains(text, "](") {
+		text = mdLinkRe.ReplaceAllString(text, "$1")
+	}
+	return text
+}
+
+// DisplayProperty is [Display] for a property value: a wikilink with
+// shown text also names its target, "Ada (Ada Lovelace)", since a
+// property is often matched by the name it links to.
+func DisplayProperty(text string) string {
+	if strings.Contains(text, "[[") {
+		text = wikilinkRe.ReplaceAllStringFunc(text, func(m string) string {
+			shown, target := wikiParts(m)
+			if shown == "" || shown == target {
+				return target
+			}
+			return shown + " (" + target + ")"
+		})
+	}
+	return Display(text)
+}
+
+// wikiParts takes a wikilink or embed apart: the text it was given to
+// show ("" if none) and its target as Obsidian shows it ("Note > Heading"
+// for [[Note#Heading]], the note alone for a block link).
+func wikiParts(m string) (shown, target string) {
+	inner := strings.TrimPrefix(strings.TrimPrefix(m, "!"), "[[")
+	inner = strings.TrimSuffix(inner, "]]")
+	t, sh, _ := strings.Cut(inner, "|")
+	note, sub, _ := strings.Cut(strings.TrimSpace(t), "#")
+	target = note
+	if sub != "" && !strings.HasPrefix(sub, "^") {
+		if note == "" {
+			target = sub
+		} else {
+			target = note + " > " + sub
+		}
+	}
+	return strings.TrimSpace(sh), target
+}
+
+// wikiDisplay is what a wikilink shows; with both, its target as well
+// (for search: [[Ada Lovelace|Ada]] is found by "Lovelace").
+func wikiDisplay(m string, both bool) string {
+	shown, target := wikiParts(m)
+	switch {
+	case shown == "":
+		return target
+	case both:
+		return shown + " " + target
+	}
+	return shown
+}
+
+// PropertyText is a frontmatter value as text to search: strings as they
+// are with each wikilink as its shown text and its target ("[[Ada
+// Lovelace|Ada]]" gives "Ada Ada Lovelace"), lists joined by newlines,
+// numbers, booleans and dates as written, nested maps by their values.
+func PropertyText(v any) string {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case nil:
+		case string:
+			s := x
+			if strings.Contains(s, "[[") {
+				s = wikilinkRe.ReplaceAllStringFunc(s, func(m string) string { return wikiDisplay(m, true) })
+			}
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(strings.TrimSpace(s))
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		case time.Time:
+			if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+				walk(x.Format("2006-01-02"))
+			} else {
+				walk(x.Format(time.RFC3339))
+			}
+		default:
+			walk(fmt.Sprint(x))
+		}
+	}
+	walk(v)
+	return b.String()
 }

@@ -103,8 +103,97 @@ func TestTagRules(t *testing.T) {
 	}
 }
 
+func TestObsidianSyntax(t *testing.T) {
+	tests := []struct {
+		name     string
+		src      string
+		tags     []string
+		text     string   // the sections' text, joined
+		notText  []string // must not be in it
+		title    string
+		wantProp string // a property key that must be parsed
+	}{
+		{name: "emoji tags", src: "---\ntags: [🌲, \"#🍎/red\"]\n---\nRead #📚 and #👩‍💻 and #a❤️b, not #,x\n",
+			tags: []string{"🌲", "🍎/red", "📚", "👩‍💻", "a❤️b"}},
+		{name: "ASCII symbols end a tag", src: "#a+b #c=d #e|f\n", tags: []string{"a", "c", "e"}},
+		{name: "BOM before frontmatter", src: "\ufeff---\ntitle: T\ntags: [x]\n---\nbody\n", title: "T", tags: []string{"x"}, wantProp: "title", text: "body"},
+		{name: "block ids", src: "A fact ^abc-1\n\n- item\n\n^list-id\n", text: "A fact", notText: []string{"abc-1", "list-id", "^"}},
+		{name: "math", src: "$$\n#mtag x^2\n$$\ntext $$a #b$$ after\n", text: "after", notText: []string{"mtag", "x^2"}},
+		{name: "caret inside a word stays", src: "x^2 is not a block id\n", text: "x^2 is not a block id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Parse("n.md", []byte(tt.src))
+			if tt.tags != nil && !reflect.DeepEqual(n.Tags, tt.tags) {
+				t.Errorf("tags %q, want %q", n.Tags, tt.tags)
+			}
+			if tt.title != "" && n.Title != tt.title {
+				t.Errorf("title %q, want %q", n.Title, tt.title)
+			}
+			if tt.wantProp != "" {
+				if _, ok := n.Props[tt.wantProp]; !ok {
+					t.Errorf("props %v lack %q", n.Props, tt.wantProp)
+				}
+			}
+			var all []string
+			for _, s := range n.Sections {
+				all = append(all, s.Text)
+			}
+			text := strings.Join(all, "\n")
+			if !strings.Contains(text, tt.text) {
+				t.Errorf("text %q lacks %q", text, tt.text)
+			}
+			for _, x := range tt.notText {
+				if strings.Contains(text, x) {
+					t.Errorf("text %q holds %q", text, x)
+				}
+			}
+		})
+	}
+}
+
+func TestDisplay(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"[[Note]]", "Note"},
+		{"[[Note|shown]]", "shown"},
+		{"[[Note#Heading]]", "Note > Heading"},
+		{"[[Note#^blk]]", "Note"},
+		{"[[#Local]]", "Local"},
+		{"![[img.png]] x", "img.png x"},
+		{"[text](My%20Note.md) and [s](https://e.com \"t\")", "text and s"},
+		{"a %%hidden%% b", "a   b"},
+		{"fact ^id-1", "fact"},
+		{"$$x$$y", " y"},
+	} {
+		if got := Display(tt.in); got != tt.want {
+			t.Errorf("Display(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := DisplayProperty("[[Ada Lovelace|Ada]]"); got != "Ada (Ada Lovelace)" {
+		t.Errorf("DisplayProperty = %q", got)
+	}
+}
+
+func TestPropertyText(t *testing.T) {
+	for _, tt := range []struct {
+		in   any
+		want string
+	}{
+		{"[[Ada Lovelace]]", "Ada Lovelace"},
+		{"[[Ada Lovelace|Ada]]", "Ada Ada Lovelace"},
+		{[]any{[]any{"Grace Hopper"}}, "Grace Hopper"}, // related: [[Grace Hopper]] unquoted is a YAML list
+		{[]any{"a", 3, true}, "a\n3\ntrue"},
+		{map[string]any{"b": "y", "a": "x"}, "x\ny"},
+		{nil, ""},
+	} {
+		if got := PropertyText(tt.in); got != tt.want {
+			t.Errorf("PropertyText(%#v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"", "---\n---\n", "---\ntags: [a, b]\n---\n# T\n#x [[y|z]]", "```\n#a\n", "## \n#", "%%#a%% [[", "\xff\x00---"} {
+	for _, s := range []string{"", "---\n---\n", "---\ntags: [a, b]\n---\n# T\n#x [[y|z]]", "```\n#a\n", "## \n#", "%%#a%% [[", "\xff\x00---", "\ufeff---\ntags: [🌲]\n---\n#📚 ^id $$#m$$"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -120,6 +209,14 @@ func FuzzParse(f *testing.F) {
 		// The title falls back to the file name, so it is never empty.
 		if n.Title == "" {
 			t.Fatal("no title")
+		}
+		for _, tag := range n.Tags {
+			if tag == "" || strings.ContainsAny(tag, " \t\n#,") {
+				t.Fatalf("tag %q", tag)
+			}
+		}
+		if utf8.ValidString(src) && !utf8.ValidString(Display(src)) {
+			t.Fatal("Display made valid text invalid")
 		}
 	})
 }

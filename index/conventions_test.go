@@ -1,0 +1,175 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// TestObsidianConventions is one note per convention of SPEC §5 and §9,
+// each with a query that must (or must not) find it, the snippet the hit
+// shows, and its path as on disk. Each case's note is the only one its
+// query can find, so a hit on any other note fails too.
+func TestObsidianConventions(t *testing.T) {
+	big := strings.Repeat("filler words about nothing in particular. ", 50000) + "\nat the very end the unicorn appears\n"
+	nfd := norm.NFD.String("노트/회의록.md")
+	cases := []struct {
+		name    string
+		path    string // as on disk
+		note    string
+		query   Query
+		hit     bool
+		snippet []string // substrings the snippet holds
+		not     []string // substrings it must not hold
+	}{
+		{name: "property link found by its name", path: "books/engine.md",
+			note:  "---\nauthor: \"[[Ada Lovelace]]\"\nyear: 1843\n---\nNotes on the analytical engine.\n",
+			query: Query{Text: "Ada Lovelace"}, hit: true, snippet: []string{"author: **Ada** **Lovelace**"}, not: []string{"[["}},
+		{name: "property link with shown text", path: "books/compiler.md",
+			note:  "---\nauthor: \"[[Grace Hopper|Amazing Grace]]\"\n---\nA-0 system.\n",
+			query: Query{Text: "Hopper"}, hit: true, snippet: []string{"Amazing Grace"}, not: []string{"|", "[["}},
+		{name: "unquoted link in a property", path: "books/cobol.md",
+			note:  "---\nrelated: [[Jean Sammet]]\n---\nA language for business.\n",
+			query: Query{Text: "Sammet"}, hit: true, snippet: []string{"**Sammet**"}},
+		{name: "property filter", path: "people/papers.md",
+			note:  "---\nauthor: \"[[Edsger Dijkstra]]\"\nstatus: draft\n---\nGoto considered harmful, a letter.\n",
+			query: Query{Text: `letter prop:author:"Edsger Dijkstra"`}, hit: true, snippet: []string{"**letter**"}},
+		{name: "property filter that does not match", path: "people/papers2.md",
+			note:  "---\nauthor: Niklaus Wirth\n---\nAlgorithms plus data structures, a book.\n",
+			query: Query{Text: `book prop:author:Knuth`}, hit: false},
+		{name: "property presence filter", path: "people/reviewed.md",
+			note:  "---\nreviewer: Barbara\n---\nThe liskov substitution memo.\n",
+			query: Query{Text: `liskov prop:reviewer`}, hit: true},
+		{name: "frontmatter-only note found by its title words", path: "plans/q3.md",
+			note:  "---\ntitle: Quarterly Zeppelin Review\ntags: [plan]\n---\n",
+			query: Query{Text: "zeppelin review"}, hit: true, snippet: []string{"**Zeppelin** **Review**"}},
+		{name: "frontmatter-only note without a title found by its file name", path: "plans/Aardvark Budget.md",
+			note:  "---\nowner: finance\n---\n",
+			query: Query{Text: "aardvark"}, hit: true, snippet: []string{"owner: finance"}},
+		{name: "emoji tag inline", path: "reading/list.md",
+			note:  "Books to read this winter #📚\n",
+			query: Query{Tag: "📚"}, hit: true, snippet: []string{"Books to read"}},
+		{name: "emoji tag in frontmatter", path: "garden/trees.md",
+			note:  "---\ntags: [🌲]\n---\nPlant the saplings in spring.\n",
+			query: Query{Text: "tag:🌲"}, hit: true},
+		{name: "emoji tag with a joiner", path: "garden/team.md",
+			note:  "Standup notes #👩‍💻 and more\n",
+			query: Query{Tag: "👩‍💻"}, hit: true},
+		{name: "BOM before the frontmatter", path: "misc/bom.md",
+			note:  "\ufeff---\ntitle: Bommed Title\ntags: [bomtag]\n---\nbody text with a quokka\n",
+			query: Query{Text: `title:"Bommed Title" quokka tag:bomtag`}, hit: true, snippet: []string{"**quokka**"}, not: []string{"\ufeff"}},
+		{name: "block id is not text", path: "misc/blocks.md",
+			note:  "A plain fact about otters ^quince42\n",
+			query: Query{Text: "quince42"}, hit: false},
+		{name: "block id is not in the snippet", path: "misc/blocks2.md",
+			note:  "A plain fact about beavers ^blockref7\n",
+			query: Query{Text: "beavers"}, hit: true, snippet: []string{"**beavers**"}, not: []string{"^", "blockref7"}},
+		{name: "tag inside math is not a tag", path: "math/euler.md",
+			note:  "$$\ne^{i\\pi} #mathtag + 1 = 0\n$$\nEuler's identity.\n",
+			query: Query{Tag: "mathtag"}, hit: false},
+		{name: "math is not text", path: "math/gauss.md",
+			note:  "The integral $$\\int gaussianword dx$$ is known.\n",
+			query: Query{Text: "gaussianword"}, hit: false},
+		{name: "tag inside code is not a tag", path: "code/snippet.md",
+			note:  "Run `#codetag` in the shell.\n",
+			query: Query{Tag: "codetag"}, hit: false},
+		{name: "comment is not text", path: "misc/comment.md",
+			note:  "Visible words %%hiddenword%% only.\n",
+			query: Query{Text: "hiddenword"}, hit: false},
+		{name: "NFD file name reported as on disk", path: nfd,
+			note:  "# 회의\n\n분기 회의록 persimmon\n",
+			query: Query{Text: "persimmon"}, hit: true, snippet: []string{"**persimmon**"}},
+		{name: "Korean word highlighted whole", path: "ko/login.md",
+			note:  "로그인 기능을 어제 고쳤다.\n",
+			query: Query{Text: "로그"}, hit: true, snippet: []string{"**로그인**"}, not: []string{"**로그**인"}},
+		{name: "Korean callout highlighted whole", path: "ko/callout.md",
+			note:  "콜아웃 블록을 쓴다.\n",
+			query: Query{Text: "콜아"}, hit: true, snippet: []string{"**콜아웃**"}},
+		{name: "Korean compound written together finds it spaced", path: "ko/timeout.md",
+			note:  "요청이 접속 제한 오류로 끝났다.\n",
+			query: Query{Text: "접속제한"}, hit: true, snippet: []string{"**접속** **제한**"}},
+		{name: "Korean compound written spaced finds it together", path: "ko/timeout2.md",
+			note:  "연결 대기시간초과 발생.\n",
+			query: Query{Text: "대기시간 초과"}, hit: true, snippet: []string{"**대기시간초과**"}},
+		{name: "Chinese highlighted by the characters matched", path: "zh/deploy.md",
+			note:  "我们的部署失败了。\n",
+			query: Query{Text: "部署"}, hit: true, snippet: []string{"**部**", "**署**"}, not: []string{"**我"}},
+		{name: "links shown as their text", path: "links/see.md",
+			note:  "See [[Target Note|the shown text]], [[Other#^blk1]], [[Deep#Section]] and [site](https://example.com) about walrus.\n",
+			query: Query{Text: "walrus"}, hit: true, snippet: []string{"the shown text", "Other,", "Deep > Section", "site about **walrus**"}, not: []string{"|", "^blk1", "[[", "](", "Target Note"}},
+		{name: "embed shown as its name", path: "links/embed.md",
+			note:  "![[diagram.png]] shows the narwhal.\n",
+			query: Query{Text: "narwhal"}, hit: true, snippet: []string{"diagram.png shows the **narwhal**"}, not: []string{"![["}},
+		{name: "snippet of a huge note centred on the match", path: "big/huge.md",
+			note:  big,
+			query: Query{Text: "unicorn"}, hit: true, snippet: []string{"**unicorn** appears"}},
+		{name: "invalid UTF-8 still gives a snippet", path: "misc/latin1.md",
+			note:  "caf\xe9 cr\xe8me and a wombat\n",
+			query: Query{Text: "wombat"}, hit: true, snippet: []string{"**wombat**"}},
+		{name: "CRLF frontmatter", path: "misc/crlf.md",
+			note:  "---\r\ntitle: Crlf Note\r\naliases: windowsy\r\n---\r\nline with a kiwi\r\n",
+			query: Query{Text: "windowsy kiwi"}, hit: true, snippet: []string{"**kiwi**"}, not: []string{"\r"}},
+		{name: "aliases as a single string", path: "misc/alias.md",
+			note:  "---\naliases: Stagecoach\n---\nAbout the old coaches.\n",
+			query: Query{Text: "title:stagecoach"}, hit: true},
+		{name: "nested tag found by its parent", path: "misc/nested.md",
+			note:  "Deploy steps #infra7/deploy\n",
+			query: Query{Tag: "infra7"}, hit: true},
+		{name: "digits-only is not a tag", path: "misc/digits.md",
+			note:  "Issue #12345 fixed.\n",
+			query: Query{Tag: "12345"}, hit: false},
+		{name: "dot-folders are not indexed", path: ".trash/old.md",
+			note:  "trashed capybara note\n",
+			query: Query{Text: "capybara"}, hit: false},
+		{name: "Obsidian settings are not indexed", path: ".obsidian/snippets.md",
+			note:  "settings okapi\n",
+			query: Query{Text: "okapi"}, hit: false},
+	}
+	files := map[string]string{}
+	for _, c := range cases {
+		files[c.path] = c.note
+	}
+	v := mustVault(t, files)
+	ix := mustOpen(t, v, Options{})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := mustSearch(t, ix, c.query)
+			if !c.hit {
+				if len(res.Hits) != 0 {
+					t.Fatalf("want no hit, got %v", paths(res))
+				}
+				return
+			}
+			if len(res.Hits) == 0 {
+				t.Fatalf("no hit for %+v", c.query)
+			}
+			h := res.Hits[0]
+			if h.Path != c.path || len(res.Hits) != 1 {
+				t.Fatalf("hits %q, want only %q", paths(res), c.path)
+			}
+			if _, err := os.Stat(filepath.Join(v.Root(), filepath.FromSlash(h.Path))); err != nil {
+				t.Fatalf("hit path does not open: %v", err)
+			}
+			if strings.TrimSpace(h.Snippet) == "" {
+				t.Fatal("empty snippet")
+			}
+			for _, s := range c.snippet {
+				if !strings.Contains(h.Snippet, s) {
+					t.Errorf("snippet %q lacks %q", h.Snippet, s)
+				}
+			}
+			for _, s := range c.not {
+				if strings.Contains(h.Snippet, s) {
+					t.Errorf("snippet %q holds %q", h.Snippet, s)
+				}
+			}
+		})
+	}
+}

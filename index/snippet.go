@@ -1,0 +1,315 @@
+package index
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/internal/markdown"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// snippetRunes is the length of a snippet, in code points.
+const snippetRunes = 200
+
+// snippetScanCap bounds how many occurrences of each query term the
+// snippet weighs: enough to find the best window, cheap in a huge note.
+const snippetScanCap = 200
+
+// snippet returns the hit's text around its best match: the window of
+// the section holding the most distinct query terms, placed so the match
+// stands near its middle, with each word that holds a query term wrapped
+// in ** ** whole (a Korean word with its particles, an English word
+// whatever its stem; in Chinese and Japanese, which have no spaces, the
+// characters matched). Links show as their text and markup is dropped. A
+// hit whose text holds no term (a note that is all frontmatter, or
+// matched by a property) shows its properties; a snippet is never empty
+// for a note with any text.
+//
+// To stay cheap on long sections it finds candidate places by substring
+// search for each analysed term (a stem is a prefix of its words; a CJK
+// bigram is a substring) and runs the analyzer only on the window.
+func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) string {
+	data := ix.readHit(h.Path)
+	if data == nil {
+		return ""
+	}
+	text := snippetText(sectionBytes(data, h.Line, h.EndLine))
+	win, start, end, found := bestWindow(text, terms)
+	if !found {
+		if props := propsText(data); props != "" {
+			if w, s, e, ok := bestWindow(props, terms); ok || strings.TrimSpace(text) == "" {
+				text, win, start, end = props, w, s, e
+			}
+		}
+	}
+	if strings.TrimSpace(win) == "" {
+		win, start, end, text = h.Title, 0, len(h.Title), h.Title
+	}
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString("…")
+	}
+	b.WriteString(highlight(an, terms, win))
+	if end < len(text) {
+		b.WriteString("…")
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// readHit reads a hit's file (its path is as on disk; an index of an
+// older schema may hold the NFC form of an NFD name). Invalid UTF-8 is
+// replaced, so such a note still shows its text.
+func (ix *Index) readHit(rel string) []byte {
+	data, err := os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(rel)))
+	if err != nil {
+		data, err = os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(norm.NFD.String(rel))))
+	}
+	if err != nil {
+		return nil
+	}
+	if !utf8.Valid(data) {
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
+	return bytes.TrimPrefix(data, []byte("\ufeff"))
+}
+
+// sectionBytes cuts lines line..end (1-based, inclusive; end < line
+// means to the end of the file) out of a note, leaving out the
+// frontmatter, without splitting the whole file into lines.
+func sectionBytes(data []byte, line, end int) []byte {
+	_, body, ok := vault.SplitFrontmatter(data)
+	skip := 0
+	if ok {
+		skip = bytes.Count(data[:len(data)-len(body)], []byte("\n"))
+	}
+	from, to := line-1, end
+	if from < skip {
+		from = skip
+	}
+	start, n := 0, 0
+	for n < from {
+		k := bytes.IndexByte(data[start:], '\n')
+		if k < 0 {
+			return nil
+		}
+		start += k + 1
+		n++
+	}
+	stop := start
+	for to <= from || n < to {
+		k := bytes.IndexByte(data[stop:], '\n')
+		if k < 0 {
+			stop = len(data)
+			break
+		}
+		stop += k + 1
+		n++
+	}
+	return data[start:stop]
+}
+
+var (
+	htmlCommentRe = regexp.MustCompile(`(?s)<!--.*?-->`)
+	headingMarkRe = regexp.MustCompile(`(?m)^[ \t]{0,3}#{1,6}[ \t]+`)
+	fenceRe       = regexp.MustCompile("(?m)^[ \t]*(```|~~~).*$")
+)
+
+// snippetMarkup is the markup a snippet drops.
+var snippetMarkup = strings.NewReplacer("**", "", "__", "", "`", "", "\r", "")
+
+// snippetText is a section as a reader sees it: links as their text, no
+// comments (HTML ones hold the live log's signatures), math, block ids,
+// heading marks, fences or emphasis markers.
+func snippetText(sec []byte) string {
+	s := string(sec)
+	if strings.Contains(s, "<!--") {
+		s = htmlCommentRe.ReplaceAllString(s, " ")
+	}
+	s = markdown.Display(s)
+	if strings.IndexByte(s, '#') >= 0 {
+		s = headingMarkRe.ReplaceAllString(s, "")
+	}
+	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
+		s = fenceRe.ReplaceAllString(s, "")
+	}
+	return snippetMarkup.Replace(s)
+}
+
+// propsText is the note's frontmatter as "key: value" lines, links as
+// their text, for the snippet of a note matched by its properties.
+func propsText(data []byte) string {
+	_, body, ok := vault.SplitFrontmatter(data)
+	if !ok {
+		return ""
+	}
+	n := markdown.Parse("", data[:len(data)-len(body)])
+	keys := make([]string, 0, len(n.Props))
+	for k := range n.Props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var lines []string
+	for _, k := range keys {
+		v := strings.ReplaceAll(propertyDisplay(n.Props[k]), "\n", ", ")
+		if strings.TrimSpace(v) != "" {
+			lines = append(lines, k+": "+v)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// propertyDisplay is a property value as shown (links by their text).
+func propertyDisplay(v any) string {
+	switch x := v.(type) {
+	case string:
+		return markdown.DisplayProperty(x)
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			if s := propertyDisplay(e); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	return markdown.PropertyText(v)
+}
+
+// bestWindow picks the snippetRunes-long window of text with the most
+// distinct query terms; found is false when text holds none (the window
+// is then text's start).
+func bestWindow(text string, terms map[string]bool) (win string, start, end int, found bool) {
+	type span struct {
+		start, end int
+		term       string
+	}
+	lower := lowerSameLength(text)
+	var cands []span
+	for t := range terms {
+		if t == "" {
+			continue
+		}
+		for off, n := 0, 0; n < snippetScanCap; n++ {
+			k := strings.Index(lower[off:], t)
+			if k < 0 {
+				break
+			}
+			cands = append(cands, span{off + k, off + k + len(t), t})
+			off += k + len(t)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].start < cands[j].start })
+	maxBytes := snippetRunes * 2
+	if len(cands) > 0 {
+		found = true
+		best, bestN, bestEnd := 0, 0, 0
+		for i := range cands {
+			seen := map[string]bool{}
+			last := cands[i].end
+			for j := i; j < len(cands) && cands[j].end-cands[i].start <= maxBytes; j++ {
+				seen[cands[j].term] = true
+				last = max(last, cands[j].end)
+			}
+			if len(seen) > bestN {
+				best, bestN, bestEnd = i, len(seen), last
+			}
+		}
+		// Centre the matched stretch in the window.
+		matched := utf8.RuneCountInString(text[cands[best].start:bestEnd])
+		back := max(0, (snippetRunes-matched)/2)
+		start = cands[best].start
+		for n := 0; start > 0 && n < back; n++ {
+			_, sz := utf8.DecodeLastRuneInString(text[:start])
+			start -= sz
+		}
+		// Start on a word boundary, when one is near.
+		if start > 0 {
+			if k := strings.IndexAny(text[start:cands[best].start], " \n"); k >= 0 && k < 30 {
+				start += k + 1
+			}
+		}
+	}
+	end = start
+	for n := 0; end < len(text) && n < snippetRunes; n++ {
+		_, sz := utf8.DecodeRuneInString(text[end:])
+		end += sz
+	}
+	return text[start:end], start, end, found
+}
+
+// lowerSameLength lower-cases s rune by rune where that keeps the rune's
+// UTF-8 length, so byte offsets into the result are offsets into s.
+func lowerSameLength(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		l := unicode.ToLower(r)
+		if utf8.RuneLen(l) != utf8.RuneLen(r) {
+			l = r
+		}
+		b = utf8.AppendRune(b, l)
+	}
+	return string(b)
+}
+
+// snippetWords splits a window into words the way the index does
+// (Unicode word boundaries), for highlighting whole words.
+var snippetWords = unicodetok.NewUnicodeTokenizer()
+
+// highlight wraps in ** ** every word of win that holds a query term.
+func highlight(an analysis.Analyzer, terms map[string]bool, win string) string {
+	if an == nil || len(terms) == 0 {
+		return win
+	}
+	src := []byte(win)
+	var hits [][2]int // byte spans of matching terms
+	for _, t := range an.Analyze(src) {
+		if terms[string(t.Term)] && t.Start >= 0 && t.End <= len(src) && t.Start < t.End {
+			hits = append(hits, [2]int{t.Start, t.End})
+		}
+	}
+	if len(hits) == 0 {
+		return win
+	}
+	var b strings.Builder
+	pos := 0
+	for _, w := range snippetWords.Tokenize(src) {
+		if w.Start < pos {
+			continue
+		}
+		match := false
+		for _, h := range hits {
+			if h[0] < w.End && w.Start < h[1] {
+				match = true
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		b.WriteString(win[pos:w.Start])
+		b.WriteString("**" + win[w.Start:w.End] + "**")
+		pos = w.End
+	}
+	b.WriteString(win[pos:])
+	return b.String()
+}
