@@ -125,7 +125,7 @@ const (
 type Cite struct {
 	Writer string `json:"writer"`
 	Seq    int64  `json:"seq"`
-	Hash   string `json:"hash"`
+	Hash   string `json:"hash,omitempty"`
 }
 
 // citeHashLen is how much of a cited entry's chain hash a cite carries

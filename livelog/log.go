@@ -209,36 +209,6 @@ func readJSON(path string, v any) error {
 	return json.Unmarshal(bytes.TrimRight(data, " \n\x00"), v)
 }
 
-// writeHead records the chain head. It is a hint, checked before use
-// ([Log.valid]), so it is written in place without fsync: a torn or stale
-// head file only costs a scan. Fixed-size padding keeps old bytes from
-// showing through without truncating.
-func (l *Log) writeHead(p pos) error { return l.writeHint(headFile, p) }
-
-// writeHint writes a head hint file (see [Log.writeHead]).
-func (l *Log) writeHint(rel string, p pos) error {
-	path := l.abs(rel)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("write log head: %w", err)
-	}
-	defer f.Close()
-	data, _ := json.Marshal(p)
-	if len(data) < 512 {
-		data = append(data, bytes.Repeat([]byte{' '}, 511-len(data))...)
-		data = append(data, '\n')
-	}
-	if _, err := f.WriteAt(data, 0); err != nil {
-		return fmt.Errorf("write log head: %w", err)
-	}
-	return nil
-}
-
 func jsonIndent(v any) ([]byte, error) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {

@@ -140,3 +140,13 @@ func (l *Log) Clear(hash, person string) error {
 	}
 	return f.Sync()
 }
+
+// Masked returns e as prompts and readers that did not ask for the raw
+// text see it: a quarantined entry's summary is the "[QUARANTINED: rule]"
+// notice and its body is empty.
+func (e Entry) Masked() Entry {
+	if e.Quarantine != "" {
+		e.Summary, e.Body = QuarantineNotice(&e), ""
+	}
+	return e
+}
