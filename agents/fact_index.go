@@ -29,7 +29,8 @@ const FactCacheDir = vault.StateDir + "/facts"
 // in a cache line.
 func cacheableFile(name string) bool {
 	return strings.HasSuffix(name, ".md") && !strings.EqualFold(name, "INDEX.md") &&
-		!strings.HasPrefix(name, ".") && !strings.ContainsAny(name, "\t\n\r") && utf8.ValidString(name)
+		!strings.HasPrefix(name, ".") && !strings.ContainsAny(name, "\t\n\r") && utf8.ValidString(name) &&
+		!vault.IsConflictCopy(name) // a sync tool's second version: handled by retention.ResolveConflicts
 }
 
 func entryFromFact(f Fact, info fs.FileInfo, now time.Time) *cacheEntry {

@@ -194,7 +194,7 @@ func (m *Memory) Entries() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dedupeEntries(ParseEntries(raw)), nil
+	return dedupeEntries(parseEntriesMerged(raw)), nil
 }
 
 // Show returns the file's usage and its entries, each entry that fails the
@@ -432,7 +432,9 @@ func (p *memPlan) message(n int) string {
 // plan applies ops to the entries of raw, in memory, and checks matches and
 // the limit. On error the plan still holds the current entries.
 func (m *Memory) plan(raw []byte, ops []Op) (*memPlan, error) {
-	parsed := ParseEntries(raw)
+	// A file a sync left with git conflict markers keeps both sides'
+	// entries (see Memory.Merge); the markers go, backed up as drift.
+	parsed := parseEntriesMerged(raw)
 	p := &memPlan{before: dedupeEntries(parsed)}
 	if raw != nil {
 		// Anything but the canonical bytes (a final newline aside) is a

@@ -14,7 +14,7 @@ import (
 
 // promptVault is memTestVault with a second agent, ella, who appended n
 // entries lyra has not read, a checkpoint and a decision for lyra.
-func promptVault(t *testing.T, n int) *vault.Vault {
+func promptVault(t testing.TB, n int) *vault.Vault {
 	t.Helper()
 	v := memTestVault(t, 0, 0)
 	if _, err := Add(v, "ella", "reviews", time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)); err != nil {

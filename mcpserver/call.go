@@ -66,6 +66,11 @@ func (s *Server) handler(name string, run runFunc) server.ToolHandlerFunc {
 		}()
 		c := &call{agent: agent}
 		c.args, c.err = argumentsOf(req)
+		if c.err == nil {
+			if schema, ok := inputSchemas.Load(name); ok {
+				c.err = checkArgs(name, schema.(map[string]any), c.args, agent)
+			}
+		}
 		var out any
 		var rerr error
 		if c.err != nil {
@@ -85,11 +90,31 @@ func (s *Server) handler(name string, run runFunc) server.ToolHandlerFunc {
 			s.log.Debug("tool call", "tool", name, "agent", agent, "took", time.Since(start))
 			res = jsonResult(out)
 		}
-		if notice := s.unreadNotice(agent); notice != "" {
+		if got, notice := s.unreadNotice(agent); notice != "" {
 			res.Content = append(res.Content, mcp.NewTextContent(notice))
+			res.StructuredContent = withNotice(res.StructuredContent, unreadNoticeOut{Count: got.total, From: got.by, Text: notice})
 		}
 		return res, nil
 	}
+}
+
+// withNotice adds the structured unread notice to a result's structured
+// content (a JSON object).
+func withNotice(sc any, n unreadNoticeOut) any {
+	raw, ok := sc.(json.RawMessage)
+	if !ok || len(raw) < 2 || raw[0] != '{' {
+		return sc
+	}
+	nb := marshal(n)
+	out := make([]byte, 0, len(raw)+len(nb)+20)
+	out = append(out, raw[:len(raw)-1]...)
+	if len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"unread_notice":`...)
+	out = append(out, nb...)
+	out = append(out, '}')
+	return json.RawMessage(out)
 }
 
 // maxArgsBytes bounds a call's arguments as sent.

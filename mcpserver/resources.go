@@ -151,7 +151,7 @@ func (s *Server) readSessionStartResource(ctx context.Context, req mcp.ReadResou
 	if !ok {
 		return nil, ErrNoAgent
 	}
-	text, err := s.sessionStart(ctx, agent)
+	text, _, err := s.sessionStart(ctx, agent)
 	if err != nil {
 		return nil, err
 	}

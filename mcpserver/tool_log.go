@@ -69,8 +69,8 @@ Pass last N to see the newest N entries regardless of what you have read (your o
 Returns {reader, unread, acked, count, entries: [{time, agent, channel, kind, summary, body, segment, line}], remaining}.`,
 				objectSchema(fields{
 					{"ack", boolProp("Mark the returned unread entries as read (default true).")},
-					{"last", intProp("Instead of unread entries, return the newest N entries (1-100).")},
-					{"limit", intProp("Most unread entries to return (default and maximum 100).")},
+					{"last", intRange("Instead of unread entries, return the newest N entries (1-100).", 0, maxLogRead)},
+					{"limit", intRange("Most unread entries to return (default and maximum 100).", 1, maxLogRead)},
 					{"channel", strProp("With last: only this channel.")},
 					{"kind", strProp("With last: only this kind.")},
 					{"from", strProp("With last: only entries by this agent.")},
@@ -86,8 +86,8 @@ channel groups entries (default "general"; e.g. a project name); kind says what 
 key (optional) makes a retry safe: an append whose key your feed already holds writes nothing and returns the earlier entry with duplicate true.
 Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, notes, duplicate}.`,
 				objectSchema(fields{
-					{"summary", strProp("One line (at most 500 characters): what happened or what you need.")},
-					{"body", strProp("Optional details in markdown.")},
+					{"summary", strLen("One line (at most 500 characters): what happened or what you need.", 1, 0)},
+					{"body", strLen("Optional details in markdown (at most 1 MiB).", 0, livelog.MaxBodyBytes)},
 					{"channel", strProp(`Channel (default "general").`)},
 					{"kind", strProp(`Kind of entry (default "note"), e.g. status, question, handoff, result.`)},
 					{"key", strProp("Idempotency key (at most 128 characters), e.g. the id of the turn: a second append with the same key writes nothing.")},
@@ -101,8 +101,8 @@ Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, note
 Use it when you and the user or other agents settle something others must follow: a choice of approach, a convention, a scope cut. Give a short title, the decision itself and the rationale. To change an earlier decision, record a new one with supersedes set to the old id; the old one stays in the file, marked superseded.
 Returns the decision {id, time, agent, title, decision, rationale, supersedes}.`,
 				objectSchema(fields{
-					{"title", strProp("Short title.")},
-					{"decision", strProp("What was decided.")},
+					{"title", strLen("Short title.", 1, 0)},
+					{"decision", strLen("What was decided.", 1, 0)},
 					{"rationale", strProp("Why.")},
 					{"supersedes", strProp("Id of the earlier decision this replaces, e.g. lyra@vps:D-0003.")},
 				}, "title", "decision"),
@@ -126,11 +126,11 @@ Returns {decisions: [{id, time, agent, title, decision, rationale, supersedes, s
 Save one during long work — after each meaningful step and before anything risky — so you (or a new session) can resume after a crash: the task, where it stands, the next step, the files touched and free notes.
 Returns the saved checkpoint {agent, time, task, state, next, files, notes, path}.`,
 				objectSchema(fields{
-					{"task", strProp("The task you are working on.")},
-					{"state", strProp("Where it stands: what is done, what is half done.")},
-					{"next", strProp("The next step to take.")},
-					{"files", strListProp("Files touched (paths).")},
-					{"notes", strProp("Anything else needed to resume.")},
+					{"task", strLen("The task you are working on.", 1, livelog.MaxCheckpointField)},
+					{"state", strLen("Where it stands: what is done, what is half done.", 0, livelog.MaxCheckpointField)},
+					{"next", strLen("The next step to take.", 0, livelog.MaxCheckpointField)},
+					{"files", prop{"type": "array", "items": prop{"type": "string"}, "maxItems": livelog.MaxCheckpointFiles, "description": "Files touched (paths)."}},
+					{"notes", strLen("Anything else needed to resume.", 0, livelog.MaxCheckpointNotes)},
 				}, "task"),
 				hints{title: "Save a checkpoint"}),
 			run: s.checkpointSave,
@@ -197,11 +197,16 @@ func (s *Server) logAppend(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return struct {
-		Entry     logEntry `json:"entry"`
-		Notes     []string `json:"notes,omitempty"`
-		Duplicate bool     `json:"duplicate,omitempty"`
-	}{toLogEntries([]livelog.Entry{r.Entry})[0], r.Notes, r.Duplicate}, nil
+	return logAppended{toLogEntries([]livelog.Entry{r.Entry})[0], r.Notes, r.Duplicate}, nil
+}
+
+// logAppended is log_append's result.
+type logAppended struct {
+	Entry logEntry `json:"entry"`
+	Notes []string `json:"notes,omitempty"`
+	// Duplicate: the key was already in the agent's feed; nothing was
+	// written and Entry is the earlier entry.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 func (s *Server) decisionRecord(ctx context.Context, c *call) (any, error) {
@@ -238,9 +243,12 @@ func (s *Server) decisionList(ctx context.Context, c *call) (any, error) {
 			ds[i].Title, ds[i].Decision, ds[i].Rationale = "[QUARANTINED: "+ds[i].Quarantine+"] (see "+ds[i].File+", nexus decisions --raw)", "", ""
 		}
 	}
-	return struct {
-		Decisions []livelog.Decision `json:"decisions"`
-	}{ds}, nil
+	return decisionList{ds}, nil
+}
+
+// decisionList is decision_list's result.
+type decisionList struct {
+	Decisions []livelog.Decision `json:"decisions"`
 }
 
 func (s *Server) checkpointSave(ctx context.Context, c *call) (any, error) {

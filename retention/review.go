@@ -37,7 +37,7 @@ func List(v *vault.Vault, f Filter) ([]Item, error) {
 		name := de.Name()
 		// Regular files only (no symlinks), so the joined path stays in
 		// the vault without resolving each one.
-		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
+		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") || vault.IsConflictCopy(name) {
 			continue
 		}
 		id := strings.TrimSuffix(name, ".md")
@@ -254,6 +254,8 @@ func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
 			return "", err
 		}
 		return m.Path(), nil
+	case KindConflict:
+		return applyConflict(v, it)
 	}
 	return "", fmt.Errorf("item %s: unknown kind %q: %w", it.ID, it.Kind, vault.ErrInvalid)
 }
@@ -382,7 +384,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 	var seen [][]byte // the bytes each todo item was parsed from
 	for _, de := range des {
 		name := de.Name()
-		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
+		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") || vault.IsConflictCopy(name) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -540,6 +542,8 @@ func affectedPaths(v *vault.Vault, items []Item) []string {
 			if t, err := agents.ParseTarget(it.Target); err == nil {
 				add(agents.HomePath(it.Agent, t.File()))
 			}
+		case KindConflict:
+			add(it.Target)
 		}
 	}
 	return out

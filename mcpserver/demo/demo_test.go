@@ -37,7 +37,7 @@ func TestRun(t *testing.T) {
 		"She resumes at step 7",
 		"[[prefers-korean-first|Prefers Korean first]]",
 		`memory_search "로그인 시간 초과" → log/live/`,
-		"checks pass (config, key-mode,",
+		"checks pass (config, conflicts, key-mode,",
 		"obsidian://open?path=",
 		`"args": ["serve", "--stdio", "--agent", "lyra"]`,
 	} {
