@@ -57,7 +57,7 @@ type factStore struct {
 // the folder if there is no usable cache.
 func openFactStore(v *vault.Vault, agent string) (*factStore, func(), error) {
 	if _, err := os.Stat(v.MustPath(identity.IdentityPath(agent))); err != nil {
-		return nil, nil, fmt.Errorf("agent %q: %w", agent, identity.ErrNoAgent)
+		return nil, nil, &identity.NoAgentError{Name: agent}
 	}
 	unlock, err := v.Lock(HomePath(agent, FactsDir))
 	if err != nil {

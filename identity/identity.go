@@ -58,7 +58,7 @@ func ValidName(name string) error {
 		return ErrBadName
 	}
 	if reservedNames[name] {
-		return fmt.Errorf("%q is a device name on Windows: %w", name, ErrBadName)
+		return fmt.Errorf("%q cannot be an agent name: Windows reserves it for a device, so its folder could not sync there: %w", name, vault.ErrInvalid)
 	}
 	for i, r := range name {
 		switch {
@@ -206,7 +206,7 @@ func Load(v *vault.Vault, name string) (*Identity, error) {
 	}
 	data, err := os.ReadFile(v.MustPath(IdentityPath(name)))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("agent %q: %w", name, ErrNoAgent)
+		return nil, &NoAgentError{Name: name}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read identity of %s: %w", name, err)

@@ -27,7 +27,7 @@ type decideOptions struct {
 func newDecideCmd(g *globals) *cobra.Command {
 	opts := &decideOptions{}
 	cmd := &cobra.Command{
-		Use:   "decide TITLE...",
+		Use:   "decide TITLE... | -",
 		Short: "Record a signed decision in the agent's decision feed as --agent",
 		Long: `Append a decision to the agent's decision feed on this machine,
 log/decisions/AGENT@DEVICE.md, signed like the live log, with the next id
@@ -37,7 +37,9 @@ so two machines never issue the same one). --decision is required;
 superseded in listings (it stays in its file); ids of an older vault's
 log/decisions.md (D-0003) still work. Superseding a decision that is
 already superseded here is refused; two supersessions made on two machines
-are both kept and listed as a conflict.
+are both kept and listed as a conflict. The title is the words given,
+joined with spaces, or stdin for '-'; it is one line of at most 200
+characters, and --decision and --rationale take at most 512 KiB each.
 
 Example:
   nexus --agent lyra decide "Secrets live in the OS keychain" \
@@ -45,7 +47,10 @@ Example:
       --rationale "Files in the vault sync to phones" --supersedes lyra@vps:D-0003`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.title = strings.Join(args, " ")
+			var err error
+			if opts.title, err = g.textArgs(args, "the title"); err != nil {
+				return err
+			}
 			return runDecision(g, opts)
 		},
 	}

@@ -53,7 +53,7 @@ func (g *globals) openLog() (*livelog.Log, error) {
 func newLogAppendCmd(g *globals) *cobra.Command {
 	var channel, kind, body, bodyFile, key string
 	cmd := &cobra.Command{
-		Use:   "append SUMMARY...",
+		Use:   "append SUMMARY... | -",
 		Short: "Append a signed entry as --agent",
 		Long: `Append one entry, signed with the agent's key on this machine, to its feed
 log/live/YYYY-MM/AGENT@DEVICE.md (see 'nexus device'). It is on disk
@@ -69,8 +69,9 @@ Text that reads as a prompt injection or role hijack is kept and marked
 quarantined (others see "[QUARANTINED: rule]"); secrets and invisible
 characters are refused (exit 1), and nothing is written.
 
-The summary is one line: newlines in it are folded into spaces (the result
-says so in "notes"). At most 500 characters. The body is markdown, at most
+The summary is the words given, joined with spaces, or stdin for '-'. It is
+one line: newlines in it are folded into spaces (the result says so in
+"notes"). At most 500 characters. The body is markdown, at most
 1 MiB; lines that would read as an entry header or a Nexus comment are
 escaped with a backslash so a body can never forge an entry.
 
@@ -82,6 +83,9 @@ Example:
 			agent, err := g.agentName()
 			if err != nil {
 				return err
+			}
+			if bodyFile == "-" && len(args) == 1 && args[0] == "-" {
+				return usagef("stdin can give the summary (-) or the body (--body-file -), not both")
 			}
 			if bodyFile != "" {
 				if body != "" {
@@ -105,7 +109,11 @@ Example:
 			if len(key) > livelog.MaxKeyLen {
 				return usagef("--key is %d bytes; at most %d", len(key), livelog.MaxKeyLen)
 			}
-			res, err := l.AppendDetailed(agent, livelog.Entry{Channel: channel, Kind: kind, Summary: strings.Join(args, " "), Body: body, Key: key})
+			summary, err := g.textArgs(args, "the summary")
+			if err != nil {
+				return err
+			}
+			res, err := l.AppendDetailed(agent, livelog.Entry{Channel: channel, Kind: kind, Summary: summary, Body: body, Key: key})
 			if err != nil {
 				return err
 			}
@@ -213,6 +221,9 @@ Examples:
 			if o.From == "" {
 				o.From = g.agent
 			}
+			if err := knownAgent(l.Vault(), o.From); err != nil {
+				return err // a typo must not read as "no entries"
+			}
 			if o.Since, err = parseDateFlag("--since", since, false); err != nil {
 				return err
 			}
@@ -242,7 +253,7 @@ Examples:
 	f.BoolVar(&unread, "unread", false, "entries new for --agent since its cursor")
 	f.BoolVar(&ack, "ack", false, "with --unread: move the cursor past what was printed")
 	f.BoolVar(&raw, "raw", false, "show the text of quarantined entries instead of [QUARANTINED: rule]")
-	f.IntVar(&last, "last", 20, "how many of the newest matching entries (0: all)")
+	f.IntVarP(&last, "last", "n", 20, "how many of the newest matching entries (0: all)")
 	f.StringVar(&from, "from", "", "only entries written by this agent")
 	f.StringVar(&channel, "channel", "", "only this channel")
 	f.StringVar(&kind, "kind", "", "only this kind")
@@ -300,7 +311,7 @@ func streamUnread(g *globals, l *livelog.Log, agent string, ack bool, show func(
 	case n == 0:
 		fmt.Fprintf(w, "Nothing new for %s.\n", agent)
 	case ack:
-		fmt.Fprintf(w, "(%d entries acknowledged for %s)\n", n, agent)
+		fmt.Fprintf(w, "(%s acknowledged for %s)\n", plural(n, "entry", "entries"), agent)
 	}
 	return nil
 }
@@ -332,17 +343,38 @@ func newLogTailCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tail",
 		Short: "Print the newest entries; with -f, keep printing new ones as they land",
-		Long: `Print the last -n entries (default 10). With -f, keep running and print
-each new entry as it is appended, until interrupted. With --json, one JSON
-object per line.
+		Long: `Print the last -n entries (default 10; --last is the same flag, as in
+'log read'). With -f, keep running and print each new entry as it is
+appended, until interrupted.
 
-Example:
-  nexus log tail -f`,
+With --json and no -f, one JSON document, shaped like 'log read --json'
+({"count": N, "entries": [...]}). With -f and --json, one JSON object per
+entry per line (JSON Lines), as they arrive: the one command whose --json
+output is a stream, since it never ends (docs/cli.md).
+
+Examples:
+  nexus log tail -n 5
+  nexus log tail -f
+  nexus log tail -f --json | jq -r .summary`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if n < 0 {
+				return usagef("-n must be 0 or more (got %d)", n)
+			}
 			l, err := g.openLog()
 			if err != nil {
 				return err
+			}
+			if g.json && !follow {
+				es := []livelog.Entry{}
+				if n > 0 {
+					got, err := l.Read(livelog.ReadOptions{Last: n})
+					if err != nil {
+						return err
+					}
+					es = append(es, got...)
+				}
+				return g.emit(readResult{Count: len(es), Entries: es}, nil, nil)
 			}
 			show := func(e livelog.Entry) error {
 				if g.json {
@@ -370,6 +402,7 @@ Example:
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new entries")
 	cmd.Flags().IntVarP(&n, "lines", "n", 10, "how many of the newest entries to print first")
+	cmd.Flags().IntVar(&n, "last", 10, "same as -n")
 	return cmd
 }
 
@@ -395,9 +428,11 @@ what this machine saw before, and name what is wrong, entry by entry:
   truncated     a record cut short (a crash's torn tail, or a truncated file)
   unsigned      text a person typed in by hand
 
-Exit 0 when the log is intact, 1 otherwise. Unsigned text, entries not here
-yet and a torn tail that a later append already stepped over (a crashed
-append that was never acknowledged) are listed but allowed, unless --strict.
+Exit 0 when the log is intact, 1 when it is not, 3 when it could not be
+checked at all (a lock held too long, a file it may not read). Unsigned
+text, entries not here yet and a torn tail that a later append already
+stepped over (a crashed append that was never acknowledged) are listed but
+allowed, unless --strict.
 
 Example:
   nexus log verify --strict --json`,
@@ -409,7 +444,8 @@ Example:
 			}
 			r, err := l.Verify(g.ctx)
 			if err != nil {
-				return err
+				// Not "tampered" (exit 1): the check itself could not run.
+				return couldNotCheck(fmt.Errorf("could not verify the log: %w", err))
 			}
 			ok := r.OK(strict)
 			var verr error
@@ -422,7 +458,7 @@ Example:
 				*livelog.Report
 			}{ok, strict, r}
 			return g.emit(res, verr, func(w io.Writer) {
-				fmt.Fprintf(w, "%d signed entries in %d files: %d intact", r.Entries, len(r.Files), r.Counts[livelog.StatusIntact])
+				fmt.Fprintf(w, "%s in %s: %d intact", plural(r.Entries, "signed entry", "signed entries"), plural(len(r.Files), "file", "files"), r.Counts[livelog.StatusIntact])
 				for _, s := range []livelog.Status{livelog.StatusEdited, livelog.StatusForged, livelog.StatusReordered, livelog.StatusRemoved,
 					livelog.StatusForked, livelog.StatusNotHereYet, livelog.StatusTruncated, livelog.StatusUnsigned} {
 					if n := r.Counts[s]; n > 0 {
