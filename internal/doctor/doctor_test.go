@@ -28,6 +28,9 @@ func mustVault(tb testing.TB) *vault.Vault {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if err := v.SetDevice("box"); err != nil {
+		tb.Fatal(err)
+	}
 	for _, n := range []string{"lyra", "ella"} {
 		if _, err := agents.Add(v, n, n+" role", t0); err != nil {
 			tb.Fatal(err)
@@ -79,7 +82,7 @@ func TestHandTypedLogText(t *testing.T) {
 	must(t, err)
 	_, err = l.Append("ella", livelog.Entry{Summary: "Read the handoff"})
 	must(t, err)
-	seg := v.MustPath(livelog.SegmentName(t0))
+	seg := v.MustPath(livelog.FeedPath("ella@box", t0))
 	data, err := os.ReadFile(seg)
 	must(t, err)
 	must(t, vault.WriteFile(seg, append(data, "\nNote from Sam: the staging DB moves on Friday.\n"...), 0o644))
@@ -200,7 +203,7 @@ func TestPlantedProblems(t *testing.T) {
 					_, err := l.Append("lyra", livelog.Entry{Channel: "deploy", Kind: "shipped", Summary: s})
 					must(t, err)
 				}
-				seg := v.MustPath(livelog.SegmentName(t0))
+				seg := v.MustPath(livelog.FeedPath("lyra@box", t0))
 				data, err := os.ReadFile(seg)
 				must(t, err)
 				tampered := strings.Replace(string(data), "login timeout", "logout timeout", 1)
@@ -210,7 +213,7 @@ func TestPlantedProblems(t *testing.T) {
 				must(t, vault.WriteFile(seg, []byte(tampered), 0o644))
 				return nil
 			},
-			check: "log", path: "log/live/2026-01.md", fix: "log verify",
+			check: "log", path: "log/live/2026-01/lyra@box.md", fix: "log verify",
 		},
 		{
 			name: "stale index",
@@ -427,5 +430,40 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnfinishedReviewDecision: an intent a killed process left is
+// reported until a command finishes it.
+func TestUnfinishedReviewDecision(t *testing.T) {
+	v := mustVault(t)
+	it, err := retention.Retain(v, "lyra", agents.FactInput{Name: "deploy day", Description: "when", Type: agents.FactProject, Body: "Tuesdays."}, retention.Provenance{}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := v.MustPath(retention.IntentsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	intent := `{"op":"approve","id":"` + it.ID + `","by":"ada","now":"2026-01-15T02:00:00Z","started":"2026-01-15T02:00:00Z","pid":4242}`
+	if err := os.WriteFile(filepath.Join(dir, "approve-"+it.ID+".json"), []byte(intent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []Finding
+	for _, f := range mustRun(t, v.Root()).Findings() {
+		if strings.Contains(f.Problem, "left unfinished") {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Problem, "approve of "+it.ID) || !strings.Contains(got[0].Problem, "process 4242") {
+		t.Fatalf("findings: %+v", got)
+	}
+	if _, err := retention.Recover(v); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range mustRun(t, v.Root()).Findings() {
+		if strings.Contains(f.Problem, "left unfinished") {
+			t.Errorf("after one command: %+v", f)
+		}
 	}
 }
