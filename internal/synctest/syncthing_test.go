@@ -351,7 +351,7 @@ func TestSyncthingTwoMachines(t *testing.T) {
 	if b.exists(".nexus/keys/lyra.key") || b.exists(".nexus/state") && a.exists(".nexus/state/locks") && b.exists(".nexus/state/locks/review.lock") && !a.exists(".nexus/state/locks/review.lock") {
 		t.Fatal("machine-local files travelled")
 	}
-	if !b.exists("agents/lyra/MEMORY.md") || !b.exists("review/pending/" + staged.ID + ".md") {
+	if !b.exists("agents/lyra/MEMORY.md") || !b.exists("review/pending/"+staged.ID+".md") {
 		t.Fatal("the vault did not reach b")
 	}
 	a.watch()
