@@ -342,14 +342,21 @@ func TestSyncthingTwoMachines(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	localProbes := []string{".nexus/keys/lyra.key", ".nexus/state/probe-a", ".nexus/index/probe-a", "log/timeline.local.md", "projects/.plan.md.tmp-1"}
+	for _, p := range localProbes[1:] {
+		a.write(p, "machine a's own")
+	}
+
 	sa, sb := newSyncthing(t, a), newSyncthing(t, b)
 	sa.configure(sb)
 	sb.configure(sa)
 	sa.start()
 	sb.start()
 	settle(t, sa, sb, 90*time.Second, true)
-	if b.exists(".nexus/keys/lyra.key") || b.exists(".nexus/state") && a.exists(".nexus/state/locks") && b.exists(".nexus/state/locks/review.lock") && !a.exists(".nexus/state/locks/review.lock") {
-		t.Fatal("machine-local files travelled")
+	for _, p := range localProbes {
+		if !a.exists(p) || b.exists(p) {
+			t.Fatalf("%s is machine-local but travelled (or is missing on a)", p)
+		}
 	}
 	if !b.exists("agents/lyra/MEMORY.md") || !b.exists("review/pending/"+staged.ID+".md") {
 		t.Fatal("the vault did not reach b")
