@@ -84,14 +84,53 @@ func PinFact(v *vault.Vault, agent, slugOrName string, pinned bool) (Fact, bool,
 }
 
 // setBoolProperty sets key: true (a YAML boolean, which Obsidian shows as a
-// checkbox), changing only that key's lines.
+// checkbox): the key's lines are replaced, or the line is added before the
+// closing fence; every other byte is kept. A note without frontmatter gets
+// a new block in front.
 func setBoolProperty(data []byte, key string) ([]byte, error) {
-	const mark = "nexus-placeholder-7c1e"
-	out, err := vault.SetProperty(data, key, mark)
-	if err != nil {
-		return nil, err
+	fm, body, ok := vault.SplitFrontmatter(data)
+	if !ok {
+		return append([]byte("---\n"+key+": true\n---\n"), data...), nil
 	}
-	return bytes.Replace(out, []byte(key+": "+mark), []byte(key+": true"), 1), nil
+	head := bytes.IndexByte(data, '\n') + 1
+	nl := "\n"
+	if bytes.HasSuffix(data[:head], []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	line := key + ": true" + nl
+	closing := data[head+len(fm) : len(data)-len(body)]
+	kept := dropProperty(data, key)
+	var out bytes.Buffer
+	if len(kept) == len(data) {
+		out.Write(data[:head+len(fm)])
+		if len(fm) > 0 && fm[len(fm)-1] != '\n' {
+			out.WriteString(nl)
+		}
+	} else {
+		// Replace in place: keep the key where the person had it.
+		lines := bytes.SplitAfter(fm, []byte("\n"))
+		out.Write(data[:head])
+		for i := 0; i < len(lines); i++ {
+			l := lines[i]
+			if len(l) > 0 && l[0] != ' ' && l[0] != '\t' {
+				if k, _, found := bytes.Cut(l, []byte(":")); found && strings.TrimSpace(string(k)) == key {
+					out.WriteString(line)
+					for i+1 < len(lines) && len(lines[i+1]) > 0 && (lines[i+1][0] == ' ' || lines[i+1][0] == '\t') {
+						i++
+					}
+					continue
+				}
+			}
+			out.Write(l)
+		}
+		out.Write(closing)
+		out.Write(body)
+		return out.Bytes(), nil
+	}
+	out.WriteString(line)
+	out.Write(closing)
+	out.Write(body)
+	return out.Bytes(), nil
 }
 
 // dropProperty removes a top-level frontmatter key and its continuation

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -195,4 +196,96 @@ func TestRecallManyProcessesLoseNoCount(t *testing.T) {
 	if got := s.File("projects/shared.md").Reads; got != procs*each {
 		t.Errorf("reads = %d, want %d", got, procs*each)
 	}
+}
+
+// BenchmarkFactReadRecall compares ReadFact alone with ReadFact plus the
+// recall signal the faces record after it, in this process.
+func BenchmarkFactReadRecall(b *testing.B) {
+	v := memTestVault(b, 0, 0)
+	for i := range 50 {
+		if _, err := WriteFact(v, "lyra", FactInput{Name: fmt.Sprintf("fact %d", i), Description: "d", Type: FactProject, Body: "body"}, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				f, err := ReadFact(v, "lyra", "fact-"+strconv.Itoa(i%50))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if on {
+					RecordRead(v, "lyra", f.Path, "mcp", nil, 0, 0)
+				}
+			}
+			b.StopTimer()
+			Recall(v).Flush()
+		})
+	}
+}
+
+// BenchmarkRecordRead is what a read pays for its recall signal.
+func BenchmarkRecordRead(b *testing.B) {
+	v := memTestVault(b, 0, 0)
+	p := FactPath("lyra", "staging-ssh")
+	for i := 0; i < b.N; i++ {
+		RecordRead(v, "lyra", p, "mcp", nil, 0, 0)
+	}
+	b.StopTimer()
+	Recall(v).Flush()
+}
+
+// FuzzParseEvents: any recall log (torn, hostile) parses without panic and
+// folds into a summary whose counts match the events kept.
+func FuzzParseEvents(f *testing.F) {
+	f.Add([]byte(`{"a":"lyra","k":"read","p":"x.md","t":1}` + "\n" + `{"a":"lyra","k":"hits","q":"q","h":["x.md"],"t":2}`))
+	f.Add([]byte(`{"a":"lyra","k":"re`))
+	f.Add([]byte("\n\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		evs := parseEvents(data)
+		s, _ := readSummary(t.TempDir())
+		reads := 0
+		for _, e := range evs {
+			if e.Agent == "" || e.Millis <= 0 {
+				t.Fatalf("kept an event without agent or time: %+v", e)
+			}
+			if e.Kind == RecallRead {
+				reads++
+			}
+			s.fold(e)
+		}
+		total := 0
+		for _, u := range s.Files {
+			total += u.Reads
+		}
+		if total != reads {
+			t.Fatalf("folded %d reads of %d", total, reads)
+		}
+	})
+}
+
+// FuzzPinProperty: pinning and unpinning any note keeps every other byte.
+func FuzzPinProperty(f *testing.F) {
+	f.Add([]byte("---\nname: a\n---\nbody\n"))
+	f.Add([]byte("---\r\nname: a\r\npinned: yes\r\n---\r\nbody"))
+	f.Add([]byte("no frontmatter"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if FactPinned(data) {
+			out := dropProperty(data, PinnedKey)
+			if FactPinned(out) && bytes.Count(data, []byte("\n"+PinnedKey)) < 2 {
+				t.Fatalf("still pinned after unpin:\n%q", out)
+			}
+			return
+		}
+		pinned, err := setBoolProperty(data, PinnedKey)
+		if err != nil {
+			return
+		}
+		if _, _, ok := vault.SplitFrontmatter(data); !ok {
+			return // a new block was added in front
+		}
+		if back := dropProperty(pinned, PinnedKey); !bytes.Equal(back, dropProperty(data, PinnedKey)) {
+			t.Fatalf("pin then unpin changed other bytes:\n%q\n%q", data, back)
+		}
+	})
 }

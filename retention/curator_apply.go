@@ -10,8 +10,10 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -76,7 +78,37 @@ func parsePlan(body string) (curatorPlan, error) {
 	if err := json.Unmarshal([]byte(rest[:end]), &plan); err != nil {
 		return plan, fmt.Errorf("the curator proposal's plan is not readable: %v: %w", err, vault.ErrInvalid)
 	}
-	return plan, nil
+	return plan, plan.check()
+}
+
+// check refuses a plan a person's edit (or a sync accident) made unsafe:
+// a path outside the agent's home, an unknown target or action.
+func (p curatorPlan) check() error {
+	bad := func(what string) error {
+		return fmt.Errorf("the curator proposal's plan %s; reject it: %w", what, vault.ErrInvalid)
+	}
+	if err := identity.ValidName(p.Agent); err != nil {
+		return bad("names no valid agent")
+	}
+	for _, f := range p.Archive {
+		s := f.Slug
+		if s == "" || strings.ContainsAny(s, "/\\:\x00") || strings.HasPrefix(s, ".") || !utf8.ValidString(s) || strings.EqualFold(s, "index") {
+			return bad(fmt.Sprintf("names the fact %q", s))
+		}
+	}
+	if p.Target != "" {
+		if _, err := agents.ParseTarget(p.Target); err != nil {
+			return bad(fmt.Sprintf("names the target %q", p.Target))
+		}
+	}
+	for _, op := range p.Ops {
+		switch op.Action {
+		case agents.ActionAdd, agents.ActionReplace, agents.ActionRemove:
+		default:
+			return bad(fmt.Sprintf("holds the action %q", op.Action))
+		}
+	}
+	return nil
 }
 
 // touches lists every file approving the plan may change or create

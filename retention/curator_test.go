@@ -563,3 +563,25 @@ func TestKeeperRunsCuratorOnlyWhenIdle(t *testing.T) {
 		t.Errorf("journey lacks the pass: %+v", evs)
 	}
 }
+
+// FuzzParsePlan: a person may edit a proposal's plan block into anything;
+// parsing never panics, and a plan it accepts touches only files in the
+// named agent's home.
+func FuzzParsePlan(f *testing.F) {
+	f.Add("x\n" + planFence + "\n{\"kind\":\"archive\",\"agent\":\"lyra\",\"archive\":[{\"slug\":\"a\"}]}\n```\n")
+	f.Add(planFence + "\n{\"kind\":\"archive\",\"agent\":\"lyra\",\"archive\":[{\"slug\":\"../../../etc/passwd\"}]}\n```")
+	f.Add(planFence + "\n{\"kind\":\"spill\",\"agent\":\"lyra\",\"target\":\"memory\",\"facts\":[{\"name\":\"../../etc\"}]}\n```")
+	f.Add("no plan")
+	f.Fuzz(func(t *testing.T, body string) {
+		plan, err := parsePlan(body)
+		if err != nil {
+			return
+		}
+		for _, p := range plan.touches(nil) {
+			clean, err := vault.CleanRel(p)
+			if err != nil || !strings.HasPrefix(clean, "agents/"+plan.Agent+"/") || strings.Contains(clean, "..") {
+				t.Fatalf("accepted plan touches %q (clean %q, %v)", p, clean, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCuratorCommands(t *testing.T) {
+	dir := factVault(t)
+	nx := func(args ...string) (int, string, string) {
+		return factCLI(t, "", append([]string{"--vault", dir}, args...)...)
+	}
+	as := func(args ...string) (int, string, string) { return nx(append([]string{"--agent", "lyra"}, args...)...) }
+	if code, _, errs := as("fact", "write", "--name", "Staging SSH", "--type", "project", "--description", "port 2222", "Staging listens on 2222."); code != 0 {
+		t.Fatal(errs)
+	}
+	// Pin: only the pinned line is added; twice is a no-op.
+	p := filepath.Join(dir, "agents", "lyra", "memory", "staging-ssh.md")
+	before, _ := os.ReadFile(p)
+	code, out, _ := as("--json", "fact", "pin", "staging-ssh")
+	var pin struct {
+		Pinned, Changed bool
+		Slug            string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &pin) != nil || !pin.Pinned || !pin.Changed {
+		t.Fatalf("pin: %d %q", code, out)
+	}
+	after, _ := os.ReadFile(p)
+	if string(after) != strings.Replace(string(before), "\n---\n", "\npinned: true\n---\n", 1) {
+		t.Errorf("pin changed more than its line:\n%s", after)
+	}
+	if code, out, _ := as("fact", "pin", "staging-ssh"); code != 0 || !strings.Contains(out, "already pinned") {
+		t.Errorf("pin twice: %d %q", code, out)
+	}
+	if code, _, errs := as("fact", "pin", "no-such-fact"); code != 1 || !strings.Contains(errs, "no-such-fact") {
+		t.Errorf("pin unknown: %d %q", code, errs)
+	}
+	if code, _, _ := as("fact", "pin"); code != 2 {
+		t.Errorf("pin without a slug: exit %d, want 2", code)
+	}
+	// A read is a recall signal; stats shows it.
+	as("fact", "read", "staging-ssh")
+	code, out, _ = as("--json", "fact", "stats", "staging-ssh")
+	var st struct {
+		State string
+		Use   struct{ Reads int }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.State != "pinned" || st.Use.Reads != 1 {
+		t.Fatalf("stats: %d %q", code, out)
+	}
+	if code, out, _ := as("fact", "stats"); code != 0 || !strings.Contains(out, "staging-ssh") || !strings.Contains(out, "pinned") {
+		t.Errorf("stats table: %d %q", code, out)
+	}
+	if code, out, _ := as("fact", "unpin", "staging-ssh"); code != 0 || !strings.Contains(out, "not pinned") {
+		t.Errorf("unpin: %d %q", code, out)
+	}
+	if got, _ := os.ReadFile(p); string(got) != string(before) {
+		t.Errorf("unpin left the file different")
+	}
+
+	// A nearly full MEMORY.md: status says so, a dry run writes nothing,
+	// a run files a spill proposal that review lists with its kind.
+	for i := range 8 {
+		entry := "Note " + string(rune('A'+i)) + " about staging: " + strings.Repeat("deploys roll out in waves, ", 9)
+		if code, _, errs := as("memory", "add", entry); code != 0 {
+			t.Fatalf("memory add: %s", errs)
+		}
+	}
+	code, out, _ = nx("--json", "curator", "status")
+	var status struct {
+		Agents []struct {
+			Agent  string
+			Memory struct{ Over bool }
+		}
+		WouldDo []struct{ Kind string } `json:"would_do"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &status) != nil || len(status.Agents) != 1 || !status.Agents[0].Memory.Over || len(status.WouldDo) != 1 || status.WouldDo[0].Kind != "spill" {
+		t.Fatalf("status: %d %q", code, out)
+	}
+	if code, out, _ := nx("curator", "run", "--dry-run"); code != 0 || !strings.Contains(out, "Dry run") || !strings.Contains(out, "+ → fact [[") {
+		t.Errorf("dry run: %d %q", code, out)
+	}
+	if des, _ := os.ReadDir(filepath.Join(dir, "review", "pending")); len(des) != 0 {
+		t.Fatalf("dry run filed %d items", len(des))
+	}
+	code, out, _ = nx("--json", "curator", "run")
+	var pass struct {
+		Diary     string
+		Snapshot  string
+		Proposals []struct{ ID, Kind string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &pass) != nil || len(pass.Proposals) != 1 || pass.Snapshot == "" {
+		t.Fatalf("run: %d %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(pass.Diary))); err != nil {
+		t.Errorf("no diary: %v", err)
+	}
+	if code, out, _ := nx("review"); code != 0 || !strings.Contains(out, pass.Proposals[0].ID) || !strings.Contains(out, "spill") {
+		t.Errorf("review list: %d %q", code, out)
+	}
+	if code, out, _ := nx("review", "show", pass.Proposals[0].ID); code != 0 || !strings.Contains(out, "## Evidence") || !strings.Contains(out, "```diff") {
+		t.Errorf("review show: %d %q", code, out)
+	}
+	// The agent hears of it in its next session start and memory results.
+	if code, out, _ := as("prompt"); code != 0 || !strings.Contains(out, "Curator: MEMORY.md is at") || !strings.Contains(out, pass.Proposals[0].ID) {
+		t.Errorf("prompt lacks the curator line: %q", out)
+	}
+	if code, out, _ := as("memory", "show"); code != 0 || !strings.Contains(out, pass.Proposals[0].ID) {
+		t.Errorf("memory show lacks the curator line: %q", out)
+	}
+	if code, out, _ := nx("review", "approve", pass.Proposals[0].ID); code != 0 {
+		t.Fatalf("approve: %d %q", code, out)
+	}
+	if code, out, _ := as("--json", "memory", "show"); code != 0 || strings.Contains(out, "curator_notice") {
+		t.Errorf("after approval: %d %q", code, out)
+	}
+	if code, out, _ := nx("journey", "--agent", "lyra"); code != 0 || !strings.Contains(out, "curator pass") || !strings.Contains(out, "spill") {
+		t.Errorf("journey: %d %q", code, out)
+	}
+}
