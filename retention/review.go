@@ -153,7 +153,10 @@ func Approve(v *vault.Vault, id string, d Decision) (Item, error) {
 		return Item{}, err
 	}
 	defer unlock()
-	return decide(v, id, d, true)
+	if _, err := recoverLocked(v); err != nil {
+		return Item{}, err
+	}
+	return decide(v, id, d, true, true)
 }
 
 // Reject moves a pending item to review/archive/ with status rejected and
@@ -164,11 +167,17 @@ func Reject(v *vault.Vault, id string, d Decision) (Item, error) {
 		return Item{}, err
 	}
 	defer unlock()
-	return decide(v, id, d, false)
+	if _, err := recoverLocked(v); err != nil {
+		return Item{}, err
+	}
+	return decide(v, id, d, false, true)
 }
 
-// decide carries out one decision; the review lock is held.
-func decide(v *vault.Vault, id string, d Decision, approve bool) (Item, error) {
+// decide carries out one decision; the review lock is held. With
+// journal, an intent is recorded first and removed when every step is
+// done, so a process killed half way is finished by [Recover] (which
+// calls decide without journal: its intent is already there).
+func decide(v *vault.Vault, id string, d Decision, approve, journal bool) (it Item, err error) {
 	if err := validID(id); err != nil {
 		return Item{}, err
 	}
@@ -189,14 +198,40 @@ func decide(v *vault.Vault, id string, d Decision, approve bool) (Item, error) {
 			return it, err
 		}
 	}
+	if journal {
+		op := IntentReject
+		if approve {
+			op = IntentApprove
+		}
+		in, err := beginIntent(v, Intent{Op: op, ID: id, By: d.By, Why: d.Why, Text: d.Text, Now: d.Now})
+		if err != nil {
+			return it, err
+		}
+		defer func() {
+			if err == nil || errors.Is(err, ErrApply) {
+				if derr := in.done(v); derr != nil && err == nil {
+					err = derr
+				}
+			}
+		}()
+	}
 	status := StatusRejected
 	if approve {
 		status = StatusApproved
-		result, aerr := apply(v, it, d.Now)
-		if aerr != nil {
-			return it, recordFailure(v, it, old, aerr)
+		if landed(v, it) {
+			// Applied already by this item (a process killed before it
+			// archived the item): finish instead of applying twice.
+			it.Result = resultPath(v, it)
+		} else {
+			result, aerr := apply(v, it, d.Now)
+			if aerr != nil {
+				return it, recordFailure(v, it, old, aerr)
+			}
+			it.Result = result
 		}
-		it.Result = result
+		if testHookApplied != nil {
+			testHookApplied()
+		}
 	}
 	it.Status, it.DecidedBy, it.DecidedAt, it.Why, it.Error = status, d.By, d.Now, d.Why, ""
 	data, err := archivedBytes(old, it, d.Text != nil)
@@ -208,6 +243,23 @@ func decide(v *vault.Vault, id string, d Decision, approve bool) (Item, error) {
 	}
 	it.Path = ArchivePath(it.ID)
 	return it, nil
+}
+
+// testHookApplied runs after an approval is applied, before the item is
+// archived; tests kill the process there.
+var testHookApplied func()
+
+// resultPath is what an applied item wrote: its fact file or memory file.
+func resultPath(v *vault.Vault, it Item) string {
+	if it.Kind == KindMemory {
+		if t, err := agents.ParseTarget(it.Target); err == nil {
+			return agents.HomePath(it.Agent, t.File())
+		}
+	}
+	if f, err := agents.ReadFact(v, it.Agent, it.Name); err == nil {
+		return f.Path
+	}
+	return it.Target
 }
 
 // applyEdit replaces the proposal's text with a person's edit.
@@ -373,6 +425,9 @@ type ReconcileResult struct {
 // several processes at once.
 func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 	var res ReconcileResult
+	if _, err := Recover(v); err != nil {
+		return res, err
+	}
 	dir := v.MustPath(vault.PendingDir)
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -427,7 +482,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 		if by == "" {
 			by = "obsidian"
 		}
-		done, err := decide(v, cur.ID, Decision{By: by, Why: cur.Why, Now: now}, cur.Status == StatusApproved)
+		done, err := decide(v, cur.ID, Decision{By: by, Why: cur.Why, Now: now}, cur.Status == StatusApproved, true)
 		switch {
 		case errors.Is(err, ErrApply):
 			done.Error = err.Error()
@@ -478,6 +533,9 @@ func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
 		return res, err
 	}
 	defer unlock()
+	if _, err := recoverLocked(v); err != nil {
+		return res, err
+	}
 	if d.Now.IsZero() {
 		d.Now = time.Now()
 	}
@@ -499,9 +557,8 @@ func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
 		return res, err
 	}
 	res.Snapshot = snap.ID
-	var created []string
 	for _, it := range todo {
-		done, err := decide(v, it.ID, d, true)
+		done, err := decide(v, it.ID, d, true, true)
 		if err != nil {
 			if errors.Is(err, ErrApply) {
 				done.Error = err.Error()
@@ -510,11 +567,12 @@ func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
 			}
 			return res, err
 		}
-		created = append(created, done.Result)
+		// Recorded after each item, so a rollback after a kill half way
+		// through still removes the facts made before it.
+		if err := snap.addCreated(v, []string{done.Result}); err != nil {
+			return res, err
+		}
 		res.Approved = append(res.Approved, done)
-	}
-	if err := snap.addCreated(v, created); err != nil {
-		return res, err
 	}
 	return res, nil
 }

@@ -210,6 +210,9 @@ func Rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) 
 		return RollbackResult{}, err
 	}
 	defer unlock()
+	if _, err := recoverLocked(v); err != nil {
+		return RollbackResult{}, err
+	}
 	return rollback(v, id, now)
 }
 
@@ -231,57 +234,94 @@ func rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) 
 		return res, err
 	}
 	res.Restored = s
-	stored := map[string][]byte{}
+	stored, err := s.contents(v)
+	if err != nil {
+		return res, err
+	}
 	var paths []string
 	for _, f := range s.Files {
-		if _, err := vault.CleanRel(f.Path); err != nil || vault.Hidden(f.Path) {
-			return res, fmt.Errorf("snapshot %s names %q: %w", id, f.Path, ErrSnapshotCorrupt)
-		}
 		paths = append(paths, f.Path)
-		if !f.Existed {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(snapshotDir(v, id), "files", filepath.FromSlash(f.Path)))
-		sum := sha256.Sum256(data)
-		if err != nil || hex.EncodeToString(sum[:]) != f.SHA256 {
-			return res, fmt.Errorf("snapshot %s: copy of %s: %w", id, f.Path, ErrSnapshotCorrupt)
-		}
-		stored[f.Path] = data
 	}
 	taken, err := TakeSnapshot(v, "before rollback to "+id, paths, now)
 	if err != nil {
 		return res, err
 	}
 	res.Taken = *taken
+	// From here files change: record the rollback first, so a process
+	// killed half way through the restore is finished by the next run.
+	in, err := beginIntent(v, Intent{Op: IntentRollback, ID: id, Taken: taken.ID, Now: now})
+	if err != nil {
+		return res, err
+	}
+	if err := s.restore(v, stored); err != nil {
+		return res, err
+	}
+	if err := in.done(v); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// contents reads and checks the snapshot's copies of the files that
+// existed when it was taken.
+func (s *Snapshot) contents(v *vault.Vault) (map[string][]byte, error) {
+	stored := map[string][]byte{}
+	for _, f := range s.Files {
+		if _, err := vault.CleanRel(f.Path); err != nil || vault.Hidden(f.Path) {
+			return nil, fmt.Errorf("snapshot %s names %q: %w", s.ID, f.Path, ErrSnapshotCorrupt)
+		}
+		if !f.Existed {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(snapshotDir(v, s.ID), "files", filepath.FromSlash(f.Path)))
+		sum := sha256.Sum256(data)
+		if err != nil || hex.EncodeToString(sum[:]) != f.SHA256 {
+			return nil, fmt.Errorf("snapshot %s: copy of %s: %w", s.ID, f.Path, ErrSnapshotCorrupt)
+		}
+		stored[f.Path] = data
+	}
+	return stored, nil
+}
+
+// restore puts every file of the snapshot back as it was (removing those
+// made after it) and brings the memory indexes in step. Every step is
+// safe to repeat.
+func (s *Snapshot) restore(v *vault.Vault, stored map[string][]byte) error {
 	for _, f := range s.Files {
 		abs, err := v.Path(f.Path)
 		if err != nil {
-			return res, err
+			return err
 		}
 		if !f.Existed {
 			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return res, fmt.Errorf("rollback: remove %s: %w", f.Path, err)
+				return fmt.Errorf("rollback: remove %s: %w", f.Path, err)
 			}
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return res, fmt.Errorf("rollback %s: %w", f.Path, err)
+			return fmt.Errorf("rollback %s: %w", f.Path, err)
 		}
 		mode := fs.FileMode(f.Mode)
 		if mode == 0 {
 			mode = 0o644
 		}
 		if err := vault.WriteFile(abs, stored[f.Path], mode); err != nil {
-			return res, fmt.Errorf("rollback %s: %w", f.Path, err)
+			return fmt.Errorf("rollback %s: %w", f.Path, err)
 		}
 		if !f.ModTime.IsZero() {
 			os.Chtimes(abs, f.ModTime, f.ModTime)
+		}
+		if testHookRestored != nil {
+			testHookRestored()
 		}
 	}
 	// Fact files came back or went: bring the fact caches in step now, so
 	// that the next write does not work from what the rollback undid.
 	if err := agents.SyncAllIndexes(v); err != nil && !errors.Is(err, agents.ErrIndexFull) {
-		return res, err
+		return err
 	}
-	return res, nil
+	return nil
 }
+
+// testHookRestored runs after each file a rollback restores.
+var testHookRestored func()

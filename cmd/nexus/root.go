@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -168,7 +169,15 @@ func (g *globals) openVault() (*vault.Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	return vault.Open(dir)
+	v, err := vault.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	// A review decision a killed process left half done is finished by
+	// the next command, whichever it is (one directory read when there is
+	// none). A failure here is doctor's to report, not this command's.
+	retention.Recover(v)
+	return v, nil
 }
 
 // agentNames lists the vault's agents, for shell completion; nil when there

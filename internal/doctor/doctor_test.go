@@ -432,3 +432,38 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnfinishedReviewDecision: an intent a killed process left is
+// reported until a command finishes it.
+func TestUnfinishedReviewDecision(t *testing.T) {
+	v := mustVault(t)
+	it, err := retention.Retain(v, "lyra", agents.FactInput{Name: "deploy day", Description: "when", Type: agents.FactProject, Body: "Tuesdays."}, retention.Provenance{}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := v.MustPath(retention.IntentsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	intent := `{"op":"approve","id":"` + it.ID + `","by":"ada","now":"2026-01-15T02:00:00Z","started":"2026-01-15T02:00:00Z","pid":4242}`
+	if err := os.WriteFile(filepath.Join(dir, "approve-"+it.ID+".json"), []byte(intent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []Finding
+	for _, f := range mustRun(t, v.Root()).Findings() {
+		if strings.Contains(f.Problem, "left unfinished") {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Problem, "approve of "+it.ID) || !strings.Contains(got[0].Problem, "process 4242") {
+		t.Fatalf("findings: %+v", got)
+	}
+	if _, err := retention.Recover(v); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range mustRun(t, v.Root()).Findings() {
+		if strings.Contains(f.Problem, "left unfinished") {
+			t.Errorf("after one command: %+v", f)
+		}
+	}
+}

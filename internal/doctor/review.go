@@ -47,6 +47,19 @@ func (c *checker) reviews(ctx context.Context) (string, []Finding, error) {
 			})
 		}
 	}
+	// A decision a killed process left half done (the next command
+	// finishes it; one still here could not be finished).
+	ins, err := retention.Unfinished(c.v)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, in := range ins {
+		findings = append(findings, Finding{
+			Path:    in.Path(),
+			Problem: fmt.Sprintf("review %s of %s was left unfinished (started %s by process %d, which did not finish it)", in.Op, in.ID, in.Started.Format(time.RFC3339), in.PID),
+			Fix:     c.cmd("review", "list") + " (any command finishes it; if it stays, the error it prints says why)",
+		})
+	}
 	return fmt.Sprintf("%d item(s) pending review", len(items)), findings, nil
 }
 
