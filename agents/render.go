@@ -481,6 +481,10 @@ func (r *promptRun) unread() (string, error) {
 // Every line ends in a newline; nothing in the entry can start a line of
 // its own, so an entry cannot forge a heading of the render.
 func PromptEntry(e *livelog.Entry) string {
+	if e.Quarantine != "" {
+		// Kept as evidence, never pasted into a prompt as text.
+		return fmt.Sprintf("- %s %s %s\n", e.Time.Format(time.RFC3339), e.Agent, livelog.QuarantineNotice(e))
+	}
 	if e.Hand {
 		return "- (typed by hand, unsigned) " + clipRunes(oneLine(e.Body), promptBodyRunes) + "\n"
 	}
@@ -540,6 +544,13 @@ func (r *promptRun) decisions() (string, error) {
 		ds = ds[more:]
 	}
 	for _, d := range ds {
+		if d.Quarantine != "" {
+			fmt.Fprintf(&b, "- %s [QUARANTINED: %s] (see %s, nexus decisions --raw) — %s, %s\n", d.ID, d.Quarantine, d.File, d.Agent, d.Time.Format("2006-01-02"))
+			continue
+		}
+		if len(d.Conflict) > 0 {
+			fmt.Fprintf(&b, "- CONFLICT: %s and %s supersede the same decision; ask a person which holds\n", d.ID, strings.Join(d.Conflict, ", "))
+		}
 		fmt.Fprintf(&b, "- %s %s: %s", d.ID, oneLine(d.Title), clipRunes(oneLine(d.Decision), promptBodyRunes))
 		if d.Supersedes != "" {
 			fmt.Fprintf(&b, " (supersedes %s)", d.Supersedes)

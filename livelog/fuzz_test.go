@@ -1,6 +1,7 @@
 package livelog
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -146,6 +147,50 @@ func FuzzVerifyAndRead(f *testing.F) {
 		}
 		if err != nil || !found {
 			t.Fatalf("append after arbitrary bytes not read back: %+v %v", es, err)
+		}
+	})
+}
+
+// FuzzParseFeed: whatever bytes a feed file holds, ParseFeed returns
+// blocks in order that do not overlap and lie inside the data; a signed
+// feed entry appended after them on a clean line parses back whole, with
+// the signature still verifying.
+func FuzzParseFeed(f *testing.F) {
+	v := mustVault(f)
+	l := mustLog(f, v)
+	e1 := mustAppend(f, l, "lyra", "seed one")
+	mustAppend(f, l, "ella", "seed two")
+	mustAppend(f, l, "lyra", "seed three")
+	good, _ := os.ReadFile(segmentPath(l))
+	f.Add(good)
+	f.Add(good[:e1.End-5])
+	f.Add(bytes.ReplaceAll(good, []byte("\n"), []byte("\r\n")))
+	f.Add([]byte("<!-- nexus w=lyra@box seq=1 prev=A sig=B -->"))
+	f.Add([]byte("### 2026-11-29T15:00:00Z lyra [a/b] x\n<!-- nexus w=lyra@box seq=9 prev=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA cites=ella@box:1:AAAAAAAAAAAAAAAA gap=2-3 k=x q=prompt_injection sig=AA -->"))
+	s, err := identity.LoadSigner(v, "lyra")
+	if err != nil {
+		f.Fatal(err)
+	}
+	kr := identity.Keyring{"lyra": {{Key: s.PublicKey()}}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		es := ParseFeed("log/live/2026-11/lyra@box.md", data)
+		end := int64(0)
+		for _, e := range es {
+			if e.Offset < end || e.End < e.Offset || e.End > int64(len(data)) {
+				t.Fatalf("block %+v overlaps or leaves the data (previous end %d, %d bytes)", e, end, len(data))
+			}
+			end = e.End
+		}
+		now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+		e := Entry{Time: now, timeText: now.Format(timeLayout), Agent: "lyra", Channel: "c", Kind: "k", Summary: "after", Body: "b",
+			stream: streamLive, feed: true, Writer: "lyra@box", Seq: 7, Cites: []Cite{{Writer: "ella@box", Seq: 2, Hash: "AAAAAAAAAAAAAAAA"}}}
+		e.sign(s, genesis)
+		rec := append(append(append([]byte{}, data...), "\n"+tornMarker+"\n\n"...), e.record()...)
+		got := ParseFeed("log/live/2026-11/lyra@box.md", rec)
+		last := got[len(got)-1]
+		sig, _ := b64.DecodeString(last.Sig)
+		if !last.Signed || last.Hash != e.Hash || last.Seq != 7 || last.Summary != "after" || !kr.Verify("lyra", last.Canonical(), sig) {
+			t.Fatalf("appended entry parsed as %+v", last)
 		}
 	})
 }
