@@ -29,7 +29,8 @@ const FactCacheDir = vault.StateDir + "/facts"
 // in a cache line.
 func cacheableFile(name string) bool {
 	return strings.HasSuffix(name, ".md") && !strings.EqualFold(name, "INDEX.md") &&
-		!strings.HasPrefix(name, ".") && !strings.ContainsAny(name, "\t\n\r") && utf8.ValidString(name)
+		!strings.HasPrefix(name, ".") && !strings.ContainsAny(name, "\t\n\r") && utf8.ValidString(name) &&
+		!vault.IsConflictCopy(name) // a sync tool's second version: handled by retention.ResolveConflicts
 }
 
 func entryFromFact(f Fact, info fs.FileInfo, now time.Time) *cacheEntry {
@@ -56,7 +57,7 @@ type factStore struct {
 // the folder if there is no usable cache.
 func openFactStore(v *vault.Vault, agent string) (*factStore, func(), error) {
 	if _, err := os.Stat(v.MustPath(identity.IdentityPath(agent))); err != nil {
-		return nil, nil, fmt.Errorf("agent %q: %w", agent, identity.ErrNoAgent)
+		return nil, nil, &identity.NoAgentError{Name: agent}
 	}
 	unlock, err := v.Lock(HomePath(agent, FactsDir))
 	if err != nil {

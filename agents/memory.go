@@ -97,6 +97,9 @@ type Result struct {
 	// landing (review gate, SPEC §7).
 	Staged    bool   `json:"staged,omitempty"`
 	PendingID string `json:"pending_id,omitempty"`
+	// CuratorNotice names a curator proposal waiting for a person when the
+	// file is past the curator's pressure threshold ([CuratorNotice]).
+	CuratorNotice string `json:"curator_notice,omitempty"`
 }
 
 // MemoryOption configures a [Memory].
@@ -172,6 +175,9 @@ func (m *Memory) Target() Target { return m.target }
 // Limit returns the file's limit in code points.
 func (m *Memory) Limit() int { return m.limit }
 
+// Vault returns the vault the file is in.
+func (m *Memory) Vault() *vault.Vault { return m.v }
+
 // Path returns the file's vault-relative path.
 func (m *Memory) Path() string { return m.rel }
 
@@ -194,7 +200,7 @@ func (m *Memory) Entries() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dedupeEntries(ParseEntries(raw)), nil
+	return dedupeEntries(parseEntriesMerged(raw)), nil
 }
 
 // Show returns the file's usage and its entries, each entry that fails the
@@ -432,7 +438,9 @@ func (p *memPlan) message(n int) string {
 // plan applies ops to the entries of raw, in memory, and checks matches and
 // the limit. On error the plan still holds the current entries.
 func (m *Memory) plan(raw []byte, ops []Op) (*memPlan, error) {
-	parsed := ParseEntries(raw)
+	// A file a sync left with git conflict markers keeps both sides'
+	// entries (see Memory.Merge); the markers go, backed up as drift.
+	parsed := parseEntriesMerged(raw)
 	p := &memPlan{before: dedupeEntries(parsed)}
 	if raw != nil {
 		// Anything but the canonical bytes (a final newline aside) is a

@@ -14,7 +14,7 @@ import (
 
 // promptVault is memTestVault with a second agent, ella, who appended n
 // entries lyra has not read, a checkpoint and a decision for lyra.
-func promptVault(t *testing.T, n int) *vault.Vault {
+func promptVault(t testing.TB, n int) *vault.Vault {
 	t.Helper()
 	v := memTestVault(t, 0, 0)
 	if _, err := Add(v, "ella", "reviews", time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)); err != nil {
@@ -59,7 +59,7 @@ func TestRenderPromptSections(t *testing.T) {
 		{"all", PromptOptions{}, []string{"IDENTITY (", "lyra's own note", "Korean first", "## Unread log entries (2)", "ship the fix", "staging deploys go through lyra"}, nil, SectionNames()},
 		{"without memory,user", PromptOptions{Without: []string{SectionMemory, SectionUser}},
 			[]string{"IDENTITY (", "ella entry 1", "ship the fix", "staging deploys"}, []string{"lyra's own note", "Korean first", "MEMORY (", "USER PROFILE"},
-			[]string{SectionIdentity, SectionMemoryIndex, SectionUnread, SectionCheckpoint, SectionDecisions}},
+			[]string{SectionIdentity, SectionCurator, SectionMemoryIndex, SectionUnread, SectionCheckpoint, SectionDecisions}},
 		{"only unread", PromptOptions{Only: []string{SectionUnread}}, []string{"## Unread log entries (2)\n- "}, []string{"IDENTITY", "checkpoint", "decisions"}, []string{SectionUnread}},
 		{"only in any order", PromptOptions{Only: []string{SectionDecisions, SectionIdentity}}, []string{"IDENTITY (", "## Current decisions"}, []string{"Unread"}, []string{SectionIdentity, SectionDecisions}},
 		{"snapshot", PromptOptions{Only: SnapshotSections()}, []string{"lyra's own note"}, []string{"Unread"}, SnapshotSections()},

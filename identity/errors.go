@@ -19,6 +19,22 @@ var ErrExists = errors.New("agent already exists")
 // [vault.ErrNotFound].
 var ErrNoAgent = fmt.Errorf("no such agent: %w", vault.ErrNotFound)
 
+// NoAgentError is the error for an agent name that has no IDENTITY.md in
+// the vault. It matches [ErrNoAgent] (and so [vault.ErrNotFound]) with
+// [errors.Is]; callers that want the name use [errors.As].
+type NoAgentError struct {
+	// Name is the agent name asked for.
+	Name string
+}
+
+func (e *NoAgentError) Error() string { return fmt.Sprintf("no agent named %q", e.Name) }
+
+// Is makes errors.Is(err, ErrNoAgent) and errors.Is(err, vault.ErrNotFound)
+// hold.
+func (e *NoAgentError) Is(target error) bool {
+	return target == ErrNoAgent || target == vault.ErrNotFound
+}
+
 // ErrMalformed is returned by [Load] when IDENTITY.md's frontmatter does
 // not parse (a person's typo). The returned Identity still holds the name
 // and the file's text as its body.

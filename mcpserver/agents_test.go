@@ -37,8 +37,14 @@ func TestTwoAgentsOverHTTP(t *testing.T) {
 			lyra := connectHTTP(t, url, tokens["lyra"], version, nil)
 			ella := connectHTTP(t, url, tokens["ella"], version, nil)
 
-			// Each writes its own memory; an agent argument is ignored.
-			mustOK(t, lyra, "memory", map[string]any{"action": "add", "content": "lyra's note", "agent": "ella"})
+			// Each writes its own memory; an agent argument is refused, naming who the caller is.
+			mustFail(t, lyra, "memory", map[string]any{"action": "add", "content": "lyra's note", "agent": "ella"}, "is refused (it names", "you are lyra")
+			if _, err := os.Stat(filepath.Join(v.Root(), "agents/lyra/MEMORY.md")); err == nil {
+				if got := readFile(t, v, "agents/lyra/MEMORY.md"); got != "" {
+					t.Errorf("refused call wrote lyra's MEMORY.md: %q", got)
+				}
+			}
+			mustOK(t, lyra, "memory", map[string]any{"action": "add", "content": "lyra's note"})
 			mustOK(t, ella, "memory", map[string]any{"action": "add", "content": "ella's note"})
 			if got := readFile(t, v, "agents/lyra/MEMORY.md"); got != "lyra's note" && got != "lyra's note\n" {
 				t.Errorf("lyra MEMORY.md: %q", got)

@@ -70,6 +70,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if acceptBareCancel(w, r) {
 			return
 		}
+		r = s.bindSnapshotKey(w, r, agent)
 		next.ServeHTTP(w, r.WithContext(withAgent(r.Context(), agent)))
 	})
 }

@@ -34,7 +34,8 @@ func (c *unreadCache) invalidate() { c.version.Add(1) }
 // with unread live-log entries ("3 new log entries from ella — call
 // log_read"), or "".
 // A failure here never spoils the result it would be appended to.
-func (s *Server) unreadNotice(agent string) (notice string) {
+// It also returns the counts behind the line.
+func (s *Server) unreadNotice(agent string) (got unreadCount, notice string) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("count unread log entries panicked", "agent", agent, "panic", r)
@@ -43,9 +44,9 @@ func (s *Server) unreadNotice(agent string) (notice string) {
 	}()
 	got, ok := s.unreadCounts(agent)
 	if !ok || got.total == 0 {
-		return ""
+		return got, ""
 	}
-	return formatNotice(got.total, got.by)
+	return got, formatNotice(got.total, got.by)
 }
 
 // unreadCount returns how many entries are unread for agent (0 when that

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -10,15 +11,29 @@ import (
 // prop is one JSON Schema property.
 type prop map[string]any
 
-func strProp(desc string) prop  { return prop{"type": "string", "description": desc} }
-func intProp(desc string) prop  { return prop{"type": "integer", "description": desc} }
+func strProp(desc string) prop { return prop{"type": "string", "description": desc} }
+
+// intRange is an integer property bounded to [lo, hi].
+func intRange(desc string, lo, hi int) prop {
+	return prop{"type": "integer", "minimum": lo, "maximum": hi, "description": desc}
+}
+
+// strLen is a string property of minLen to maxLen characters (maxLen 0:
+// the bound on any string argument).
+func strLen(desc string, minLen, maxLen int) prop {
+	if maxLen == 0 {
+		maxLen = maxStringArg
+	}
+	p := prop{"type": "string", "maxLength": maxLen, "description": desc}
+	if minLen > 0 {
+		p["minLength"] = minLen
+	}
+	return p
+}
 func numProp(desc string) prop  { return prop{"type": "number", "description": desc} }
 func boolProp(desc string) prop { return prop{"type": "boolean", "description": desc} }
 func enumProp(desc string, values ...string) prop {
 	return prop{"type": "string", "enum": values, "description": desc}
-}
-func strListProp(desc string) prop {
-	return prop{"type": "array", "items": prop{"type": "string"}, "description": desc}
 }
 
 // field is one named property; schemas keep fields in the order written,
@@ -51,13 +66,14 @@ func (fs fields) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// objectSchema builds an object schema; unknown properties are allowed so
-// that prompts written for other agents' tools (extra fields) still work.
+// objectSchema builds an object schema. Unknown properties are refused
+// (SPEC §6): an argument the tool does not take would otherwise be
+// silently dropped while the model believes it was used.
 func objectSchema(props fields, required ...string) map[string]any {
 	if props == nil {
 		props = fields{}
 	}
-	s := map[string]any{"type": "object", "properties": props}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {
 		s["required"] = required
 	}
@@ -72,12 +88,18 @@ type hints struct {
 	idempotent  bool
 }
 
+// inputSchemas holds every tool's input schema by name, as built by
+// newTool, for [checkArgs]. The schemas are the same for every server.
+var inputSchemas sync.Map
+
 func newTool(name, description string, schema map[string]any, h hints) mcp.Tool {
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		panic(err) // schemas are literals in this package
 	}
+	inputSchemas.Store(name, schema)
 	t := mcp.NewToolWithRawSchema(name, description, raw)
+	t.RawOutputSchema = outputSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           h.title,
 		ReadOnlyHint:    mcp.ToBoolPtr(h.readOnly),
@@ -87,4 +109,34 @@ func newTool(name, description string, schema map[string]any, h hints) mcp.Tool 
 	}
 	t.Title = h.title
 	return t
+}
+
+// when is an allOf member: if property key is val, the required
+// properties must be present.
+func when(key, val string, required ...string) map[string]any {
+	return map[string]any{
+		"if":   map[string]any{"properties": map[string]any{key: map[string]any{"const": val}}, "required": []string{key}},
+		"then": map[string]any{"required": required},
+	}
+}
+
+// exactlyOne is a oneOf: exactly one of the named properties is present.
+func exactlyOne(names ...string) []map[string]any {
+	out := make([]map[string]any, len(names))
+	for i, n := range names {
+		var others []map[string]any
+		for _, o := range names {
+			if o != n {
+				others = append(others, map[string]any{"required": []string{o}})
+			}
+		}
+		alt := map[string]any{"required": []string{n}}
+		if len(others) == 1 {
+			alt["not"] = others[0]
+		} else if len(others) > 1 {
+			alt["not"] = map[string]any{"anyOf": others}
+		}
+		out[i] = alt
+	}
+	return out
 }

@@ -67,7 +67,10 @@ type Server struct {
 
 	// frozen holds each MCP session's session-start render, by session
 	// id: it is taken once per session (SPEC §2).
-	frozen sync.Map
+	frozen sync.Map // session or snapshot key -> frozenRender
+	sweepState
+	// snapKeys mint the snapshot keys of stateless sessions.
+	snapKeys *snapshotKeys
 
 	// ixMu protects ix, the search index (nil until opened).
 	ixMu sync.Mutex
@@ -125,6 +128,8 @@ func New(opts Options) (*Server, error) {
 		opts:   opts,
 		subs:   newSubscriptions(),
 		live:   newLiveVault(opts.Vault),
+
+		snapKeys: newSnapshotKeys(),
 	}
 	lg, err := livelog.Open(own, livelog.Options{Now: opts.Now, Logger: opts.Logger})
 	if err != nil {
@@ -140,7 +145,6 @@ func New(opts Options) (*Server, error) {
 		server.WithToolCapabilities(false),
 		server.WithPromptCapabilities(false),
 		server.WithResourceCapabilities(true, false),
-		server.WithInputSchemaValidation(),
 		server.WithHooks(hooks),
 		server.WithResourceRecovery(),
 		server.WithPaginationLimit(1000),

@@ -16,11 +16,11 @@ func (s *Server) factTools() []tool {
 Use it for things worth keeping beyond this session that do not fit the small MEMORY.md: a user preference, feedback you were given, project context, a pointer to a reference. One fact per call; keep the body short.
 A fact with the same name is refused unless update is true (then it is replaced, keeping its created time). The text is scanned: injection phrasing, secrets and invisible characters are refused with the rule's name — rewrite the text without them. When the index is full, remove stale facts with fact_remove first.`,
 				objectSchema(fields{
-					{"name", strProp("Short title of the fact; also its file name (slug).")},
-					{"description", strProp("One line saying what the fact is about; shown in the memory index.")},
+					{"name", strLen("Short title of the fact; also its file name (slug).", 1, agents.MaxFactNameRunes)},
+					{"description", strLen("One line saying what the fact is about; shown in the memory index.", 1, agents.MaxFactDescriptionRunes)},
 					{"type", enumProp("Kind of fact.", agents.FactTypes()...)},
-					{"body", strProp("The fact itself, in markdown. Short.")},
-					{"source", strProp("Optional: where it came from (session, log entry, review id).")},
+					{"body", strLen("The fact itself, in markdown. Short (at most 32 KiB).", 1, agents.MaxFactBodyBytes)},
+					{"source", strLen("Optional: where it came from (session, log entry, review id).", 0, agents.MaxFactSourceRunes)},
 					{"update", boolProp("Replace an existing fact of the same name (default false).")},
 				}, "name", "description", "type", "body"),
 				hints{title: "Write a fact"}),
@@ -32,8 +32,8 @@ A fact with the same name is refused unless update is true (then it is replaced,
 Your memory index (in session_start) lists your facts as [[SLUG|name]]; pass the SLUG. Pass agent to read another agent's facts (reading only).
 Returns the fact {slug, name, description, type, created, updated, source, body, path}, or {facts: [...]} when listing.`,
 				objectSchema(fields{
-					{"slug", strProp("The fact's slug (file name without .md) or its name. Omit to list all facts.")},
-					{"agent", strProp("Whose facts to read (default: yours).")},
+					{"slug", strLen("The fact's slug (file name without .md) or its name. Omit to list all facts.", 0, 300)},
+					{"agent", strLen("Whose facts to read (default: yours).", 0, 64)},
 				}),
 				hints{title: "Read a fact", readOnly: true, idempotent: true}),
 			run: s.factRead,
@@ -43,7 +43,7 @@ Returns the fact {slug, name, description, type, created, updated, source, body,
 
 Use it when a fact is wrong or stale, or to make room when the index is full. Returns {removed, archived}.`,
 				objectSchema(fields{
-					{"slug", strProp("The fact's slug (or name).")},
+					{"slug", strLen("The fact's slug (or name).", 1, 300)},
 				}, "slug"),
 				hints{title: "Remove a fact", destructive: true}),
 			run: s.factRemove,

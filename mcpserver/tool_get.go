@@ -33,9 +33,9 @@ Use it after memory_search (pass the hit's path, and its line as from) or to rea
 Only .md files inside the vault can be read; .nexus/ (keys, state) and other dot-folders, absolute paths and ".." are refused.
 Returns {path, from, lines, total_lines, text, next_from?}. When next_from is set, call again with from=next_from to read on.`,
 			objectSchema(fields{
-				{"path", strProp("Vault-relative path of the note, e.g. projects/atlas.md.")},
-				{"from", intProp("First line to return, counting from 1 (default 1).")},
-				{"lines", intProp("How many lines to return (default: to the end, at most 2000).")},
+				{"path", strLen("Vault-relative path of the note, e.g. projects/atlas.md.", 1, 4096)},
+				{"from", intRange("First line to return, counting from 1 (default 1).", 1, 1<<30)},
+				{"lines", intRange("How many lines to return (default: to the end, at most 2000).", 0, 1<<30)},
 			}, "path"),
 			hints{title: "Read a vault note", readOnly: true, idempotent: true}),
 		run: s.memoryGet,

@@ -27,12 +27,20 @@ type logEntry struct {
 	Hand    bool      `json:"hand,omitempty"`
 	Segment string    `json:"segment"`
 	Line    int       `json:"line,omitempty"`
+	// Writer is the feed (AGENT@DEVICE); Quarantine the rule a
+	// quarantined entry hit (its text is then replaced by a notice).
+	Writer     string `json:"writer,omitempty"`
+	Quarantine string `json:"quarantine,omitempty"`
 }
 
+// toLogEntries shows entries to an agent: a quarantined entry's text is
+// replaced by its "[QUARANTINED: rule]" notice.
 func toLogEntries(es []livelog.Entry) []logEntry {
 	out := make([]logEntry, 0, len(es))
 	for _, e := range es {
-		out = append(out, logEntry{Time: e.Time, Agent: e.Agent, Channel: e.Channel, Kind: e.Kind, Summary: e.Summary, Body: e.Body, Signed: e.Signed, Hand: e.Hand, Segment: e.Segment, Line: e.Line})
+		e = e.Masked()
+		out = append(out, logEntry{Time: e.Time, Agent: e.Agent, Channel: e.Channel, Kind: e.Kind, Summary: e.Summary, Body: e.Body, Signed: e.Signed, Hand: e.Hand,
+			Segment: e.Segment, Line: e.Line, Writer: e.Writer, Quarantine: e.Quarantine})
 	}
 	return out
 }
@@ -61,8 +69,8 @@ Pass last N to see the newest N entries regardless of what you have read (your o
 Returns {reader, unread, acked, count, entries: [{time, agent, channel, kind, summary, body, segment, line}], remaining}.`,
 				objectSchema(fields{
 					{"ack", boolProp("Mark the returned unread entries as read (default true).")},
-					{"last", intProp("Instead of unread entries, return the newest N entries (1-100).")},
-					{"limit", intProp("Most unread entries to return (default and maximum 100).")},
+					{"last", intRange("Instead of unread entries, return the newest N entries (1-100).", 0, maxLogRead)},
+					{"limit", intRange("Most unread entries to return (default and maximum 100).", 1, maxLogRead)},
 					{"channel", strProp("With last: only this channel.")},
 					{"kind", strProp("With last: only this kind.")},
 					{"from", strProp("With last: only entries by this agent.")},
@@ -75,26 +83,28 @@ Returns {reader, unread, acked, count, entries: [{time, agent, channel, kind, su
 
 Use it to tell the other agents what you did, found, started or need: a one-line summary (what a reader must know) and, if useful, a markdown body with details. It is signed with your key and chained to the previous entry; it cannot be edited later, so write nothing secret.
 channel groups entries (default "general"; e.g. a project name); kind says what it is (default "note"; e.g. status, question, handoff, result).
-Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, notes}.`,
+key (optional) makes a retry safe: an append whose key your feed already holds writes nothing and returns the earlier entry with duplicate true.
+Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, notes, duplicate}.`,
 				objectSchema(fields{
-					{"summary", strProp("One line (at most 500 characters): what happened or what you need.")},
-					{"body", strProp("Optional details in markdown.")},
+					{"summary", strLen("One line (at most 500 characters): what happened or what you need.", 1, 0)},
+					{"body", strLen("Optional details in markdown (at most 1 MiB).", 0, livelog.MaxBodyBytes)},
 					{"channel", strProp(`Channel (default "general").`)},
 					{"kind", strProp(`Kind of entry (default "note"), e.g. status, question, handoff, result.`)},
+					{"key", strProp("Idempotency key (at most 128 characters), e.g. the id of the turn: a second append with the same key writes nothing.")},
 				}, "summary"),
 				hints{title: "Append to the live log"}),
 			run: s.logAppend,
 		},
 		{
-			def: newTool("decision_record", `Record a decision in the shared decision log (log/decisions.md), signed by you, with the next id (D-0001, ...).
+			def: newTool("decision_record", `Record a decision in the shared decision log (your decision feed log/decisions/YOU@DEVICE.md), signed by you, with the next id of your feed (lyra@vps:D-0001, ...).
 
 Use it when you and the user or other agents settle something others must follow: a choice of approach, a convention, a scope cut. Give a short title, the decision itself and the rationale. To change an earlier decision, record a new one with supersedes set to the old id; the old one stays in the file, marked superseded.
 Returns the decision {id, time, agent, title, decision, rationale, supersedes}.`,
 				objectSchema(fields{
-					{"title", strProp("Short title.")},
-					{"decision", strProp("What was decided.")},
+					{"title", strLen("Short title.", 1, 0)},
+					{"decision", strLen("What was decided.", 1, 0)},
 					{"rationale", strProp("Why.")},
-					{"supersedes", strProp("Id of the earlier decision this replaces, e.g. D-0003.")},
+					{"supersedes", strProp("Id of the earlier decision this replaces, e.g. lyra@vps:D-0003.")},
 				}, "title", "decision"),
 				hints{title: "Record a decision"}),
 			run: s.decisionRecord,
@@ -116,11 +126,11 @@ Returns {decisions: [{id, time, agent, title, decision, rationale, supersedes, s
 Save one during long work — after each meaningful step and before anything risky — so you (or a new session) can resume after a crash: the task, where it stands, the next step, the files touched and free notes.
 Returns the saved checkpoint {agent, time, task, state, next, files, notes, path}.`,
 				objectSchema(fields{
-					{"task", strProp("The task you are working on.")},
-					{"state", strProp("Where it stands: what is done, what is half done.")},
-					{"next", strProp("The next step to take.")},
-					{"files", strListProp("Files touched (paths).")},
-					{"notes", strProp("Anything else needed to resume.")},
+					{"task", strLen("The task you are working on.", 1, livelog.MaxCheckpointField)},
+					{"state", strLen("Where it stands: what is done, what is half done.", 0, livelog.MaxCheckpointField)},
+					{"next", strLen("The next step to take.", 0, livelog.MaxCheckpointField)},
+					{"files", prop{"type": "array", "items": prop{"type": "string"}, "maxItems": livelog.MaxCheckpointFiles, "description": "Files touched (paths)."}},
+					{"notes", strLen("Anything else needed to resume.", 0, livelog.MaxCheckpointNotes)},
 				}, "task"),
 				hints{title: "Save a checkpoint"}),
 			run: s.checkpointSave,
@@ -156,23 +166,14 @@ func (s *Server) logRead(ctx context.Context, c *call) (any, error) {
 	if channel != "" || kind != "" || from != "" {
 		return nil, fmt.Errorf("channel, kind and from filter the last-N view; pass last too: %w", vault.ErrInvalid)
 	}
-	es, err := s.lg.Unread(c.agent)
+	es, remaining, err := s.lg.ReadUnreadLimit(c.agent, limit, ack)
+	if ack {
+		s.unread.invalidate()
+	}
 	if err != nil {
 		return nil, err
 	}
-	res := logReadResult{Reader: c.agent, Unread: true}
-	if len(es) > limit {
-		res.Remaining = len(es) - limit
-		es = es[:limit]
-	}
-	if ack && len(es) > 0 {
-		err := s.lg.Ack(c.agent, es[len(es)-1])
-		s.unread.invalidate()
-		if err != nil {
-			return nil, err
-		}
-		res.Acked = true
-	}
+	res := logReadResult{Reader: c.agent, Unread: true, Remaining: remaining, Acked: ack && len(es) > 0}
 	res.Entries, res.Count = toLogEntries(es), len(es)
 	return res, nil
 }
@@ -183,19 +184,29 @@ func (s *Server) logAppend(ctx context.Context, c *call) (any, error) {
 		Body:    c.str("body", false),
 		Channel: strings.TrimSpace(c.str("channel", false)),
 		Kind:    strings.TrimSpace(c.str("kind", false)),
+		Key:     c.str("key", false),
 	}
 	if c.err != nil {
 		return nil, c.err
+	}
+	if len(e.Key) > livelog.MaxKeyLen {
+		return nil, fmt.Errorf("key is %d bytes, at most %d: %w", len(e.Key), livelog.MaxKeyLen, vault.ErrInvalid)
 	}
 	r, err := s.lg.AppendDetailed(c.agent, e)
 	s.unread.invalidate()
 	if err != nil {
 		return nil, err
 	}
-	return struct {
-		Entry logEntry `json:"entry"`
-		Notes []string `json:"notes,omitempty"`
-	}{toLogEntries([]livelog.Entry{r.Entry})[0], r.Notes}, nil
+	return logAppended{toLogEntries([]livelog.Entry{r.Entry})[0], r.Notes, r.Duplicate}, nil
+}
+
+// logAppended is log_append's result.
+type logAppended struct {
+	Entry logEntry `json:"entry"`
+	Notes []string `json:"notes,omitempty"`
+	// Duplicate: the key was already in the agent's feed; nothing was
+	// written and Entry is the earlier entry.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 func (s *Server) decisionRecord(ctx context.Context, c *call) (any, error) {
@@ -227,9 +238,17 @@ func (s *Server) decisionList(ctx context.Context, c *call) (any, error) {
 	if ds == nil {
 		ds = []livelog.Decision{}
 	}
-	return struct {
-		Decisions []livelog.Decision `json:"decisions"`
-	}{ds}, nil
+	for i := range ds {
+		if ds[i].Quarantine != "" {
+			ds[i].Title, ds[i].Decision, ds[i].Rationale = "[QUARANTINED: "+ds[i].Quarantine+"] (see "+ds[i].File+", nexus decisions --raw)", "", ""
+		}
+	}
+	return decisionList{ds}, nil
+}
+
+// decisionList is decision_list's result.
+type decisionList struct {
+	Decisions []livelog.Decision `json:"decisions"`
 }
 
 func (s *Server) checkpointSave(ctx context.Context, c *call) (any, error) {

@@ -18,9 +18,10 @@ const maxOps = 50
 func (s *Server) memoryTool() tool {
 	opSchema := objectSchema(fields{
 		{"action", enumProp("add, replace or remove.", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove)},
-		{"content", strProp("The entry text (add) or its replacement (replace).")},
-		{"old_text", strProp("A short, unique, case-sensitive substring of the entry to replace or remove.")},
+		{"content", strLen("The entry text (add) or its replacement (replace).", 1, 0)},
+		{"old_text", strLen("A short, unique, case-sensitive substring of the entry to replace or remove.", 1, 0)},
 	}, "action")
+	opSchema["allOf"] = perAction()
 	return tool{
 		def: newTool("memory", `Edit your bounded memory: MEMORY.md (target "memory": your own notes — environment facts, conventions, lessons learned) or USER.md (target "user": who the user is — preferences, communication style). Both are pasted into your prompt at every session start, so keep entries short, factual and durable.
 
@@ -34,16 +35,35 @@ The files have character limits (usage is reported as "67% — 1,474/2,200 chars
 If old_text matches no entry or several different ones, the error lists the candidates: call again with a longer, unique old_text.
 Content is scanned: prompt-injection phrasing, secrets and credentials, exfiltration commands and invisible Unicode are refused with the rule's name; rewrite without them (never store secrets).
 When the vault requires review, a successful write returns staged: true and pending_id: it lands once a person approves.
-Returns {success, message, target, usage, entry_count, error, current_entries, matches, staged, pending_id}.`,
-			objectSchema(fields{
-				{"action", enumProp("What to do (omit when sending operations).", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove)},
-				{"target", enumProp(`Which file: "memory" (MEMORY.md, your notes; default) or "user" (USER.md, the user profile).`, string(agents.TargetMemory), string(agents.TargetUser))},
-				{"content", strProp("Entry text for add, or the new text for replace.")},
-				{"old_text", strProp("For replace/remove: a short, unique substring of the existing entry.")},
-				{"operations", prop{"type": "array", "items": opSchema, "maxItems": maxOps, "description": "Several operations applied all or nothing, in order, on one target."}},
-			}),
+Returns {success, message, target, usage, entry_count, error, current_entries, matches, staged, pending_id, curator_notice}; curator_notice names a proposal waiting for a person to move entries out of a nearly full file.`,
+			memorySchema(opSchema),
 			hints{title: "Edit bounded memory", destructive: true}),
 		run: s.memory,
+	}
+}
+
+// memorySchema is the memory tool's input: one operation (action with
+// content and/or old_text as the action needs) or a batch in operations,
+// never both.
+func memorySchema(opSchema map[string]any) map[string]any {
+	s := objectSchema(fields{
+		{"action", enumProp("What to do (omit when sending operations).", agents.ActionAdd, agents.ActionReplace, agents.ActionRemove)},
+		{"target", enumProp(`Which file: "memory" (MEMORY.md, your notes; default) or "user" (USER.md, the user profile).`, string(agents.TargetMemory), string(agents.TargetUser))},
+		{"content", strLen("Entry text for add, or the new text for replace. Required for add and replace.", 1, 0)},
+		{"old_text", strLen("For replace/remove: a short, unique substring of the existing entry. Required for replace and remove.", 1, 0)},
+		{"operations", prop{"type": "array", "items": opSchema, "minItems": 1, "maxItems": maxOps, "description": "Several operations applied all or nothing, in order, on one target."}},
+	})
+	s["oneOf"] = exactlyOne("action", "operations")
+	s["allOf"] = perAction()
+	return s
+}
+
+// perAction says which fields each memory action needs.
+func perAction() []map[string]any {
+	return []map[string]any{
+		when("action", agents.ActionAdd, "content"),
+		when("action", agents.ActionReplace, "content", "old_text"),
+		when("action", agents.ActionRemove, "old_text"),
 	}
 }
 

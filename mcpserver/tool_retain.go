@@ -15,11 +15,12 @@ const maxRetain = 20
 
 func (s *Server) retainTool() tool {
 	factSchema := objectSchema(fields{
-		{"name", strProp("Short title of the fact.")},
-		{"description", strProp("One line saying what it is about.")},
+		{"name", strLen("Short title of the fact.", 1, agents.MaxFactNameRunes)},
+		{"description", strLen("One line saying what it is about.", 1, agents.MaxFactDescriptionRunes)},
 		{"type", enumProp("Kind of fact.", agents.FactTypes()...)},
-		{"body", strProp("The fact, short.")},
-		{"source", strProp("Where it came from (log entry, document, conversation).")},
+		{"body", strLen("The fact, short.", 1, agents.MaxFactBodyBytes)},
+		{"source", strLen("Where it came from (log entry, document, conversation).", 0, agents.MaxFactSourceRunes)},
+		{"update", boolProp("On approval, replace an existing fact of the same name.")},
 	}, "name", "description", "type", "body")
 	return tool{
 		def: newTool("retain", `Propose durable facts for a person to review before they are kept: each becomes review/pending/ID.md with its provenance (you, this session, the time, the source). A person approves, edits or rejects it (in Obsidian or with 'nexus review'); approved facts become fact files.
@@ -28,13 +29,13 @@ Use it for things learned in this session that are worth keeping but should be c
 Send one fact with name/description/type/body, or several as facts: [...]. Each is validated and scanned like fact_write (injection phrasing, secrets, invisible characters are refused). Facts are filed in order; on an error the ones already filed are in the result.
 Returns the filed item {id, status: "pending", target, path, ...}, or {items: [...]} for several.`,
 			objectSchema(fields{
-				{"name", strProp("Short title of the fact.")},
-				{"description", strProp("One line saying what it is about.")},
+				{"name", strLen("Short title of the fact.", 1, agents.MaxFactNameRunes)},
+				{"description", strLen("One line saying what it is about.", 1, agents.MaxFactDescriptionRunes)},
 				{"type", enumProp("Kind of fact.", agents.FactTypes()...)},
-				{"body", strProp("The fact, short.")},
-				{"source", strProp("Where it came from (log entry, document, conversation).")},
+				{"body", strLen("The fact, short.", 1, agents.MaxFactBodyBytes)},
+				{"source", strLen("Where it came from (log entry, document, conversation).", 0, agents.MaxFactSourceRunes)},
 				{"update", boolProp("On approval, replace an existing fact of the same name.")},
-				{"facts", prop{"type": "array", "items": factSchema, "maxItems": maxRetain, "description": "Several facts to propose at once."}},
+				{"facts", prop{"type": "array", "items": factSchema, "minItems": 1, "maxItems": maxRetain, "description": "Several facts to propose at once."}},
 			}),
 			hints{title: "Propose facts for review"}),
 		run: s.retain,

@@ -25,6 +25,7 @@ type KeeperOptions struct {
 // Keeper keeps a running vault in step with what people do in Obsidian,
 // for 'nexus watch' and 'nexus serve': at every tick (or [Keeper.Poke], for
 // example on a file event under review/pending/ or agents/*/memory/) it
+// merges the conflict copies sync tools leave ([ResolveConflicts]),
 // carries out status: approved/rejected edits ([Reconcile]) and brings every
 // agent's memory/INDEX.md in step with its fact files
 // ([agents.SyncAllIndexes]). Its goroutine is owned: [Keeper.Close] stops it
@@ -35,6 +36,7 @@ type Keeper struct {
 	poke   chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	cur    keeperCurator // curator_keeper.go
 }
 
 // StartKeeper starts a keeper; it runs once at once, then every
@@ -80,6 +82,9 @@ func (k *Keeper) Poke() {
 // RunOnce reconciles review decisions and syncs the memory indexes now, in
 // the caller's goroutine. It is safe to call concurrently with the loop.
 func (k *Keeper) RunOnce() {
+	// Conflict copies first: a review item's two versions are merged
+	// before its decision is carried out.
+	k.resolveConflicts()
 	res, err := Reconcile(k.v, k.opts.Now())
 	for _, it := range res.Approved {
 		k.opts.Logger.Info("review approved in Obsidian carried out", "id", it.ID, "agent", it.Agent, "result", it.Result, "by", it.DecidedBy)
@@ -96,6 +101,7 @@ func (k *Keeper) RunOnce() {
 	if err := agents.SyncAllIndexes(k.v); err != nil {
 		k.opts.Logger.Warn("sync memory indexes", "err", err)
 	}
+	k.curate()
 }
 
 // Close stops the keeper and waits for a run in progress to end.
@@ -103,4 +109,15 @@ func (k *Keeper) Close() error {
 	k.cancel()
 	k.wg.Wait()
 	return nil
+}
+
+// resolveConflicts runs [ResolveConflicts] and logs what it did.
+func (k *Keeper) resolveConflicts() {
+	rep, err := ResolveConflicts(context.Background(), k.v, k.opts.Now())
+	for _, r := range rep.Resolved {
+		k.opts.Logger.Info("sync conflict handled", "file", r.Original, "copy", r.Path, "action", r.Action, "detail", r.Detail, "archived", r.Archived, "review", r.ReviewID)
+	}
+	if err != nil {
+		k.opts.Logger.Warn("resolve sync conflicts", "err", err)
+	}
 }

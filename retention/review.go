@@ -37,7 +37,7 @@ func List(v *vault.Vault, f Filter) ([]Item, error) {
 		name := de.Name()
 		// Regular files only (no symlinks), so the joined path stays in
 		// the vault without resolving each one.
-		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
+		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") || vault.IsConflictCopy(name) {
 			continue
 		}
 		id := strings.TrimSuffix(name, ".md")
@@ -230,6 +230,9 @@ func applyEdit(it *Item, text string) error {
 
 // apply performs an approved item and returns what it wrote.
 func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
+	if isCuratorKind(it.Kind) {
+		return applyCurator(v, it, now) // curator_apply.go
+	}
 	switch it.Kind {
 	case KindFact:
 		f, err := agents.WriteFact(v, it.Agent, it.FactInput(), now)
@@ -254,6 +257,8 @@ func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
 			return "", err
 		}
 		return m.Path(), nil
+	case KindConflict:
+		return applyConflict(v, it)
 	}
 	return "", fmt.Errorf("item %s: unknown kind %q: %w", it.ID, it.Kind, vault.ErrInvalid)
 }
@@ -382,7 +387,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 	var seen [][]byte // the bytes each todo item was parsed from
 	for _, de := range des {
 		name := de.Name()
-		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
+		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") || vault.IsConflictCopy(name) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -539,6 +544,12 @@ func affectedPaths(v *vault.Vault, items []Item) []string {
 		case KindMemory:
 			if t, err := agents.ParseTarget(it.Target); err == nil {
 				add(agents.HomePath(it.Agent, t.File()))
+			}
+		case KindConflict:
+			add(it.Target)
+		default:
+			for _, p := range curatorAffected(it) {
+				add(p)
 			}
 		}
 	}

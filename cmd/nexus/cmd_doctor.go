@@ -15,6 +15,7 @@ func init() { register(newDoctorCmd) }
 
 func newDoctorCmd(g *globals) *cobra.Command {
 	var lockWait time.Duration
+	var fix bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check a vault's health and say how to fix each problem",
@@ -33,6 +34,10 @@ func newDoctorCmd(g *globals) *cobra.Command {
   odd-files   notes that are binary or not UTF-8, start with a byte-order
               mark, have decomposed (NFD) names, or are symlinks out of the
               vault
+  conflicts   no conflict copy (Syncthing, Dropbox, iCloud, git) and no git
+              conflict markers; no conflict waiting for a person's choice
+  ignore-rules  .gitignore/.stignore exclude what is machine-local (keys,
+              state, index, timeline), where git or Syncthing is in use
 
 Each finding is a problem or a note. A problem is something broken or at
 risk (a log entry that does not verify, a key others can read): exit 1
@@ -41,12 +46,19 @@ index a few writes behind with no watcher running, an odd file): it is
 shown with what to do, and the exit code stays 0, so a health check run by
 cron alerts only on problems.
 
-Doctor only reads; it changes nothing. Exit 0 with no problems (notes or
-not), 1 with any problem. With --json, every finding carries "severity":
-"problem" or "note", and the report counts both.
+Doctor only reads; it changes nothing, unless given --fix. With --fix it
+first repairs what needs no judgement: it writes the ignore rules (a marked
+block; your own lines stay), merges conflict copies and conflict markers of
+Nexus's files without loss (copies are kept in review/archive/conflicts/),
+files what needs a choice in review/pending/, carries out decisions made
+in Obsidian (status: approved/rejected), then runs the checks. Exit 0
+with no problems (notes or not), 1 with any problem. With --json, every
+finding carries "severity": "problem" or "note", and the report counts
+both.
 
 Examples:
   nexus --vault ~/vault doctor
+  nexus --vault ~/vault doctor --fix
   nexus doctor --json | jq '.results[].findings[]? | select(.severity == "problem")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,10 +66,17 @@ Examples:
 			if err != nil {
 				return err
 			}
+			var fixed *doctor.FixReport
+			if fix {
+				if fixed, err = doctor.Fix(g.ctx, dir, doctor.Options{Now: g.now}); err != nil {
+					return err
+				}
+			}
 			rep, err := doctor.Run(g.ctx, dir, doctor.Options{Now: g.now, LockWait: lockWait})
 			if err != nil {
 				return err
 			}
+			rep.Fixed = fixed
 			var verr error
 			if !rep.OK {
 				verr = fmt.Errorf("doctor found %s: run the fix under each", plural(rep.Problems, "problem", "problems"))
@@ -66,11 +85,13 @@ Examples:
 		},
 	}
 	cmd.Flags().DurationVar(&lockWait, "lock-wait", 2*time.Second, "how long a lock must stay held to be reported")
+	cmd.Flags().BoolVar(&fix, "fix", false, "first write the ignore rules and merge sync conflict copies (what needs no judgement)")
 	return cmd
 }
 
 func printDoctor(w io.Writer, rep *doctor.Report) {
 	fmt.Fprintf(w, "Vault %s\n", rep.Vault)
+	printFixed(w, rep.Fixed)
 	problems, notes := 0, 0
 	for _, r := range rep.Results {
 		mark := "ok  "
@@ -114,4 +135,35 @@ func needAttention(n int) string {
 		return "1 problem needs attention"
 	}
 	return fmt.Sprintf("%d problems need attention", n)
+}
+
+// printFixed lists what 'doctor --fix' repaired.
+func printFixed(w io.Writer, f *doctor.FixReport) {
+	if f == nil {
+		return
+	}
+	n := 0
+	if f.ConfigSetAside != "" {
+		n++
+		fmt.Fprintf(w, "  fixed  .nexus/config.yaml held conflict markers: that version is kept as %s, the first side put in place\n", f.ConfigSetAside)
+	}
+	for _, p := range f.IgnoreFiles {
+		n++
+		fmt.Fprintf(w, "  fixed  %s: ignore rules for what is machine-local written\n", p)
+	}
+	for _, r := range f.Conflicts.Resolved {
+		n++
+		fmt.Fprintf(w, "  fixed  %s (%s): %s\n", r.Path, r.Action, r.Detail)
+	}
+	for _, it := range append(f.Reviews.Approved, f.Reviews.Rejected...) {
+		n++
+		fmt.Fprintf(w, "  fixed  %s: %s in Obsidian, carried out\n", it.Path, it.Status)
+	}
+	for _, it := range f.Reviews.Failed {
+		n++
+		fmt.Fprintf(w, "  FAIL   %s: approved, but could not be applied: %s\n", it.Path, it.Error)
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "  nothing needed fixing")
+	}
 }

@@ -40,11 +40,11 @@ Examples:
 	}
 	var o factWriteOptions
 	write := &cobra.Command{
-		Use:   "write --name NAME --type TYPE --description TEXT [--source S] [--update] [BODY | -]",
+		Use:   "write --name NAME --type TYPE --description TEXT [--source S] [--update] [BODY... | -]",
 		Short: "Create a fact file (or replace one with --update)",
 		Long: `Create agents/AGENT/memory/SLUG.md with frontmatter name, description,
-type, created, updated and source, and the body (the argument, or stdin if
-it is '-' or missing). The slug comes from the name: lower case, letters and
+type, created, updated and source, and the body (the arguments joined with
+spaces, or stdin if it is '-' or missing; at most 32 KiB). The slug comes from the name: lower case, letters and
 digits of any script kept, other runs turned into '-' ("배포 규칙" becomes
 "배포-규칙"); another fact with the same slug gets -2, -3...
 
@@ -59,18 +59,13 @@ Types: user, feedback, project, reference.
 Example:
   nexus --agent lyra fact write --name "Staging SSH" --type project \
     --description "staging host needs port 2222" "Staging (10.0.1.50) listens on 2222."`,
-		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body := "-"
-			if len(args) == 1 {
-				body = args[0]
+			if len(args) == 0 {
+				args = []string{"-"}
 			}
-			if body == "-" {
-				data, err := io.ReadAll(io.LimitReader(g.stdin, 4<<20))
-				if err != nil {
-					return fmt.Errorf("read body from stdin: %w", err)
-				}
-				body = string(data)
+			body, err := g.textArgs(args, "the body")
+			if err != nil {
+				return err
 			}
 			o.Body = body
 			return runFactWrite(g, o)
@@ -145,7 +140,7 @@ Example:
 					tb.row(f.Slug, string(f.Type), f.Name, f.Description)
 				}
 				tb.write(w)
-				fmt.Fprintf(w, "%d facts; index limit %d lines\n", len(facts), v.Config().MemoryIndexLineLimit)
+				fmt.Fprintf(w, "%s; index limit %d lines\n", plural(len(facts), "fact", "facts"), v.Config().MemoryIndexLineLimit)
 			})
 		},
 	}
@@ -179,6 +174,7 @@ Example:
 		},
 	}
 	cmd.AddCommand(write, read, list, remove)
+	cmd.AddCommand(newFactPinCmds(g)...) // pin, unpin, stats: cmd_curator.go
 	return cmd
 }
 

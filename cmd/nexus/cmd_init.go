@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,9 +17,11 @@ func newInitCmd(g *globals) *cobra.Command {
 		Use:   "init [DIR]",
 		Short: "Make DIR (default: the current folder) a Nexus vault",
 		Long: `Create the vault layout in DIR: .nexus/ (config, keys, index, state),
-agents/, log/live/, projects/ and review/. Existing files and folders are
-never changed, so it is safe on an existing Obsidian vault and safe to run
-twice.
+agents/, log/live/, projects/ and review/, and ignore rules in .gitignore
+and .stignore for what must stay on this machine (keys, state, index, the
+timeline). Existing files and folders are never changed, except that an
+ignore file gets a marked block appended (your own lines stay), so it is
+safe on an existing Obsidian vault and safe to run twice.
 
 Example:
   nexus init ~/vault && export NEXUS_VAULT=~/vault`,
@@ -34,12 +37,26 @@ Example:
 			if err != nil {
 				return err
 			}
+			ignores, err := initIgnoreRules(v)
+			if err != nil {
+				return err
+			}
 			res := struct {
 				Vault   string   `json:"vault"`
 				Created []string `json:"created"`
-			}{v.Root(), nonNil(created)}
+				// IgnoreRules are the ignore files written or brought up
+				// to date (docs/operations.md, "Several machines").
+				IgnoreRules []string `json:"ignore_rules"`
+			}{v.Root(), nonNil(created), nonNil(ignores)}
 			return g.emit(res, nil, func(w io.Writer) {
+				if len(ignores) > 0 {
+					defer fmt.Fprintf(w, "  ignore rules for what stays on this machine: %s\n", strings.Join(ignores, ", "))
+				}
 				if len(created) == 0 {
+					if len(ignores) > 0 {
+						fmt.Fprintf(w, "%s is already a Nexus vault.\n", v.Root())
+						return
+					}
 					fmt.Fprintf(w, "%s is already a Nexus vault; nothing changed.\n", v.Root())
 					return
 				}
@@ -51,6 +68,19 @@ Example:
 			})
 		},
 	}
+}
+
+// initIgnoreRules writes the .gitignore/.stignore rules for what is
+// machine-local and returns the files changed, relative to the vault where
+// they are inside it.
+func initIgnoreRules(v *vault.Vault) ([]string, error) {
+	changed, err := vault.EnsureIgnoreRules(v.Root())
+	for i, p := range changed {
+		if rel, rerr := v.Rel(p); rerr == nil {
+			changed[i] = rel
+		}
+	}
+	return changed, err
 }
 
 // nonNil makes JSON print [] rather than null.

@@ -36,6 +36,9 @@ Example:
 			if err != nil {
 				return err
 			}
+			if err := knownAgent(v, o.Agent); err != nil {
+				return err // a typo must not read as "nothing learned"
+			}
 			evs, err := retention.Journey(v, o)
 			if err != nil {
 				return err

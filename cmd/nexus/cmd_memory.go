@@ -53,20 +53,24 @@ Examples:
 		c.Flags().StringVar(&opts.old, "old-text", "", "same as --old")
 	}
 	add := &cobra.Command{
-		Use:   "add TEXT",
+		Use:   "add TEXT... | -",
 		Short: "Add an entry (TEXT, or - to read it from stdin)",
 		Long: `Add an entry to MEMORY.md (or USER.md with --target user). The text is
 trimmed; it may span lines. Adding an entry that already exists succeeds and
-changes nothing. An entry that would take the file past its limit is
-refused: consolidate with replace/remove first, or keep the detail as a fact
-('nexus fact write') and add a one-line pointer.
+changes nothing. An entry that would take the file past its limit
+(MEMORY.md 2,200 and USER.md 1,375 characters by default, any script
+counting one per character; memory_char_limit and user_char_limit in
+.nexus/config.yaml) is refused: consolidate with replace/remove first, or
+keep the detail as a fact ('nexus fact write') and add a one-line pointer.
+Several words are joined with spaces, as if quoted; '-' reads the text
+from stdin.
 
 Example:
   nexus --agent lyra memory add "Deploys go through 'make deploy'; never on Fridays"
   printf 'line one\nline two\n' | nexus --agent lyra memory add -`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := memoryText(g, args[0])
+			text, err := g.textArgs(args, "the entry")
 			if err != nil {
 				return err
 			}
@@ -74,7 +78,7 @@ Example:
 		},
 	}
 	replace := &cobra.Command{
-		Use:   "replace --old TEXT NEWTEXT",
+		Use:   "replace --old TEXT NEWTEXT... | -",
 		Short: "Replace the one entry containing --old with NEWTEXT (- reads stdin)",
 		Long: `Replace the entry that contains the --old text (case-sensitive; it must
 match exactly one distinct entry) with NEWTEXT. No match, or several
@@ -82,9 +86,9 @@ different matches, is refused and lists the candidates.
 
 Example:
   nexus --agent lyra memory replace --old "port 2222" "Staging SSH is on 2222"`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := memoryText(g, args[0])
+			text, err := g.textArgs(args, "the new entry")
 			if err != nil {
 				return err
 			}
@@ -140,21 +144,6 @@ Example:
 	return cmd
 }
 
-// memoryText returns arg, or stdin when arg is "-".
-func memoryText(g *globals, arg string) (string, error) {
-	if arg != "-" {
-		return arg, nil
-	}
-	data, err := io.ReadAll(io.LimitReader(g.stdin, 1<<20+1))
-	if err != nil {
-		return "", fmt.Errorf("read stdin: %w", err)
-	}
-	if len(data) > 1<<20 {
-		return "", usagef("text on stdin is over 1 MiB")
-	}
-	return string(data), nil
-}
-
 // openMemoryFile resolves --agent and --target and opens the file.
 func openMemoryFile(g *globals, opts *memoryOptions) (*vault.Vault, *agents.Memory, error) {
 	t, err := agents.ParseTarget(opts.target)
@@ -190,9 +179,15 @@ func runMemoryWrite(g *globals, opts *memoryOptions, op agents.Op) error {
 				fmt.Fprintf(w, "%s now (%s):\n", m.Target().File(), res.Usage)
 				printMemoryEntries(w, res.CurrentEntries)
 			}
+			if res.CuratorNotice != "" {
+				fmt.Fprintln(w, res.CuratorNotice)
+			}
 			return
 		}
 		fmt.Fprintf(w, "%s\n%s: %s, %d %s\n", res.Message, m.Target().File(), res.Usage, res.EntryCount, memoryPlural(res.EntryCount, "entry", "entries"))
+		if res.CuratorNotice != "" {
+			fmt.Fprintln(w, res.CuratorNotice)
+		}
 	})
 }
 
@@ -209,7 +204,11 @@ func runMemoryShow(g *globals, opts *memoryOptions) error {
 		return err
 	}
 	res.Message = ""
+	res.CuratorNotice = agents.CuratorNotice(m.Vault(), m.Agent(), m.Target(), res.Chars, res.Limit)
 	return g.emit(res, nil, func(w io.Writer) {
+		if res.CuratorNotice != "" {
+			defer fmt.Fprintf(w, "\n%s\n", res.CuratorNotice)
+		}
 		if res.EntryCount == 0 {
 			fmt.Fprintf(w, "%s is empty (%s).\n", m.Path(), res.Usage)
 			return

@@ -52,7 +52,7 @@ func TestPromptCLI(t *testing.T) {
 		t.Errorf("--json prompt: %d %v %+v", code, err, res)
 	}
 
-	if code, _, stderr := memCLI(t, "", "--vault", dir, "--agent", "ghost", "prompt"); code != 1 || !strings.Contains(stderr, "no such agent") {
+	if code, _, stderr := memCLI(t, "", "--vault", dir, "--agent", "ghost", "prompt"); code != 1 || !strings.Contains(stderr, `no agent named "ghost" in this vault (agents: lyra); to add it: nexus agent add ghost`) {
 		t.Errorf("unknown agent: %d %q", code, stderr)
 	}
 	if code, stdout, _ := memCLI(t, "", "prompt", "--help"); code != 0 || !strings.Contains(stdout, "Example") {

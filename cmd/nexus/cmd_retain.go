@@ -23,7 +23,7 @@ type retainOptions struct {
 func newRetainCmd(g *globals) *cobra.Command {
 	var o retainOptions
 	cmd := &cobra.Command{
-		Use:   "retain --type TYPE [--name N] [--description D] [--source S] [--session S] TEXT|-",
+		Use:   "retain --type TYPE [--name N] [--description D] [--source S] [--session S] TEXT... | -",
 		Short: "Propose a fact for a person's review (review/pending/ID.md)",
 		Long: `File a fact the agent wants to keep as review/pending/ID.md, with
 provenance (agent, session, time, source) and status: pending. It becomes a
@@ -33,23 +33,20 @@ direct fact write would be; refused text is not filed.
 
 Without --name the name is the text's first line (cut to 60 characters);
 without --description the description is the first line too. TEXT '-' (or
-none) reads stdin. The session is --session, else $NEXUS_SESSION.
+none) reads stdin; several words are joined with spaces. Limits, as for a
+fact: name 120 and description 300 characters, text 32 KiB. The session is
+--session, else $NEXUS_SESSION.
 
 Example:
   nexus --agent lyra retain --type feedback "User wants PR descriptions in Korean" \
     --source "log:2026-11-29T02:11Z"`,
-		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text := "-"
-			if len(args) == 1 {
-				text = args[0]
+			if len(args) == 0 {
+				args = []string{"-"}
 			}
-			if text == "-" {
-				data, err := io.ReadAll(io.LimitReader(g.stdin, 4<<20))
-				if err != nil {
-					return fmt.Errorf("read text from stdin: %w", err)
-				}
-				text = string(data)
+			text, err := g.textArgs(args, "the text")
+			if err != nil {
+				return err
 			}
 			o.in.Body = text
 			return runRetain(g, o)

@@ -141,6 +141,7 @@ Example:
 	}
 	for _, c := range []*cobra.Command{approve, reject} {
 		c.Flags().StringVar(&o.why, "why", "", "the reason, kept in the archive")
+		c.Flags().StringVar(&o.why, "reason", "", "same as --why")
 		c.Flags().StringVar(&o.by, "by", "", "who decides (default $NEXUS_REVIEWER, else your login name)")
 	}
 	approve.Flags().BoolVar(&o.all, "all", false, "approve every pending item, after a snapshot")
@@ -161,14 +162,23 @@ func reviewSetup(g *globals) (*vault.Vault, error) {
 	return v, nil
 }
 
+// decidedBy is " by NAME" for a decision a named person made, and nothing
+// for one made in Obsidian without a decided_by (recorded as "obsidian").
+func decidedBy(who string) string {
+	if who == "" || who == "obsidian" {
+		return ""
+	}
+	return " by " + who
+}
+
 // reconcile carries out decisions made in Obsidian and says so on stderr.
 func reconcile(g *globals, v *vault.Vault) {
 	res, err := retention.Reconcile(v, g.now())
 	for _, it := range res.Approved {
-		fmt.Fprintf(g.stderr, "nexus: carried out %s's approval of %s (set in Obsidian)\n", it.DecidedBy, it.ID)
+		fmt.Fprintf(g.stderr, "nexus: approved %s, as set in Obsidian%s\n", it.ID, decidedBy(it.DecidedBy))
 	}
 	for _, it := range res.Rejected {
-		fmt.Fprintf(g.stderr, "nexus: carried out %s's rejection of %s (set in Obsidian)\n", it.DecidedBy, it.ID)
+		fmt.Fprintf(g.stderr, "nexus: rejected %s, as set in Obsidian%s\n", it.ID, decidedBy(it.DecidedBy))
 	}
 	for _, it := range res.Failed {
 		fmt.Fprintf(g.stderr, "nexus: approval of %s set in Obsidian could not be applied; it stays pending: %s\n", it.ID, it.Error)
@@ -181,7 +191,7 @@ func reconcile(g *globals, v *vault.Vault) {
 // personOnly refuses decisions made in an agent's name.
 func personOnly(g *globals) error {
 	if g.agent != "" || os.Getenv("NEXUS_AGENT") != "" {
-		return usagef("only a person approves, rejects or rolls back, and this command runs as an agent (--agent or $NEXUS_AGENT is set); run it without them, e.g. 'NEXUS_AGENT= nexus review ...'")
+		return refusedf("only a person approves, rejects or rolls back, and this command runs as an agent (--agent or $NEXUS_AGENT is set); run it without them, e.g. 'NEXUS_AGENT= nexus review ...'")
 	}
 	return nil
 }
@@ -311,11 +321,10 @@ func runDecide(g *globals, o reviewOptions, id string, approve bool) error {
 	d := retention.Decision{By: decider(o.by), Why: o.why, Now: g.now()}
 	switch {
 	case o.text == "-":
-		data, err := io.ReadAll(io.LimitReader(g.stdin, 4<<20))
+		s, err := g.readStdin("the text")
 		if err != nil {
-			return fmt.Errorf("read text from stdin: %w", err)
+			return err
 		}
-		s := string(data)
 		d.Text = &s
 	case o.text != "":
 		d.Text = &o.text
@@ -403,7 +412,7 @@ func runApproveAll(g *globals, o reviewOptions) error {
 			fmt.Fprintln(w, "Nothing waits for review.")
 			return
 		}
-		fmt.Fprintf(w, "Approved %d items (snapshot %s; undo with 'nexus rollback %s')\n", len(res.Approved), res.Snapshot, res.Snapshot)
+		fmt.Fprintf(w, "Approved %s (snapshot %s; undo with 'nexus rollback %s')\n", plural(len(res.Approved), "item", "items"), res.Snapshot, res.Snapshot)
 		for _, it := range res.Approved {
 			fmt.Fprintf(w, "  %s → %s\n", it.ID, it.Result)
 		}

@@ -57,11 +57,11 @@ func TestRetainReviewCommands(t *testing.T) {
 		t.Fatalf("review show:\n%s", out)
 	}
 	// An agent may not approve.
-	if code, _, errs := asAgent("", "review", "approve", a.ID); code != exitUsage || !strings.Contains(errs, "only a person") {
+	if code, _, errs := asAgent("", "review", "approve", a.ID); code != exitRefused || !strings.Contains(errs, "only a person") {
 		t.Fatalf("agent approved: %d %q", code, errs)
 	}
 	t.Setenv("NEXUS_AGENT", "lyra")
-	if code, _, _ := asPerson("review", "approve", a.ID); code != exitUsage {
+	if code, _, _ := asPerson("review", "approve", a.ID); code != exitRefused {
 		t.Fatalf("NEXUS_AGENT approved: %d", code)
 	}
 	t.Setenv("NEXUS_AGENT", "")
@@ -100,7 +100,7 @@ func TestRetainReviewCommands(t *testing.T) {
 	data, _ := os.ReadFile(p)
 	os.WriteFile(p, []byte(strings.Replace(string(data), "status: pending", "status: approved", 1)), 0o644)
 	code, out, errs = asPerson("review")
-	if code != 0 || !strings.Contains(out, "Nothing waits") || !strings.Contains(errs, "carried out obsidian's approval of "+c.ID) {
+	if code != 0 || !strings.Contains(out, "Nothing waits") || !strings.Contains(errs, "approved "+c.ID+", as set in Obsidian\n") {
 		t.Fatalf("reconcile by review: %d %q %q", code, out, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "agents", "lyra", "memory", "staging-uses-port-2222.md")); err != nil {
@@ -157,7 +157,7 @@ func TestApproveAllSnapshotRollbackCommands(t *testing.T) {
 	if string(again) != string(after) {
 		t.Fatalf("INDEX.md after rollback of rollback = %q, want %q", again, after)
 	}
-	if code, _, _ := factCLI(t, "", "--vault", dir, "--agent", "lyra", "rollback"); code != exitUsage {
+	if code, _, _ := factCLI(t, "", "--vault", dir, "--agent", "lyra", "rollback"); code != exitRefused {
 		t.Fatal("agent rolled back")
 	}
 	if code, _, _ := factCLI(t, "", "--vault", dir, "rollback", "s-nope"); code != exitRefused {

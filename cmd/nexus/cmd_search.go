@@ -144,6 +144,13 @@ func runSearch(g *globals, o searchOptions, q index.Query) error {
 	if err != nil {
 		return err
 	}
+	if q.Agent != "" && q.Agent == g.agent && o.by == "" {
+		// --agent names an agent: a typo must not read as "no matches".
+		// (--by filters by any author a note names.)
+		if err := knownAgent(v, q.Agent); err != nil {
+			return err
+		}
+	}
 	hp := o.holder
 	if hp.idle, hp.explicit, err = holdSetting(o.hold, v.Config()); err != nil {
 		return err

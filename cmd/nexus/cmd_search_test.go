@@ -47,6 +47,13 @@ func searchVault(t *testing.T) string {
 
 func TestSearchCommand(t *testing.T) {
 	dir := searchVault(t)
+	// --agent must name an agent (a typo is an error, not "no matches").
+	if code, _, stderr := searchCLI(t, nil, "--vault", dir, "search", "deploy", "--agent", "lyra"); code != exitRefused || !strings.Contains(stderr, `no agent named "lyra" in this vault`) {
+		t.Fatalf("--agent of no agent: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := searchCLI(t, nil, "--vault", dir, "agent", "add", "lyra"); code != 0 {
+		t.Fatalf("agent add: %s", stderr)
+	}
 	tests := []struct {
 		name  string
 		env   map[string]string

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,13 +15,6 @@ import (
 
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
-)
-
-// Exit codes (SPEC §8).
-const (
-	exitOK      = 0
-	exitRefused = 1 // a refused or failed operation
-	exitUsage   = 2 // bad usage
 )
 
 // globals are the flags every command takes, and the streams and clock it
@@ -48,13 +40,6 @@ type globals struct {
 var subcommands []func(g *globals) *cobra.Command
 
 func register(f func(g *globals) *cobra.Command) { subcommands = append(subcommands, f) }
-
-// usageError marks bad usage (exit 2).
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 // newRoot builds the command tree.
 func newRoot(g *globals) *cobra.Command {
@@ -142,9 +127,13 @@ func wire(g *globals, c *cobra.Command) {
 			}
 		}
 		if len(args) > 0 {
-			return usagef("unknown command %q for %q (try: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+			msg := fmt.Sprintf("%q is not a command of '%s' (its commands: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+				msg += "; did you mean " + strings.Join(sug, " or ") + "?"
+			}
+			return usageError{msg}
 		}
-		return usagef("%q needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", "))
+		return usagef("'%s' needs a command: %s", cmd.CommandPath(), strings.Join(names, ", "))
 	}
 }
 
@@ -158,33 +147,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	g.json = jsonRequested(args)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
-	code := exitRefused
-	var ue usageError
-	if !g.ran || errors.As(err, &ue) || errors.Is(err, vault.ErrInvalid) {
-		code = exitUsage
-	}
-	var re reportedError
-	if errors.As(err, &re) {
-		err = re.err
-	} else if g.json {
-		// Scripts reading --json get a document on stdout for failures too.
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		enc.Encode(struct {
-			Success  bool   `json:"success"`
-			Error    string `json:"error"`
-			ExitCode int    `json:"exit_code"`
-		}{false, err.Error(), code})
-	}
-	fmt.Fprintf(stderr, "nexus: %v\n", err)
-	if code == exitUsage {
-		fmt.Fprintln(stderr, "Run 'nexus --help' for usage.")
-	}
-	return code
+	return g.fail(cmd, err)
 }
 
 // reportedError wraps an error whose JSON result was already printed.

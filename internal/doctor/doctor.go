@@ -74,6 +74,8 @@ type Report struct {
 	Notes    int `json:"notes"`
 	// Results holds one entry per check, in the order they ran.
 	Results []Result `json:"results"`
+	// Fixed is what 'doctor --fix' repaired before the checks ran ([Fix]).
+	Fixed *FixReport `json:"fixed,omitempty"`
 }
 
 // Findings returns every finding of every check.
@@ -142,19 +144,25 @@ type checker struct {
 type check struct {
 	name string
 	run  func(c *checker, ctx context.Context) (string, []Finding, error)
+	// noVault marks a check that runs even when the vault does not open
+	// (it reads files only, through checker.root).
+	noVault bool
 }
 
-// checks run in this order. Checks after "config" need an opened vault.
+// checks run in this order. Those not marked noVault need an opened vault
+// and are skipped while the config does not parse.
 var checks = []check{
-	{"config", (*checker).config},
-	{"key-mode", (*checker).keyModes},
-	{"key-pair", (*checker).keyPairs},
-	{"locks", (*checker).locks}, // before the checks that take locks
-	{"log", (*checker).log},
-	{"index", (*checker).index},
-	{"temp-files", (*checker).tempFiles},
-	{"review", (*checker).reviews},
-	{"odd-files", (*checker).oddFiles},
+	{"config", (*checker).config, true},
+	{"conflicts", (*checker).conflicts, true}, // sync.go: also explains a config full of markers
+	{"key-mode", (*checker).keyModes, false},
+	{"key-pair", (*checker).keyPairs, false},
+	{"locks", (*checker).locks, false}, // before the checks that take locks
+	{"log", (*checker).log, false},
+	{"index", (*checker).index, false},
+	{"temp-files", (*checker).tempFiles, false},
+	{"review", (*checker).reviews, false},
+	{"odd-files", (*checker).oddFiles, false},
+	{"ignore-rules", (*checker).ignoreRules, true}, // sync.go
 }
 
 // Run checks the vault rooted at dir. It fails only when dir is not a vault
@@ -179,7 +187,7 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 			return nil, err
 		}
 		res := Result{Check: ch.name}
-		if c.v == nil && ch.name != "config" {
+		if c.v == nil && !ch.noVault {
 			res.Summary = "skipped until the config parses"
 			res.OK = true
 			rep.Results = append(rep.Results, res)

@@ -30,6 +30,7 @@ func ExampleRun() {
 	}
 	// Output:
 	// config true
+	// conflicts true
 	// key-mode true
 	// key-pair true
 	// locks true
@@ -38,4 +39,5 @@ func ExampleRun() {
 	// temp-files true
 	// review true
 	// odd-files true
+	// ignore-rules true
 }

@@ -1,0 +1,324 @@
+"""Talking to Nexus: the nexus CLI with --json, or MCP over HTTP with a token.
+
+Both clients give the provider the same five calls (unread, static_block,
+append, checkpoint, describe) and raise NexusError with a message a person
+can act on. Every call is bounded in time: a stalled nexus process is killed,
+a stalled server is abandoned, and the caller gets NexusError("... timed
+out after N s").
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from typing import Any, Dict, List, Optional
+
+# The sections the static system-prompt block carries. MEMORY and USER are
+# left out: Hermes injects its own memories folder (the agent's home).
+STATIC_SECTIONS = ("identity", "memory_index", "checkpoint", "decisions")
+
+# How much of a body the MCP transport shows per unread entry (the CLI's
+# 'nexus prompt' cuts bodies to 300 code points itself).
+_MCP_BODY_CHARS = 300
+
+
+class NexusError(Exception):
+    """Nexus could not be reached, or refused the call."""
+
+    def __init__(self, message: str, *, refused: bool = False):
+        super().__init__(message)
+        # refused is True when Nexus answered and said no (a scan hit, a
+        # limit), as opposed to not answering at all.
+        self.refused = refused
+
+
+def _one_line(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+class CLIClient:
+    """Runs the nexus binary for one agent of one vault."""
+
+    def __init__(self, binary: str, vault: str, agent: str, timeout: float):
+        self.binary = binary
+        self.vault = vault
+        self.agent = agent
+        self.timeout = timeout
+        self._key_flag = True  # cleared if this nexus predates 'log append --key'
+
+    def describe(self) -> str:
+        return f"nexus CLI {self.binary} (vault {self.vault or '$NEXUS_VAULT'}, agent {self.agent})"
+
+    def check(self) -> Optional[str]:
+        """What is missing locally (no process started), or None."""
+        if os.path.sep in self.binary or (os.altsep and os.altsep in self.binary):
+            if not os.path.isfile(self.binary):
+                return f"the nexus binary {self.binary} does not exist (set NEXUS_BIN)"
+        elif shutil.which(self.binary) is None:
+            return f"no '{self.binary}' on PATH (install nexus or set NEXUS_BIN to its path)"
+        if self.vault and not os.path.isdir(os.path.join(self.vault, ".nexus")):
+            return f"{self.vault} is not a Nexus vault (no .nexus folder; set NEXUS_VAULT)"
+        return None
+
+    def _run(self, args: List[str], timeout: Optional[float] = None) -> Dict[str, Any]:
+        cmd = [self.binary]
+        if self.vault:
+            cmd += ["--vault", self.vault]
+        cmd += ["--agent", self.agent, "--json"] + args
+        env = dict(os.environ)
+        env.setdefault("NEXUS_SEARCH_HOLD", "0")
+        limit = timeout or self.timeout
+        what = " ".join(a for a in args[:2] if not a.startswith("-"))
+        try:
+            proc = subprocess.run(
+                cmd, capture_output=True, timeout=limit, env=env, stdin=subprocess.DEVNULL
+            )
+        except subprocess.TimeoutExpired:
+            raise NexusError(f"nexus {what} timed out after {limit:g} s (the vault may be locked or on a stalled disk)")
+        except OSError as e:
+            raise NexusError(f"cannot run {self.binary}: {e.strerror or e}")
+        out = proc.stdout.decode("utf-8", "replace").strip()
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        doc: Dict[str, Any] = {}
+        if out:
+            try:
+                doc = json.loads(out)
+            except ValueError:
+                doc = {}
+        if proc.returncode != 0:
+            msg = doc.get("error") if isinstance(doc, dict) else None
+            if not msg:
+                msg = err.splitlines()[0] if err else f"exit {proc.returncode}"
+            if msg.startswith("nexus: "):
+                msg = msg[len("nexus: "):]
+            raise NexusError(f"nexus {what}: {msg}", refused=proc.returncode == 1)
+        if not isinstance(doc, dict):
+            raise NexusError(f"nexus {what} printed no JSON document")
+        return doc
+
+    def unread(self, max_entries: int, max_chars: int, ack: bool) -> Dict[str, Any]:
+        """The unread section: {text, total, shown, more, acked}."""
+        args = ["prompt", "--only", "unread", "--max-entries", str(max_entries), "--max-chars", str(max_chars)]
+        if ack:
+            args.append("--ack")
+        doc = self._run(args)
+        return {
+            "text": doc.get("unread", ""),
+            "total": int(doc.get("unread_total", 0)),
+            "shown": int(doc.get("unread_shown", 0)),
+            "more": int(doc.get("unread_more", 0)),
+            "acked": bool(doc.get("acked", False)),
+        }
+
+    def static_block(self) -> str:
+        doc = self._run(["prompt", "--only", ",".join(STATIC_SECTIONS)])
+        return doc.get("prompt", "")
+
+    def append(self, summary: str, body: str, channel: str, kind: str, key: str) -> Dict[str, Any]:
+        args = ["log", "append", "--channel", channel, "--kind", kind]
+        if body:
+            args += ["--body", body]
+        if key and self._key_flag:
+            try:
+                return self._run(args + ["--key", key, "--", summary])
+            except NexusError as e:
+                if "unknown flag: --key" not in str(e):
+                    raise
+                self._key_flag = False  # an older nexus: append without the key
+        return self._run(args + ["--", summary])
+
+    def checkpoint(self, task: str, state: str, next_step: str, notes: List[str]) -> Dict[str, Any]:
+        args = ["checkpoint", "save", "--task", task]
+        if state:
+            args += ["--state", state]
+        if next_step:
+            args += ["--next", next_step]
+        for n in notes:
+            args += ["--note", n]
+        return self._run(args)
+
+
+class MCPClient:
+    """Speaks MCP (Streamable HTTP, JSON-RPC) to 'nexus serve --http' with a
+    bearer token; the token names the agent."""
+
+    def __init__(self, url: str, token: str, timeout: float):
+        self.url = url
+        self.token = token
+        self.timeout = timeout
+        self._session: Optional[str] = None
+        self._id = 0
+        self._key_arg = True
+
+    def describe(self) -> str:
+        return f"nexus serve at {self.url}"
+
+    def check(self) -> Optional[str]:
+        if not self.url.startswith(("http://", "https://")):
+            return f"NEXUS_URL {self.url!r} is not an http(s) URL"
+        if not self.token:
+            return "NEXUS_TOKEN is empty (get one with: nexus agent token NAME)"
+        return None
+
+    def _post(self, payload: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        data = json.dumps(payload).encode("utf-8")
+        req = urllib.request.Request(self.url, data=data, method="POST")
+        req.add_header("Content-Type", "application/json")
+        req.add_header("Accept", "application/json, text/event-stream")
+        req.add_header("Authorization", "Bearer " + self.token)
+        if self._session:
+            req.add_header("Mcp-Session-Id", self._session)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                sid = resp.headers.get("Mcp-Session-Id")
+                if sid:
+                    self._session = sid
+                raw = resp.read().decode("utf-8", "replace")
+                ctype = resp.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as e:
+            if e.code == 404 and self._session:
+                self._session = None  # the server forgot the session: start again
+            detail = e.read().decode("utf-8", "replace").strip()[:200]
+            raise NexusError(f"{self.url}: HTTP {e.code} {detail}".strip())
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            if "timed out" in str(reason):
+                raise NexusError(f"{self.url} did not answer within {self.timeout:g} s")
+            raise NexusError(f"cannot reach {self.url}: {reason}")
+        if "id" not in payload:
+            return None
+        if "text/event-stream" in ctype:
+            doc = None
+            for line in raw.splitlines():
+                if line.startswith("data:"):
+                    try:
+                        msg = json.loads(line[5:].strip())
+                    except ValueError:
+                        continue
+                    if msg.get("id") == payload["id"]:
+                        doc = msg
+            if doc is None:
+                raise NexusError(f"{self.url}: no answer in the event stream")
+        else:
+            try:
+                doc = json.loads(raw)
+            except ValueError:
+                raise NexusError(f"{self.url}: the answer is not JSON")
+        if "error" in doc:
+            raise NexusError(f"{self.url}: {doc['error'].get('message', doc['error'])}")
+        return doc.get("result", {})
+
+    def _rpc(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        if self._session is None:
+            self._id += 1
+            self._post({"jsonrpc": "2.0", "id": self._id, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "nexus-hermes", "version": "0.1.0"},
+            }})
+            self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self._id += 1
+        return self._post({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params}) or {}
+
+    def _tool(self, name: str, args: Dict[str, Any]) -> Dict[str, Any]:
+        res = self._rpc("tools/call", {"name": name, "arguments": args})
+        text = "".join(c.get("text", "") for c in res.get("content", []) if c.get("type") == "text")
+        if res.get("isError"):
+            raise NexusError(f"{name}: {_clip(_one_line(text), 300)}", refused=True)
+        doc = res.get("structuredContent")
+        if doc is None:
+            try:
+                doc = json.loads(text)
+            except ValueError:
+                doc = {}
+        return doc if isinstance(doc, dict) else {}
+
+    def unread(self, max_entries: int, max_chars: int, ack: bool) -> Dict[str, Any]:
+        doc = self._tool("log_read", {"ack": ack, "limit": max(1, min(max_entries, 100))})
+        entries = doc.get("entries") or []
+        more = int(doc.get("remaining", 0))
+        lines = []
+        for e in entries:
+            if e.get("hand"):
+                lines.append("- (typed by hand, unsigned) " + _clip(_one_line(e.get("body", "")), _MCP_BODY_CHARS))
+                continue
+            head = "- " + ("" if e.get("signed") else "(unsigned) ")
+            head += f"{e.get('time', '')} {e.get('agent', '')} [{e.get('channel', '')}/{e.get('kind', '')}] {_one_line(e.get('summary', ''))}"
+            lines.append(head)
+            if e.get("body"):
+                lines.append("  " + _clip(_one_line(e["body"]), _MCP_BODY_CHARS))
+        total = len(entries) + more
+        text = f"## Unread log entries ({total})\n"
+        if not entries:
+            text += "Nothing new in the live log."
+        if more:
+            text += f"({more} newer unread entries not shown yet; they stay unread and come next time; log_read shows them now.)\n"
+        text += "\n".join(lines)
+        return {"text": text.rstrip("\n"), "total": total, "shown": len(entries), "more": more,
+                "acked": bool(doc.get("acked", False))}
+
+    def static_block(self) -> str:
+        res = self._rpc("prompts/get", {"name": "session_start"})
+        text = "".join(m.get("content", {}).get("text", "") for m in res.get("messages", []))
+        return strip_sections(text, ("MEMORY (your personal notes)", "USER PROFILE (who the user is)"), "## Unread log entries")
+
+    def append(self, summary: str, body: str, channel: str, kind: str, key: str) -> Dict[str, Any]:
+        args: Dict[str, Any] = {"summary": summary, "channel": channel, "kind": kind}
+        if body:
+            args["body"] = body
+        if key and self._key_arg:
+            try:
+                return self._tool("log_append", dict(args, key=key))
+            except NexusError as e:
+                if not (e.refused and "key" in str(e).lower()):
+                    raise
+                self._key_arg = False  # a server that predates the key argument
+        return self._tool("log_append", args)
+
+    def checkpoint(self, task: str, state: str, next_step: str, notes: List[str]) -> Dict[str, Any]:
+        args: Dict[str, Any] = {"task": task}
+        if state:
+            args["state"] = state
+        if next_step:
+            args["next"] = next_step
+        if notes:
+            args["notes"] = "\n".join(notes)
+        return self._tool("checkpoint_save", args)
+
+
+_RULE = "═" * 46
+
+
+def strip_sections(text: str, titles, drop_from: str) -> str:
+    """Remove the framed blocks whose title line starts with one of titles,
+    and everything from the line drop_from on to the next '## ' heading, from
+    a session-start render (the layout agents/render.go writes: a rule line,
+    a title line, a rule line, the body; blocks apart by a blank line)."""
+    lines = text.split("\n")
+    out: List[str] = []
+    skipping = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        framed = line == _RULE and i + 2 < len(lines) and lines[i + 2] == _RULE
+        if framed:
+            skipping = lines[i + 1].startswith(tuple(titles))
+        elif line.startswith("## "):
+            skipping = line.startswith(drop_from)
+        if not skipping:
+            out.append(line)
+        i += 1
+    joined = "\n".join(out)
+    while "\n\n\n" in joined:
+        joined = joined.replace("\n\n\n", "\n\n")
+    return joined.strip("\n")

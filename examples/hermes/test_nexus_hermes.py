@@ -1,0 +1,433 @@
+"""The Nexus Hermes provider driven the way Hermes drives a memory provider,
+against a real vault and the real nexus binary.
+
+Run from the repository root (the .ci/run script does):
+
+    python3 -m unittest discover -s examples/hermes -v
+
+NEXUS_BIN names a built nexus; without it the tests build one with 'go build'.
+Hermes itself is not needed: the harness below calls the provider's hooks in
+Hermes's order (initialize, system_prompt_block, then per turn on_turn_start,
+prefetch unless the prompt is trivial, the pre_llm_call hook, the model's
+reply, sync_turn, queue_prefetch; on_pre_compress before a compression;
+on_session_end and shutdown at the end).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import nexus_hermes  # noqa: E402
+from nexus_hermes import NexusMemoryProvider, is_trivial  # noqa: E402
+from nexus_hermes.client import MCPClient, strip_sections  # noqa: E402
+
+NEXUS = os.environ.get("NEXUS_BIN", "")
+_BUILD_DIR = None
+
+
+def setUpModule():
+    global NEXUS, _BUILD_DIR
+    if NEXUS:
+        return
+    _BUILD_DIR = tempfile.mkdtemp(prefix="nexus-hermes-bin-")
+    NEXUS = os.path.join(_BUILD_DIR, "nexus")
+    subprocess.run(["go", "build", "-o", NEXUS, "./cmd/nexus"], cwd=ROOT, check=True)
+
+
+def tearDownModule():
+    if _BUILD_DIR:
+        shutil.rmtree(_BUILD_DIR, ignore_errors=True)
+
+
+def nx(vault, *args, agent=None):
+    """Run nexus --json and return its document."""
+    cmd = [NEXUS, "--vault", vault, "--json"]
+    if agent:
+        cmd += ["--agent", agent]
+    env = dict(os.environ, NEXUS_SEARCH_HOLD="0")
+    p = subprocess.run(cmd + list(args), capture_output=True, env=env, timeout=60)
+    if p.returncode != 0:
+        raise AssertionError(f"nexus {' '.join(args)}: exit {p.returncode}\n{p.stdout.decode()}{p.stderr.decode()}")
+    return json.loads(p.stdout or b"{}")
+
+
+def make_vault(tmp):
+    vault = os.path.join(tmp, "vault")
+    subprocess.run([NEXUS, "init", vault], check=True, capture_output=True)
+    for a in ("lyra", "ella"):
+        nx(vault, "agent", "add", a)
+    # What Hermes injects itself: it must never come through the provider.
+    nx(vault, "memory", "add", "MEMORY-MARKER staging uses port 2222", agent="lyra")
+    nx(vault, "memory", "add", "--target", "user", "USER-MARKER prefers Korean first", agent="lyra")
+    nx(vault, "decide", "Deploys", "--decision", "DECISION-MARKER deploys go through lyra", agent="ella")
+    return vault
+
+
+def entries(vault, who):
+    doc = nx(vault, "log", "read", "--last", "0", "--from", who)
+    return doc["entries"]
+
+
+class FakeContext:
+    """The two registration calls a Hermes plugin context offers."""
+
+    def __init__(self):
+        self.providers = []
+        self.hooks = {}
+
+    def register_memory_provider(self, provider):
+        self.providers.append(provider)
+
+    def register_hook(self, name, fn):
+        self.hooks.setdefault(name, []).append(fn)
+
+
+class Harness:
+    """Drives one provider through a Hermes session."""
+
+    def __init__(self, provider, hook, session_id="s-1", agent_context="primary"):
+        self.p = provider
+        self.hook = hook
+        self.session_id = session_id
+        self.messages = []
+        self.injected = []  # per turn: everything the provider put in front of the model
+        self.p.initialize(session_id, hermes_home="/tmp/hermes-home", platform="cli", agent_context=agent_context)
+        self.system = self.p.system_prompt_block()
+
+    def turn(self, user, reply, tool_calls=None):
+        n = len(self.injected) + 1
+        self.p.on_turn_start(n, user)
+        parts = []
+        if not is_trivial(user):  # Hermes skips prefetch for trivial prompts
+            parts.append(self.p.prefetch(user, session_id=self.session_id))
+            # Hermes may call prefetch again within the turn (a tool loop).
+            again = self.p.prefetch(user, session_id=self.session_id)
+            assert again == parts[0], "a repeat prefetch in one turn changed what it returns"
+        for fn in self.hook:
+            r = fn(session_id=self.session_id, user_message=user, conversation_history=list(self.messages),
+                   is_first_turn=not self.messages, model="scripted", platform="cli")
+            if r:
+                parts.append(r["context"] if isinstance(r, dict) else r)
+        self.injected.append("\n".join(p for p in parts if p))
+        self.messages.append({"role": "user", "content": user})
+        if tool_calls:
+            self.messages.append({"role": "assistant", "content": "", "tool_calls": tool_calls})
+            self.messages.append({"role": "tool", "content": "{}"})
+        self.messages.append({"role": "assistant", "content": reply})
+        self.p.sync_turn(user, reply, session_id=self.session_id, messages=list(self.messages))
+        self.p.queue_prefetch(user, session_id=self.session_id)
+        return self.injected[-1]
+
+    def compress(self):
+        note = self.p.on_pre_compress(list(self.messages))
+        self.messages = self.messages[-2:]
+        return note
+
+    def end(self):
+        self.p.on_session_end(list(self.messages))
+        self.p.shutdown()
+
+
+def provider_for(vault, agent="lyra", **extra):
+    cfg = {"agent": agent, "vault": vault, "bin": NEXUS, "timeout": 20}
+    cfg.update(extra)
+    ctx = FakeContext()
+    nexus_hermes.register(ctx)
+    assert len(ctx.providers) == 1
+    # register() reads the environment; the tests configure explicitly.
+    p = NexusMemoryProvider(cfg)
+    return p, [p.pre_llm_call]
+
+
+class SessionTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="nexus-hermes-")
+        self.vault = make_vault(self.tmp)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_session(self):
+        v = self.vault
+        nx(v, "log", "append", "--channel", "deploy", "--kind", "shipped", "ELLA-1 fixed the login timeout", agent="ella")
+        p, hook = provider_for(v)
+        self.assertTrue(p.is_available())
+        h = Harness(p, hook)
+
+        # The static block: identity, memory index, checkpoint, decisions; no MEMORY/USER.
+        self.assertIn("IDENTITY (who you are: agents/lyra/IDENTITY.md)", h.system)
+        self.assertIn("DECISION-MARKER", h.system)
+        self.assertIn("## Latest checkpoint", h.system)
+        self.assertNotIn("Unread log entries", h.system)
+
+        t1 = h.turn("What changed overnight on staging?", "Ella fixed the login timeout; nothing else changed.")
+        self.assertIn("ELLA-1", t1)
+        self.assertEqual(t1.count("ELLA-1"), 1, "entry injected twice in one turn")
+
+        t2 = h.turn("Please check the deploy pipeline for the API gateway", "The pipeline is green; last run 10 minutes ago.")
+        self.assertNotIn("ELLA-1", t2, "an acknowledged entry came again")
+
+        # Ella writes; the next prompt is trivial: Hermes gives it no
+        # prefetch, the pre_llm_call hook still brings the news.
+        nx(v, "log", "append", "ELLA-2 rotating the staging certificate at 14:00", agent="ella")
+        t3 = h.turn("ok", "👍")
+        self.assertIn("ELLA-2", t3)
+
+        # The model records a turn itself: the provider adds nothing.
+        h.turn("Record that the cache warmup is done", "Recorded.",
+               tool_calls=[{"id": "c1", "type": "function", "function": {"name": "mcp_nexus_log_append", "arguments": "{}"}}])
+
+        note = h.compress()
+        self.assertIn("checkpoint", note.lower())
+
+        nx(v, "log", "append", "ELLA-3 certificate rotated", agent="ella")
+        t5 = h.turn("어제 배포는 어떻게 됐어?", "배포는 성공했고 롤백은 없었습니다.")
+        self.assertIn("ELLA-3", t5)
+        self.assertNotIn("ELLA-2", t5)
+        h.end()
+
+        # Each of ella's entries reached lyra's context exactly once.
+        everything = "\n".join(h.injected)
+        for e in ("ELLA-1", "ELLA-2", "ELLA-3"):
+            self.assertEqual(everything.count(e), 1, f"{e} injected {everything.count(e)} times")
+        # Nothing of MEMORY.md / USER.md came through the provider.
+        for text in [h.system] + h.injected:
+            self.assertNotIn("MEMORY-MARKER", text)
+            self.assertNotIn("USER-MARKER", text)
+        # One entry per non-trivial turn the model did not record itself:
+        # turns 1, 2 and 5 (3 was "ok", 4 the model appended).
+        mine = entries(v, "lyra")
+        self.assertEqual([e["kind"] for e in mine], ["turn", "turn", "turn"], mine)
+        self.assertTrue(all(e["signed"] and e["agent"] == "lyra" for e in mine))
+        self.assertIn("What changed overnight", mine[0]["summary"])
+        self.assertIn("어제 배포는", mine[2]["summary"])
+        # The checkpoint from the compression.
+        cp = nx(v, "checkpoint", "show", agent="lyra")
+        blob = json.dumps(cp, ensure_ascii=False)
+        self.assertIn("What changed overnight", blob)
+        self.assertIn("compressed", blob)
+        # Everything was acknowledged as it was shown.
+        self.assertEqual(nx(v, "log", "read", "--unread", agent="lyra")["count"], 0)
+
+    def test_subagent_writes_nothing(self):
+        v = self.vault
+        nx(v, "log", "append", "ELLA-S news for the parent", agent="ella")
+        for ctx in ("subagent", "cron", "flush"):
+            p, hook = provider_for(v)
+            h = Harness(p, hook, session_id="sub-" + ctx, agent_context=ctx)
+            t = h.turn("Summarise the open incidents for the on-call handover", "Two incidents are open.")
+            self.assertIn("ELLA-S", t, "a read-only context still sees the news")
+            self.assertEqual(h.compress(), "")
+            h.end()
+        self.assertEqual(entries(v, "lyra"), [], "a subagent/cron/flush context wrote to the log")
+        # Nothing was acknowledged either: the parent still gets the news.
+        self.assertEqual(nx(v, "log", "read", "--unread", agent="lyra")["count"], 1)
+        with self.assertRaises(AssertionError):
+            nx(v, "checkpoint", "show", agent="lyra")
+
+    def test_unread_bounded_with_a_count_of_the_rest(self):
+        v = self.vault
+        for i in range(12):
+            nx(v, "log", "append", f"ELLA-B{i:02d} " + "x" * 300, agent="ella")
+        p, hook = provider_for(v, max_entries=5)
+        h = Harness(p, hook)
+        t1 = h.turn("What is new in the log for me?", "Five entries so far.")
+        self.assertIn("ELLA-B00", t1)
+        self.assertNotIn("ELLA-B05", t1)
+        self.assertIn("(7 newer unread entries not shown yet", t1)
+        t2 = h.turn("And after those?", "Five more.")
+        self.assertIn("ELLA-B05", t2)
+        self.assertNotIn("ELLA-B00", t2)
+        h.end()
+
+    def test_refused_append_is_a_notice(self):
+        # An agent the vault does not know: Nexus answers, and refuses.
+        p, hook = provider_for(self.vault, agent="ghost")
+        h = Harness(p, hook)
+        t1 = h.turn("Summarise the open incidents for the handover", "Two are open.")
+        self.assertIn(NexusMemoryProvider.NOTICE_PREFIX, t1)
+        self.assertIn("ghost", t1)
+        p.flush()
+        t2 = h.turn("What's next on the migration plan?", "Step 4: run the schema change.")
+        self.assertIn("the last turn was not recorded in the shared log", t2)
+        h.end()
+        self.assertEqual(entries(self.vault, "ghost"), [])
+
+
+class FailureTest(unittest.TestCase):
+    def test_missing_binary_is_a_visible_notice(self):
+        p = NexusMemoryProvider({"agent": "lyra", "vault": "/nonexistent/vault", "bin": "/nonexistent/nexus", "timeout": 2})
+        h = Harness(p, [p.pre_llm_call])
+        t = h.turn("What changed overnight?", "I could not read the shared log.")
+        self.assertIn(NexusMemoryProvider.NOTICE_PREFIX, t)
+        self.assertIn("/nonexistent/nexus", t)
+        h.end()
+
+    def test_unconfigured_is_unavailable(self):
+        old = {k: os.environ.pop(k, None) for k in ("NEXUS_AGENT", "NEXUS_URL", "NEXUS_TOKEN")}
+        try:
+            p = NexusMemoryProvider()
+            self.assertFalse(p.is_available())
+            self.assertIn("NEXUS_AGENT", p.unavailable_reason())
+        finally:
+            for k, val in old.items():
+                if val is not None:
+                    os.environ[k] = val
+
+    def test_stalled_cli_times_out(self):
+        tmp = tempfile.mkdtemp(prefix="nexus-hermes-stall-")
+        try:
+            stall = os.path.join(tmp, "nexus")
+            with open(stall, "w") as f:
+                f.write("#!/bin/sh\nexec sleep 60\n")
+            os.chmod(stall, 0o755)
+            p = NexusMemoryProvider({"agent": "lyra", "bin": stall, "timeout": 0.5})
+            start = time.monotonic()
+            h = Harness(p, [p.pre_llm_call])
+            t = h.turn("What changed overnight?", "Nothing I could see.")
+            h.end()
+            took = time.monotonic() - start
+            self.assertIn("timed out after 0.5 s", t)
+            self.assertLess(took, 15, f"a stalled nexus held the session for {took:.1f} s")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_stalled_server_times_out(self):
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        held = []
+        stop = threading.Event()
+
+        def accept():
+            srv.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    c, _ = srv.accept()
+                    held.append(c)  # read nothing, answer nothing
+                except OSError:
+                    pass
+
+        th = threading.Thread(target=accept, daemon=True)
+        th.start()
+        try:
+            url = "http://127.0.0.1:%d/mcp" % srv.getsockname()[1]
+            p = NexusMemoryProvider({"url": url, "token": "nxs_test", "timeout": 0.5})
+            start = time.monotonic()
+            h = Harness(p, [p.pre_llm_call])
+            t = h.turn("What changed overnight?", "Nothing I could see.")
+            h.end()
+            took = time.monotonic() - start
+            self.assertIn("did not answer within 0.5 s", t)
+            self.assertLess(took, 15, f"a stalled server held the session for {took:.1f} s")
+        finally:
+            stop.set()
+            th.join()
+            for c in held:
+                c.close()
+            srv.close()
+
+
+class MCPTest(unittest.TestCase):
+    """The same session over MCP (Streamable HTTP) with the agent's token."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="nexus-hermes-mcp-")
+        self.vault = make_vault(self.tmp)
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.addr = "127.0.0.1:%d" % s.getsockname()[1]
+        s.close()
+        self.token = nx(self.vault, "agent", "token", "lyra")["token"]
+        self.srv = subprocess.Popen([NEXUS, "--vault", self.vault, "serve", "--http", self.addr],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    env=dict(os.environ, NEXUS_SEARCH_HOLD="0"))
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(tuple([self.addr.split(":")[0], int(self.addr.split(":")[1])]), 0.2).close()
+                break
+            except OSError:
+                if self.srv.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("nexus serve --http did not start: " + self.srv.stderr.read().decode())
+                time.sleep(0.05)
+
+    def tearDown(self):
+        self.srv.terminate()
+        try:
+            self.srv.wait(10)
+        except subprocess.TimeoutExpired:
+            self.srv.kill()
+            self.srv.wait()
+        self.srv.stderr.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_session_over_http(self):
+        v = self.vault
+        nx(v, "log", "append", "ELLA-H over http", agent="ella")
+        p = NexusMemoryProvider({"url": "http://%s/mcp" % self.addr, "token": self.token, "timeout": 20})
+        h = Harness(p, [p.pre_llm_call])
+        self.assertIn("IDENTITY (who you are: agents/lyra/IDENTITY.md)", h.system)
+        self.assertIn("DECISION-MARKER", h.system)
+        self.assertNotIn("MEMORY-MARKER", h.system)
+        self.assertNotIn("USER-MARKER", h.system)
+        self.assertNotIn("Unread log entries", h.system)
+        t1 = h.turn("What changed overnight on staging?", "Ella's note arrived over HTTP.")
+        self.assertIn("ELLA-H", t1)
+        t2 = h.turn("Anything else since then?", "No.")
+        self.assertNotIn("ELLA-H", t2)
+        self.assertIn("checkpoint", h.compress().lower())
+        h.end()
+        mine = entries(v, "lyra")
+        self.assertEqual(len(mine), 2, mine)
+        self.assertTrue(all(e["signed"] and e["agent"] == "lyra" and e["kind"] == "turn" for e in mine))
+
+
+class UnitTest(unittest.TestCase):
+    def test_trivial(self):
+        for s in ("ok", "OK!", "thanks :)", "/help", "", "  ", "네", "lgtm"):
+            self.assertTrue(is_trivial(s), s)
+        for s in ("ok, deploy it to staging", "k8s is down", "note this", "배포해줘"):
+            self.assertFalse(is_trivial(s), s)
+
+    def test_strip_sections(self):
+        rule = "═" * 46
+        text = "\n".join([
+            rule, "IDENTITY (who you are: agents/lyra/IDENTITY.md)", rule, "# lyra", "",
+            rule, "MEMORY (your personal notes) [1% — 3/2,200 chars]", rule, "m1", "§", "m2", "",
+            rule, "USER PROFILE (who the user is) [1% — 2/1,375 chars]", rule, "u1", "",
+            rule, "MEMORY INDEX (your fact files) [1/200 lines]", rule, "- [[a|A]]", "",
+            "## Unread log entries (1)", "- x", "", "## Latest checkpoint", "No checkpoint saved.",
+        ])
+        got = strip_sections(text, ("MEMORY (your personal notes)", "USER PROFILE (who the user is)"), "## Unread log entries")
+        self.assertNotIn("m1", got)
+        self.assertNotIn("u1", got)
+        self.assertNotIn("- x", got)
+        for want in ("# lyra", "MEMORY INDEX", "- [[a|A]]", "## Latest checkpoint"):
+            self.assertIn(want, got)
+
+    def test_importable_without_hermes(self):
+        self.assertNotIn("agent.memory_provider", sys.modules)
+        self.assertEqual(NexusMemoryProvider().name, "nexus")
+        self.assertEqual(NexusMemoryProvider().get_tool_schemas(), [])
+
+    def test_mcp_client_rejects_bad_config(self):
+        self.assertIn("not an http", MCPClient("ftp://x", "t", 1).check())
+        self.assertIn("NEXUS_TOKEN", MCPClient("http://127.0.0.1:1/mcp", "", 1).check())
+
+
+if __name__ == "__main__":
+    unittest.main()

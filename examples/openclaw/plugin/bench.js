@@ -1,0 +1,66 @@
+// Per-turn cost of the Nexus OpenClaw plugin: before_prompt_build (inject,
+// acknowledged) plus agent_end (append), on a vault whose live log already
+// holds N entries, against the floor of starting a process that does
+// nothing (/bin/true).
+//
+//   go build -o /tmp/nexus ./cmd/nexus && go build -o /tmp/loggen ./cmd/nexus-loggen
+//   NEXUS_BIN=/tmp/nexus LOGGEN=/tmp/loggen node examples/openclaw/plugin/bench.js [N] [TURNS]
+//
+// Each turn: lyra appends 3 entries (not timed), then ella's two hooks run,
+// timed together. Prints the median and p95 per turn.
+
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+import { createNexusPlugin } from "./index.js";
+
+const n = Number(process.argv[2] ?? 10000);
+const turns = Number(process.argv[3] ?? 40);
+const nexus = process.env.NEXUS_BIN;
+const loggen = process.env.LOGGEN;
+const env = { ...process.env, NEXUS_SEARCH_HOLD: "0" };
+const tmp = mkdtempSync(path.join(os.tmpdir(), "nexus-openclaw-bench-"));
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.round((p / 100) * (s.length - 1)))];
+};
+
+try {
+  const vault = path.join(tmp, "vault");
+  execFileSync(loggen, ["-vault", vault, "-n", String(n)]);
+  execFileSync(nexus, ["--vault", vault, "--agent", "ella", "log", "read", "--unread", "--ack"], { env });
+  const api = { pluginConfig: { vault, agent: "ella", bin: nexus, timeoutMs: 30000 }, logger: { warn: (m) => console.error(m) } };
+  const p = createNexusPlugin(api);
+  const per = [];
+  const floor = [];
+  for (let i = 0; i < turns; i++) {
+    for (let k = 0; k < 3; k++) execFileSync(nexus, ["--vault", vault, "--agent", "lyra", "log", "append", `lyra turn ${i} note ${k}`], { env });
+    const t0 = performance.now();
+    const r = await p.beforePromptBuild({ prompt: "q", currentUserMessageId: `m${i}`, messages: [] }, { runId: `r${i}` });
+    await p.agentEnd(
+      {
+        runId: `r${i}`,
+        success: true,
+        messages: [
+          { role: "user", content: `What is new for turn ${i}?` },
+          { role: "assistant", content: [{ type: "text", text: "Lyra's notes are in; nothing else changed." }] },
+        ],
+      },
+      { sessionKey: "bench" },
+    );
+    per.push(performance.now() - t0);
+    if (!r?.prependContext?.includes(`lyra turn ${i} note 2`)) throw new Error(`turn ${i}: not injected: ${r?.prependContext}`);
+    const f0 = performance.now();
+    execFileSync("/bin/true");
+    execFileSync("/bin/true");
+    floor.push(performance.now() - f0);
+  }
+  const med = (xs) => pct(xs, 50).toFixed(1);
+  console.log(`log entries before the first turn: ${n}; turns: ${turns}`);
+  console.log(`openclaw plugin, inject + append per turn: median ${med(per)} ms, p95 ${pct(per, 95).toFixed(1)} ms`);
+  console.log(`floor, two /bin/true process starts:       median ${med(floor)} ms, p95 ${pct(floor, 95).toFixed(1)} ms`);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

@@ -1,0 +1,325 @@
+// Talking to Nexus from the OpenClaw plugin: the nexus CLI with --json, or
+// MCP (Streamable HTTP, JSON-RPC) to 'nexus serve --http' with the agent's
+// bearer token. Every call is bounded by timeoutMs: a stalled nexus process
+// is killed, a stalled server abandoned, and the caller gets a NexusError
+// whose message says so. Node's standard library only.
+
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import path from "node:path";
+
+export class NexusError extends Error {
+  constructor(message, { refused = false } = {}) {
+    super(message);
+    this.name = "NexusError";
+    // refused: Nexus answered and said no (a scan hit, a limit), as
+    // opposed to not answering at all.
+    this.refused = refused;
+  }
+}
+
+const oneLine = (s) => String(s ?? "").split(/\s+/u).filter(Boolean).join(" ");
+const clip = (s, n) => {
+  const cps = Array.from(s);
+  return cps.length <= n ? s : cps.slice(0, n - 1).join("") + "…";
+};
+export { oneLine, clip };
+
+export function keyOf(...parts) {
+  return createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, 32);
+}
+
+// The prefix of the paths the corpus supplement hands out: a lookup without
+// it is someone else's (OpenClaw's own memory files).
+export const CORPUS_PREFIX = "nexus/";
+
+export class CLIClient {
+  constructor({ bin, vault, agent, timeoutMs }) {
+    this.bin = bin;
+    this.vault = vault;
+    this.agent = agent;
+    this.timeoutMs = timeoutMs;
+    this.keyFlag = true; // cleared when this nexus predates 'log append --key'
+  }
+
+  describe() {
+    return `nexus CLI ${this.bin} (vault ${this.vault || "$NEXUS_VAULT"}, agent ${this.agent})`;
+  }
+
+  check() {
+    if (!this.agent) return "no agent: set plugins.entries.nexus.config.agent (or NEXUS_AGENT)";
+    if (this.bin.includes("/") || this.bin.includes("\\")) {
+      if (!existsSync(this.bin)) return `the nexus binary ${this.bin} does not exist (set config.bin or NEXUS_BIN)`;
+    }
+    if (this.vault && !existsSync(path.join(this.vault, ".nexus"))) {
+      return `${this.vault} is not a Nexus vault (no .nexus folder; set config.vault)`;
+    }
+    return null;
+  }
+
+  run(args, { agent = true } = {}) {
+    const argv = [];
+    if (this.vault) argv.push("--vault", this.vault);
+    if (agent) argv.push("--agent", this.agent);
+    argv.push("--json", ...args);
+    const what = args.slice(0, 2).filter((a) => !a.startsWith("-")).join(" ");
+    return new Promise((resolve, reject) => {
+      execFile(
+        this.bin,
+        argv,
+        {
+          timeout: this.timeoutMs,
+          killSignal: "SIGKILL",
+          maxBuffer: 32 << 20,
+          env: { ...process.env, NEXUS_SEARCH_HOLD: process.env.NEXUS_SEARCH_HOLD ?? "0" },
+          windowsHide: true,
+        },
+        (err, stdout, stderr) => {
+          let doc = null;
+          try {
+            doc = stdout.trim() ? JSON.parse(stdout) : null;
+          } catch {
+            doc = null;
+          }
+          if (err) {
+            if (err.killed || err.signal === "SIGKILL") {
+              reject(new NexusError(`nexus ${what} timed out after ${this.timeoutMs} ms (the vault may be locked or on a stalled disk)`));
+              return;
+            }
+            if (err.code === "ENOENT") {
+              reject(new NexusError(`cannot run ${this.bin}: not found (install nexus or set config.bin)`));
+              return;
+            }
+            let msg = (doc && doc.error) || String(stderr).trim().split("\n")[0] || err.message;
+            msg = msg.replace(/^nexus: /u, "");
+            reject(new NexusError(`nexus ${what}: ${msg}`, { refused: err.code === 1 }));
+            return;
+          }
+          if (!doc || typeof doc !== "object") {
+            reject(new NexusError(`nexus ${what} printed no JSON document`));
+            return;
+          }
+          resolve(doc);
+        },
+      );
+    });
+  }
+
+  async unread({ maxEntries, maxChars, ack }) {
+    const args = ["prompt", "--only", "unread", "--max-entries", String(maxEntries), "--max-chars", String(maxChars)];
+    if (ack) args.push("--ack");
+    const doc = await this.run(args);
+    return {
+      text: doc.unread ?? "",
+      total: doc.unread_total ?? 0,
+      shown: doc.unread_shown ?? 0,
+      more: doc.unread_more ?? 0,
+      acked: Boolean(doc.acked),
+    };
+  }
+
+  async append({ summary, body, channel, kind, key }) {
+    const args = ["log", "append", "--channel", channel, "--kind", kind];
+    if (body) args.push("--body", body);
+    if (key && this.keyFlag) {
+      try {
+        return await this.run([...args, "--key", key, "--", summary]);
+      } catch (e) {
+        if (!String(e.message).includes("unknown flag: --key")) throw e;
+        this.keyFlag = false; // an older nexus: append without the key
+      }
+    }
+    return this.run([...args, "--", summary]);
+  }
+
+  async search({ query, maxResults }) {
+    const doc = await this.run(["search", "--limit", String(maxResults), "--", query], { agent: false });
+    return (doc.hits ?? []).map((h) => ({
+      path: h.path,
+      title: h.title,
+      kind: h.kind,
+      score: h.score,
+      snippet: h.snippet,
+      startLine: h.line,
+      endLine: h.end_line,
+      updatedAt: h.date,
+    }));
+  }
+
+  // get reads a markdown file of the vault by its vault-relative path,
+  // refusing anything outside the vault, dot-folders and non-markdown files.
+  async get({ relPath, fromLine, lineCount }) {
+    if (!this.vault) throw new NexusError("memory_get of a Nexus path needs config.vault");
+    const rel = relPath.replace(/\\/gu, "/");
+    if (rel.startsWith("/") || rel.split("/").some((p) => p === ".." || p.startsWith(".")) || !rel.endsWith(".md")) {
+      throw new NexusError(`${relPath}: not a markdown file of the vault`);
+    }
+    const root = realpathSync(this.vault);
+    let file;
+    try {
+      file = realpathSync(path.join(root, rel));
+    } catch {
+      return null;
+    }
+    if (!file.startsWith(root + path.sep) || !statSync(file).isFile()) {
+      throw new NexusError(`${relPath}: not a markdown file of the vault`);
+    }
+    const lines = readFileSync(file, "utf8").split("\n");
+    const from = Math.max(1, fromLine ?? 1);
+    const count = Math.max(1, Math.min(lineCount ?? 400, 2000));
+    return { content: lines.slice(from - 1, from - 1 + count).join("\n"), fromLine: from, lineCount: Math.min(count, Math.max(0, lines.length - from + 1)) };
+  }
+}
+
+export class MCPClient {
+  constructor({ url, token, timeoutMs }) {
+    this.url = url;
+    this.token = token;
+    this.timeoutMs = timeoutMs;
+    this.session = null;
+    this.id = 0;
+    this.keyArg = true;
+  }
+
+  describe() {
+    return `nexus serve at ${this.url}`;
+  }
+
+  check() {
+    if (!/^https?:\/\//u.test(this.url)) return `config.url ${JSON.stringify(this.url)} is not an http(s) URL`;
+    if (!this.token) return "config.token is empty (get one with: nexus agent token NAME)";
+    return null;
+  }
+
+  async post(payload) {
+    const headers = {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      Authorization: `Bearer ${this.token}`,
+    };
+    if (this.session) headers["Mcp-Session-Id"] = this.session;
+    let resp;
+    let raw;
+    try {
+      resp = await fetch(this.url, { method: "POST", headers, body: JSON.stringify(payload), signal: AbortSignal.timeout(this.timeoutMs) });
+      raw = await resp.text();
+    } catch (e) {
+      if (e && (e.name === "TimeoutError" || e.name === "AbortError")) {
+        throw new NexusError(`${this.url} did not answer within ${this.timeoutMs} ms`);
+      }
+      throw new NexusError(`cannot reach ${this.url}: ${e?.cause?.code ?? e?.message ?? e}`);
+    }
+    const sid = resp.headers.get("mcp-session-id");
+    if (sid) this.session = sid;
+    if (!resp.ok) {
+      if (resp.status === 404) this.session = null;
+      throw new NexusError(`${this.url}: HTTP ${resp.status} ${clip(oneLine(raw), 200)}`.trim());
+    }
+    if (payload.id === undefined) return null;
+    let doc = null;
+    if ((resp.headers.get("content-type") ?? "").includes("text/event-stream")) {
+      for (const line of raw.split("\n")) {
+        if (!line.startsWith("data:")) continue;
+        try {
+          const msg = JSON.parse(line.slice(5).trim());
+          if (msg.id === payload.id) doc = msg;
+        } catch {
+          // not a JSON-RPC message
+        }
+      }
+      if (!doc) throw new NexusError(`${this.url}: no answer in the event stream`);
+    } else {
+      try {
+        doc = JSON.parse(raw);
+      } catch {
+        throw new NexusError(`${this.url}: the answer is not JSON`);
+      }
+    }
+    if (doc.error) throw new NexusError(`${this.url}: ${doc.error.message ?? JSON.stringify(doc.error)}`);
+    return doc.result ?? {};
+  }
+
+  async rpc(method, params) {
+    if (!this.session) {
+      await this.post({
+        jsonrpc: "2.0",
+        id: ++this.id,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "openclaw-nexus", version: "0.1.0" } },
+      });
+      await this.post({ jsonrpc: "2.0", method: "notifications/initialized" });
+    }
+    return (await this.post({ jsonrpc: "2.0", id: ++this.id, method, params })) ?? {};
+  }
+
+  async tool(name, args) {
+    const res = await this.rpc("tools/call", { name, arguments: args });
+    const text = (res.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("");
+    if (res.isError) throw new NexusError(`${name}: ${clip(oneLine(text), 300)}`, { refused: true });
+    if (res.structuredContent && typeof res.structuredContent === "object") return res.structuredContent;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return {};
+    }
+  }
+
+  async unread({ maxEntries, ack }) {
+    const doc = await this.tool("log_read", { ack, limit: Math.max(1, Math.min(maxEntries, 100)) });
+    const entries = doc.entries ?? [];
+    const more = doc.remaining ?? 0;
+    const lines = [];
+    for (const e of entries) {
+      if (e.hand) {
+        lines.push(`- (typed by hand, unsigned) ${clip(oneLine(e.body), 300)}`);
+        continue;
+      }
+      lines.push(`- ${e.signed ? "" : "(unsigned) "}${e.time ?? ""} ${e.agent ?? ""} [${e.channel ?? ""}/${e.kind ?? ""}] ${oneLine(e.summary)}`);
+      if (e.body) lines.push(`  ${clip(oneLine(e.body), 300)}`);
+    }
+    const total = entries.length + more;
+    let text = `## Unread log entries (${total})\n`;
+    if (entries.length === 0) text += "Nothing new in the live log.\n";
+    if (more) text += `(${more} newer unread entries not shown yet; they stay unread and come next time; log_read shows them now.)\n`;
+    text += lines.join("\n");
+    return { text: text.trimEnd(), total, shown: entries.length, more, acked: Boolean(doc.acked) };
+  }
+
+  async append({ summary, body, channel, kind, key }) {
+    const args = { summary, channel, kind };
+    if (body) args.body = body;
+    if (key && this.keyArg) {
+      try {
+        return await this.tool("log_append", { ...args, key });
+      } catch (e) {
+        if (!(e.refused && /key/iu.test(e.message))) throw e;
+        this.keyArg = false; // a server that predates the key argument
+      }
+    }
+    return this.tool("log_append", args);
+  }
+
+  async search({ query, maxResults }) {
+    const doc = await this.tool("memory_search", { query, limit: maxResults });
+    return (doc.hits ?? doc.results ?? []).map((h) => ({
+      path: h.path,
+      title: h.title,
+      kind: h.kind,
+      score: h.score ?? 0,
+      snippet: h.snippet ?? "",
+      startLine: h.line,
+      endLine: h.end_line,
+      updatedAt: h.date,
+    }));
+  }
+
+  async get({ relPath, fromLine, lineCount }) {
+    const args = { path: relPath };
+    if (fromLine) args.from = fromLine;
+    if (lineCount) args.lines = lineCount;
+    const doc = await this.tool("memory_get", args);
+    if (typeof doc.content !== "string" && typeof doc.text !== "string") return null;
+    return { content: doc.content ?? doc.text, fromLine: doc.from ?? fromLine ?? 1, lineCount: doc.lines ?? lineCount ?? 0 };
+  }
+}
