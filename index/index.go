@@ -36,6 +36,13 @@ type Options struct {
 	// ReconcileEvery is the period of the size+mtime walk that catches
 	// changes the watcher missed. Default 1 minute; negative disables it.
 	ReconcileEvery time.Duration
+	// MemoryBudget is about how much memory indexing many files at once
+	// (a rebuild, a first sync) may use, in bytes: it sizes the batches of
+	// analysed documents in flight, which is where indexing's memory goes.
+	// Smaller is slower (more, smaller segments to merge). Default
+	// DefaultMemoryBudget. The caller may also bound the process's heap
+	// with debug.SetMemoryLimit (nexus index rebuild --memory does).
+	MemoryBudget int64
 	// MaxFileBytes is the largest note indexed; bigger ones are skipped
 	// with a warning. Default 32 MiB.
 	MaxFileBytes int64
@@ -68,6 +75,9 @@ func (o *Options) defaults() {
 	}
 	if o.ReconcileEvery == 0 {
 		o.ReconcileEvery = time.Minute
+	}
+	if o.MemoryBudget <= 0 {
+		o.MemoryBudget = DefaultMemoryBudget
 	}
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = 32 << 20

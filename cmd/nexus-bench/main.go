@@ -60,7 +60,15 @@ func main() {
 	flag.IntVar(&o.saves, "saves", 40, "saves for the save-to-search latency while watching")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	ftsBuildOnly := flag.Bool("fts-build-only", false, "only build the FTS5 index of -dir and exit (run as a child, for its peak memory)")
 	flag.Parse()
+	if *ftsBuildOnly {
+		if err := ftsBuild(o); err != nil {
+			fmt.Fprintln(os.Stderr, "nexus-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err == nil {
@@ -88,16 +96,21 @@ func main() {
 
 // engineReport holds one engine's numbers.
 type engineReport struct {
-	BuildSeconds  float64  `json:"build_seconds"`
-	BuildCPU      float64  `json:"build_cpu_seconds"`
-	IndexBytes    int64    `json:"index_bytes"`
-	QueryP50ms    float64  `json:"query_p50_ms"`
-	QueryP99ms    float64  `json:"query_p99_ms"`
-	NeedlesAt1    int      `json:"needles_at_1"`
-	UniqueAt1     int      `json:"unique_needles_at_1"`
-	CommonAt1     int      `json:"common_needles_at_1"`
-	KoreanRecall  float64  `json:"korean_recall"`
-	MissedNeedles []string `json:"missed_needles,omitempty"`
+	BuildSeconds float64 `json:"build_seconds"`
+	BuildCPU     float64 `json:"build_cpu_seconds"`
+	// Build as its own process ('nexus index rebuild'; the FTS5 build
+	// alone), for its peak resident memory.
+	ProcBuildSeconds float64  `json:"process_build_seconds,omitempty"`
+	ProcBuildCPU     float64  `json:"process_build_cpu_seconds,omitempty"`
+	BuildPeakRSSMB   float64  `json:"build_peak_rss_mb,omitempty"`
+	IndexBytes       int64    `json:"index_bytes"`
+	QueryP50ms       float64  `json:"query_p50_ms"`
+	QueryP99ms       float64  `json:"query_p99_ms"`
+	NeedlesAt1       int      `json:"needles_at_1"`
+	UniqueAt1        int      `json:"unique_needles_at_1"`
+	CommonAt1        int      `json:"common_needles_at_1"`
+	KoreanRecall     float64  `json:"korean_recall"`
+	MissedNeedles    []string `json:"missed_needles,omitempty"`
 }
 
 type report struct {
@@ -192,6 +205,20 @@ func run(ctx context.Context, o options, log io.Writer) (*report, error) {
 		return nil, err
 	}
 
+	// Rebuild as its own process, for its peak memory.
+	if o.nexusBin != "" {
+		fmt.Fprintln(log, "timing 'nexus index rebuild' as a process…")
+		cmd := exec.Command(o.nexusBin, "--vault", o.dir, "index", "rebuild")
+		cmd.Env = append(os.Environ(), "NEXUS_SEARCH_HOLD=0")
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("nexus index rebuild: %v\n%s", err, out)
+		}
+		rep.Nexus.ProcBuildSeconds = time.Since(start).Seconds()
+		rep.Nexus.ProcBuildCPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+		rep.Nexus.BuildPeakRSSMB = peakRSSMB(cmd.ProcessState)
+	}
+
 	// Cold processes.
 	if o.nexusBin != "" {
 		fmt.Fprintln(log, "timing cold nexus search processes…")
@@ -230,6 +257,17 @@ func run(ctx context.Context, o options, log io.Writer) (*report, error) {
 		var fr engineReport
 		if err := fts5(ctx, o, gv, &fr, queries, recallNouns, truth); err != nil {
 			return nil, err
+		}
+		// The same build alone in a child process, for its peak memory.
+		if exe, err := os.Executable(); err == nil {
+			cmd := exec.Command(exe, "-fts-build-only", "-dir", o.dir, "-notes", fmt.Sprint(o.notes))
+			start := time.Now()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("fts5 build process: %v\n%s", err, out)
+			}
+			fr.ProcBuildSeconds = time.Since(start).Seconds()
+			fr.ProcBuildCPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+			fr.BuildPeakRSSMB = peakRSSMB(cmd.ProcessState)
 		}
 		rep.FTS5 = &fr
 	}
@@ -563,6 +601,38 @@ func coldSearchAutoHold(o options, queries []string) (first, p50 float64, err er
 
 // fts5 indexes the same files in SQLite FTS5 (unicode61 tokenizer, bm25)
 // and measures the same things.
+// ftsBuild builds the FTS5 index of o.dir's notes alone (the child
+// process of -fts-build-only).
+func ftsBuild(o options) error {
+	var paths []string
+	err := filepath.WalkDir(o.dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != o.dir {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, _ := filepath.Rel(o.dir, p)
+			paths = append(paths, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	dbPath := filepath.Join(os.TempDir(), fmt.Sprintf("nexus-bench-fts5-child-%d.db", o.notes))
+	os.Remove(dbPath)
+	defer os.Remove(dbPath)
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	return ftsFill(db, o.dir, paths)
+}
+
 func fts5(ctx context.Context, o options, gv *indextest.Vault, er *engineReport, queries []string, nouns []string, truth map[string]map[string]bool) error {
 	dbPath := filepath.Join(os.TempDir(), fmt.Sprintf("nexus-bench-fts5-%d.db", o.notes))
 	os.Remove(dbPath)
@@ -574,6 +644,19 @@ func fts5(ctx context.Context, o options, gv *indextest.Vault, er *engineReport,
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	start, cpu0 := time.Now(), cpuTime()
+	if err := ftsFill(db, o.dir, gv.Paths); err != nil {
+		return err
+	}
+	er.BuildSeconds = time.Since(start).Seconds()
+	er.BuildCPU = (cpuTime() - cpu0).Seconds()
+	if st, err := os.Stat(dbPath); err == nil {
+		er.IndexBytes = st.Size()
+	}
+	return ftsMeasure(ctx, db, er, queries, gv, nouns, truth)
+}
+
+// ftsFill creates the FTS5 table and inserts the notes.
+func ftsFill(db *sql.DB, dir string, paths []string) error {
 	if _, err := db.Exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; CREATE VIRTUAL TABLE notes USING fts5(path UNINDEXED, title, body, tokenize='unicode61')`); err != nil {
 		return err
 	}
@@ -585,8 +668,8 @@ func fts5(ctx context.Context, o options, gv *indextest.Vault, er *engineReport,
 	if err != nil {
 		return err
 	}
-	for _, p := range gv.Paths {
-		data, err := os.ReadFile(filepath.Join(o.dir, filepath.FromSlash(p)))
+	for _, p := range paths {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
 		if err != nil {
 			return err
 		}
@@ -595,14 +678,10 @@ func fts5(ctx context.Context, o options, gv *indextest.Vault, er *engineReport,
 			return err
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	er.BuildSeconds = time.Since(start).Seconds()
-	er.BuildCPU = (cpuTime() - cpu0).Seconds()
-	if st, err := os.Stat(dbPath); err == nil {
-		er.IndexBytes = st.Size()
-	}
+	return tx.Commit()
+}
+
+func ftsMeasure(ctx context.Context, db *sql.DB, er *engineReport, queries []string, gv *indextest.Vault, nouns []string, truth map[string]map[string]bool) error {
 	search := func(q string, limit int, prefix string) ([]string, error) {
 		var terms []string
 		for _, w := range strings.Fields(q) {
@@ -656,6 +735,14 @@ func (r *report) print(w io.Writer) {
 			ratio(r.Nexus.BuildSeconds, f.BuildSeconds), ratio(r.Nexus.QueryP50ms, f.QueryP50ms), ratio(r.Nexus.QueryP99ms, f.QueryP99ms),
 			ratio(r.NexusNoSnip.QueryP50ms, f.QueryP50ms), ratio(r.NexusNoSnip.QueryP99ms, f.QueryP99ms),
 			r.Nexus.NeedlesAt1, f.NeedlesAt1, 100*r.Nexus.KoreanRecall, 100*f.KoreanRecall)
+	}
+	if r.Nexus.BuildPeakRSSMB > 0 {
+		line := fmt.Sprintf("build as a process: nexus index rebuild %.1fs (cpu %.1fs), peak RSS %.0f MB", r.Nexus.ProcBuildSeconds, r.Nexus.ProcBuildCPU, r.Nexus.BuildPeakRSSMB)
+		if f := r.FTS5; f != nil && f.BuildPeakRSSMB > 0 {
+			line += fmt.Sprintf("; fts5 %.1fs (cpu %.1fs), peak RSS %.0f MB; ratios: time %.2fx, cpu %.2fx, peak RSS %.2fx",
+				f.ProcBuildSeconds, f.ProcBuildCPU, f.BuildPeakRSSMB, r.Nexus.ProcBuildSeconds/f.ProcBuildSeconds, r.Nexus.ProcBuildCPU/f.ProcBuildCPU, r.Nexus.BuildPeakRSSMB/f.BuildPeakRSSMB)
+		}
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "save visible in search while watching: p50 %.0fms, p95 %.0fms\n", r.SaveP50ms, r.SaveP95ms)
 	fmt.Fprintf(w, "holder process resident memory: %.0f MB\n", r.ServeRSSMB)
