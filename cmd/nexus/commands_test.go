@@ -82,9 +82,9 @@ var commandCases = map[string][]cliCase{
 		{args: []string{"laptop"}, code: 0},
 		{args: []string{"../up"}, code: 2},
 	},
-	"nexus doctor": {{code: 0}, {vaultless: true, code: 1}, {args: []string{"--lock-wait", "soon"}, code: 2}},
-	"nexus fact list": {{agent: "lyra", code: 0}, {agent: "nobody", code: 1}},
-	"nexus fact read": {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}},
+	"nexus doctor":      {{code: 0}, {vaultless: true, code: 1}, {args: []string{"--lock-wait", "soon"}, code: 2}},
+	"nexus fact list":   {{agent: "lyra", code: 0}, {agent: "nobody", code: 1}},
+	"nexus fact read":   {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}},
 	"nexus fact remove": {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"deploy-rule"}, code: 1}},
 	"nexus fact write": {
 		{agent: "lyra", args: []string{"--name", "배포 규칙", "--type", "feedback", "--description", "스테이징 먼저", "Deploy", "to", "staging", "first"}, code: 0},
