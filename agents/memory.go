@@ -97,6 +97,9 @@ type Result struct {
 	// landing (review gate, SPEC §7).
 	Staged    bool   `json:"staged,omitempty"`
 	PendingID string `json:"pending_id,omitempty"`
+	// CuratorNotice names a curator proposal waiting for a person when the
+	// file is past the curator's pressure threshold ([CuratorNotice]).
+	CuratorNotice string `json:"curator_notice,omitempty"`
 }
 
 // MemoryOption configures a [Memory].
@@ -171,6 +174,9 @@ func (m *Memory) Target() Target { return m.target }
 
 // Limit returns the file's limit in code points.
 func (m *Memory) Limit() int { return m.limit }
+
+// Vault returns the vault the file is in.
+func (m *Memory) Vault() *vault.Vault { return m.v }
 
 // Path returns the file's vault-relative path.
 func (m *Memory) Path() string { return m.rel }

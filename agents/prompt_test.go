@@ -59,7 +59,7 @@ func TestRenderPromptSections(t *testing.T) {
 		{"all", PromptOptions{}, []string{"IDENTITY (", "lyra's own note", "Korean first", "## Unread log entries (2)", "ship the fix", "staging deploys go through lyra"}, nil, SectionNames()},
 		{"without memory,user", PromptOptions{Without: []string{SectionMemory, SectionUser}},
 			[]string{"IDENTITY (", "ella entry 1", "ship the fix", "staging deploys"}, []string{"lyra's own note", "Korean first", "MEMORY (", "USER PROFILE"},
-			[]string{SectionIdentity, SectionMemoryIndex, SectionUnread, SectionCheckpoint, SectionDecisions}},
+			[]string{SectionIdentity, SectionCurator, SectionMemoryIndex, SectionUnread, SectionCheckpoint, SectionDecisions}},
 		{"only unread", PromptOptions{Only: []string{SectionUnread}}, []string{"## Unread log entries (2)\n- "}, []string{"IDENTITY", "checkpoint", "decisions"}, []string{SectionUnread}},
 		{"only in any order", PromptOptions{Only: []string{SectionDecisions, SectionIdentity}}, []string{"IDENTITY (", "## Current decisions"}, []string{"Unread"}, []string{SectionIdentity, SectionDecisions}},
 		{"snapshot", PromptOptions{Only: SnapshotSections()}, []string{"lyra's own note"}, []string{"Unread"}, SnapshotSections()},

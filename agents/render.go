@@ -192,6 +192,7 @@ var promptSections = []promptSection{
 	{SectionIdentity, (*promptRun).identity},
 	{SectionMemory, func(r *promptRun) (string, error) { return r.memory(TargetMemory) }},
 	{SectionUser, func(r *promptRun) (string, error) { return r.memory(TargetUser) }},
+	{SectionCurator, (*promptRun).curator},
 	{SectionMemoryIndex, (*promptRun).index},
 	{SectionUnread, (*promptRun).unread},
 	{SectionCheckpoint, (*promptRun).checkpoint},
@@ -210,7 +211,7 @@ func SectionNames() []string {
 // SnapshotSections returns the sections of [RenderSnapshot]: identity,
 // MEMORY, USER and the memory index.
 func SnapshotSections() []string {
-	return []string{SectionIdentity, SectionMemory, SectionUser, SectionMemoryIndex}
+	return []string{SectionIdentity, SectionMemory, SectionUser, SectionCurator, SectionMemoryIndex}
 }
 
 // PromptOptions choose what [RenderPrompt] renders.

@@ -39,6 +39,46 @@ type scriptedModel struct {
 	mu       sync.Mutex
 	requests []string // raw bodies of chat-completion requests
 	reply    string
+	// record: when the user's message contains this, the model's first
+	// answer is a call of the offered *log_append tool with summary
+	// recordSummary (the model records the turn itself).
+	record, recordSummary string
+}
+
+// chatRequest is what the scripted model reads of a request.
+type chatRequest struct {
+	Stream   bool `json:"stream"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+}
+
+// toolCall returns the name of the log_append tool to call, or "".
+func (m *scriptedModel) toolCall(req chatRequest) string {
+	if m.record == "" || len(req.Messages) == 0 {
+		return ""
+	}
+	// The user's turn is the trailing run of user messages (OpenClaw may
+	// add one of its own, with runtime details, after the request).
+	asked := false
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "user"; i-- {
+		asked = asked || strings.Contains(string(req.Messages[i].Content), m.record)
+	}
+	if !asked {
+		return ""
+	}
+	for _, t := range req.Tools {
+		if strings.HasSuffix(t.Function.Name, "log_append") {
+			return t.Function.Name
+		}
+	}
+	return ""
 }
 
 func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -48,16 +88,29 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
-	var req struct {
-		Stream bool `json:"stream"`
-	}
+	var req chatRequest
 	json.Unmarshal(body, &req)
 	m.mu.Lock()
 	m.requests = append(m.requests, string(body))
 	reply := m.reply
+	tool := m.toolCall(req)
 	m.mu.Unlock()
 	text, _ := json.Marshal(reply)
 	created := time.Now().Unix()
+	if tool != "" {
+		args, _ := json.Marshal(map[string]string{"summary": m.recordSummary, "kind": "status"})
+		call, _ := json.Marshal([]map[string]any{{"index": 0, "id": "call_1", "type": "function", "function": map[string]string{"name": tool, "arguments": string(args)}}})
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"id":"c2","object":"chat.completion","created":%d,"model":"scripted","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":%s},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}`, created, call)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"id\":\"c2\",\"object\":\"chat.completion.chunk\",\"created\":%d,\"model\":\"scripted\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":%s},\"finish_reason\":null}]}\n\n", created, call)
+		fmt.Fprintf(w, "data: {\"id\":\"c2\",\"object\":\"chat.completion.chunk\",\"created\":%d,\"model\":\"scripted\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":10,\"total_tokens\":20}}\n\n", created)
+		io.WriteString(w, "data: [DONE]\n\n")
+		return
+	}
 	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":%d,"model":"scripted","choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}`, created, text)
@@ -95,7 +148,7 @@ func openclawEnv(t *testing.T) (bin string, env []string) {
 // writeOpenClawConfig writes home/.openclaw/openclaw.json: the scripted
 // model as the default, and the Nexus plugin loaded from the repository with
 // the given plugin config.
-func writeOpenClawConfig(t *testing.T, home, modelURL string, nexusConfig map[string]any) {
+func writeOpenClawConfig(t *testing.T, home, modelURL string, nexusConfig map[string]any, mcpServers map[string]any) {
 	t.Helper()
 	plugin, err := filepath.Abs("openclaw/plugin")
 	if err != nil {
@@ -118,6 +171,9 @@ func writeOpenClawConfig(t *testing.T, home, modelURL string, nexusConfig map[st
 			},
 		},
 		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "scripted/scripted"}}},
+		// The 13 Nexus tools directly, not behind tool_search/tool_call.
+		"tools": map[string]any{"toolSearch": false},
+		"mcp":   map[string]any{"servers": mcpServers},
 		"plugins": map[string]any{
 			"allow": []string{"nexus"},
 			"load":  map[string]any{"paths": []string{plugin}},
@@ -178,7 +234,11 @@ func TestOpenClawPlugin(t *testing.T) {
 	srv := httptest.NewServer(model) // 127.0.0.1, a free port
 	defer srv.Close()
 	home := t.TempDir()
-	writeOpenClawConfig(t, home, srv.URL, map[string]any{"vault": vault, "agent": "ella", "bin": bin, "timeoutMs": 20000})
+	mcpServers := map[string]any{"nexus": map[string]any{
+		"command": bin, "args": []string{"serve", "--stdio", "--agent", "ella"},
+		"env": map[string]string{"NEXUS_VAULT": vault, "NEXUS_SEARCH_HOLD": "0"},
+	}}
+	writeOpenClawConfig(t, home, srv.URL, map[string]any{"vault": vault, "agent": "ella", "bin": bin, "timeoutMs": 20000}, mcpServers)
 
 	// Turn 1: lyra's unread entry reaches the model; the turn lands as
 	// one entry signed by ella.
@@ -198,14 +258,27 @@ func TestOpenClawPlugin(t *testing.T) {
 		t.Errorf("ella's entry: %v", e)
 	}
 
-	// Turn 2: nothing new, nothing re-injected; one more entry.
+	// Turn 2: nothing new, nothing re-injected. The model records the
+	// turn itself through the MCP tool: the plugin adds nothing, and the
+	// tool's result reaches the model once (not twice, as structured
+	// content and again as text).
+	model.mu.Lock()
+	model.record, model.recordSummary = "Record in the shared log", "MODEL-2 the deploy pipeline for the API gateway is green"
+	model.mu.Unlock()
 	n := model.count()
-	runOpenClaw(t, ocBin, env, home, "Please check the deploy pipeline for the API gateway")
-	if reqs := model.since(n); len(reqs) == 0 || anyContains(reqs, "LYRA-1") {
+	runOpenClaw(t, ocBin, env, home, "Record in the shared log that the deploy pipeline for the API gateway is green")
+	reqs = model.since(n)
+	if len(reqs) == 0 || anyContains(reqs, "LYRA-1") {
 		t.Errorf("turn 2: %d requests; lyra's acknowledged entry came again: %v", len(reqs), anyContains(reqs, "LYRA-1"))
 	}
-	if got := len(logEntries(t, bin, vault, "ella")); got != 2 {
-		t.Errorf("ella has %d entries after two turns, want 2", got)
+	ella = logEntries(t, bin, vault, "ella")
+	if len(ella) != 2 || ella[1]["summary"] != model.recordSummary || ella[1]["signed"] != true {
+		t.Errorf("after turn 2 ella's entries are %v; want turn 1's and the model's own, nothing from the plugin", ella)
+	}
+	if results := toolResults(t, reqs); len(results) == 0 {
+		t.Errorf("turn 2: the model's log_append call never came back as a tool result (requests: %d)", len(reqs))
+	} else if c := strings.Count(results[0], "MODEL-2 the deploy pipeline"); c != 1 {
+		t.Errorf("turn 2: the log_append result reached the model %d times:\n%s", c, results[0])
 	}
 	if out := nexus(t, bin, "--vault", vault, "log", "verify"); !strings.Contains(out, "OK") {
 		t.Errorf("log verify after the turns:\n%s", out)
@@ -215,7 +288,7 @@ func TestOpenClawPlugin(t *testing.T) {
 	// The turn still completes, within the plugin's time budget, and the
 	// model's request carries the notice instead of the log.
 	stalled := stalledServer(t)
-	writeOpenClawConfig(t, home, srv.URL, map[string]any{"url": "http://" + stalled + "/mcp", "token": "nxs_test", "timeoutMs": 1000})
+	writeOpenClawConfig(t, home, srv.URL, map[string]any{"url": "http://" + stalled + "/mcp", "token": "nxs_test", "timeoutMs": 1000}, mcpServers)
 	n = model.count()
 	runOpenClaw(t, ocBin, env, home, "Summarise the open incidents for the handover")
 	reqs = model.since(n)
@@ -225,6 +298,29 @@ func TestOpenClawPlugin(t *testing.T) {
 	if got := len(logEntries(t, bin, vault, "ella")); got != 2 {
 		t.Errorf("ella has %d entries; the unreachable turn wrote one", got)
 	}
+}
+
+// toolResults returns the contents of the tool-role messages of requests,
+// as JSON text.
+func toolResults(t *testing.T, requests []string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range requests {
+		var req chatRequest
+		if err := json.Unmarshal([]byte(r), &req); err != nil {
+			t.Fatalf("a model request is not JSON: %v", err)
+		}
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				var s string
+				if json.Unmarshal(m.Content, &s) != nil {
+					s = string(m.Content)
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 func anyContains(list []string, s string) bool {

@@ -20,10 +20,15 @@ import (
 
 // Identity is what IDENTITY.md says about an agent.
 type Identity struct {
-	Name      string
-	Role      string
-	Created   time.Time
+	Name    string
+	Role    string
+	Created time.Time
+	// PublicKey is the agent's first key (public_key in the frontmatter),
+	// kept so that vaults from before device keys keep verifying.
 	PublicKey ed25519.PublicKey
+	// DeviceKeys are the keys of the devices the agent writes from
+	// (device_keys in the frontmatter), one per device; see [DeviceKey].
+	DeviceKeys []DeviceKey
 	// Body is the markdown a person edits: role, priorities, limits,
 	// relation to other agents.
 	Body string
@@ -104,7 +109,12 @@ func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error)
 	if err != nil {
 		return nil, err
 	}
-	id := &Identity{Name: name, Role: role, Created: now.UTC().Truncate(time.Second), PublicKey: pub}
+	device, err := v.Device()
+	if err != nil {
+		return nil, err
+	}
+	id := &Identity{Name: name, Role: role, Created: now.UTC().Truncate(time.Second), PublicKey: pub,
+		DeviceKeys: []DeviceKey{{Device: device, Key: pub}}}
 	if err := os.MkdirAll(filepath.Dir(idPath), 0o755); err != nil {
 		return nil, fmt.Errorf("create agent home: %w", err)
 	}
@@ -152,6 +162,8 @@ name: %s
 role: %s
 created: %s
 public_key: %s
+device_keys:
+    - %s
 ---
 # %s
 
@@ -166,7 +178,7 @@ public_key: %s
 
 ## Relation to other agents
 - 
-`, id.Name, roleYAML, id.Created.Format(time.RFC3339), EncodePublicKey(id.PublicKey), id.Name, role))
+`, id.Name, roleYAML, id.Created.Format(time.RFC3339), EncodePublicKey(id.PublicKey), id.DeviceKeys[0].String(), id.Name, role))
 }
 
 // EncodePublicKey renders a public key as it appears in IDENTITY.md.
@@ -212,9 +224,27 @@ func Load(v *vault.Vault, name string) (*Identity, error) {
 	case string:
 		id.Created, _ = time.Parse(time.RFC3339, c)
 	}
+	var keyErr error
+	if dks, ok := props["device_keys"].([]any); ok {
+		for _, item := range dks {
+			s, _ := item.(string)
+			dk, err := ParseDeviceKey(s)
+			if err != nil {
+				keyErr = errors.Join(keyErr, err)
+				continue
+			}
+			id.DeviceKeys = append(id.DeviceKeys, dk)
+		}
+	}
 	pk, _ := props["public_key"].(string)
 	if id.PublicKey, err = DecodePublicKey(pk); err != nil {
-		return id, fmt.Errorf("IDENTITY.md of %s: %w", name, err)
+		if len(id.DeviceKeys) == 0 {
+			return id, fmt.Errorf("IDENTITY.md of %s: %w", name, err)
+		}
+		id.PublicKey = id.DeviceKeys[0].Key
+	}
+	if keyErr != nil {
+		return id, fmt.Errorf("IDENTITY.md of %s: %w", name, keyErr)
 	}
 	return id, nil
 }

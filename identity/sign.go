@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
@@ -56,17 +55,19 @@ func CheckKeyPair(v *vault.Vault, name string) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(s.PublicKey(), id.PublicKey) {
-		return fmt.Errorf("agent %s: private key does not match the public key in IDENTITY.md: %w", name, ErrKey)
+	if !id.Has(s.PublicKey()) {
+		return fmt.Errorf("agent %s: private key does not match any public key in IDENTITY.md: %w", name, ErrKey)
 	}
 	return nil
 }
 
-// Keyring maps agent names to public keys, as IDENTITY.md files state them.
-type Keyring map[string]ed25519.PublicKey
+// Keyring maps agent names to their public keys (one per device, see
+// [DeviceKey]; an older vault's single key has Device ""), as IDENTITY.md
+// files state them.
+type Keyring map[string][]DeviceKey
 
-// LoadKeyring reads the public key of every agent in the vault. Agents whose
-// IDENTITY.md has no valid key are left out.
+// LoadKeyring reads the public keys of every agent in the vault. Agents
+// whose IDENTITY.md has no valid key are left out.
 func LoadKeyring(v *vault.Vault) (Keyring, error) {
 	names, err := List(v)
 	if err != nil {
@@ -74,8 +75,8 @@ func LoadKeyring(v *vault.Vault) (Keyring, error) {
 	}
 	kr := Keyring{}
 	for _, n := range names {
-		if id, err := Load(v, n); err == nil {
-			kr[n] = id.PublicKey
+		if id, err := Load(v, n); id != nil && len(id.Keys()) > 0 && (err == nil || errors.Is(err, ErrKey)) {
+			kr[n] = id.Keys()
 		}
 	}
 	return kr, nil
@@ -84,16 +85,38 @@ func LoadKeyring(v *vault.Vault) (Keyring, error) {
 // Verify reports whether sig is agent's signature of msg. An unknown agent
 // never verifies.
 func (kr Keyring) Verify(agent string, msg, sig []byte) bool {
-	pub, ok := kr[agent]
-	return ok && len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, msg, sig)
+	if len(sig) != ed25519.SignatureSize {
+		return false
+	}
+	for _, dk := range kr[agent] {
+		if ed25519.Verify(dk.Key, msg, sig) {
+			return true
+		}
+	}
+	return false
+}
+
+// Key returns the key agent uses on device: the one listed for that
+// device, else its first key.
+func (kr Keyring) Key(agent, device string) (ed25519.PublicKey, bool) {
+	ks := kr[agent]
+	for _, dk := range ks {
+		if dk.Device == device {
+			return dk.Key, true
+		}
+	}
+	if len(ks) > 0 {
+		return ks[0].Key, true
+	}
+	return nil, false
 }
 
 // Signer returns which known agent's key made sig over msg, if any: a
 // signature that does not verify for its claimed agent but does for another
 // is a forgery.
 func (kr Keyring) Signer(msg, sig []byte) (string, bool) {
-	for name, pub := range kr {
-		if len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, msg, sig) {
+	for name := range kr {
+		if kr.Verify(name, msg, sig) {
 			return name, true
 		}
 	}

@@ -3,6 +3,9 @@ package livelog
 import (
 	"crypto/rand"
 	"crypto/sha512"
+	"fmt"
+	"runtime"
+	"sync"
 
 	"filippo.io/edwards25519"
 
@@ -21,22 +24,34 @@ import (
 // find the bad ones, so the batch only ever speeds up the common case where
 // everything is intact.
 
-// batchKeys holds each agent's decoded public key point.
-type batchKeys map[string]*edwards25519.Point
-
-func newBatchKeys(kr identity.Keyring) batchKeys {
-	bk := batchKeys{}
-	for name, pub := range kr {
-		if p, err := new(edwards25519.Point).SetBytes(pub); err == nil {
-			bk[name] = p
-		}
-	}
-	return bk
+// pointCache decodes each public key once.
+type pointCache struct {
+	mu sync.Mutex // protects m
+	m  map[string]*edwards25519.Point
 }
 
-// verifyBatch reports whether every signature in jobs is valid. false means
-// at least one may be bad (or could not be batched): check them one by one.
-func (bk batchKeys) verifyBatch(kr identity.Keyring, jobs []sigJob) bool {
+func (pc *pointCache) point(pub []byte) (*edwards25519.Point, bool) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if p, ok := pc.m[string(pub)]; ok {
+		return p, p != nil
+	}
+	if pc.m == nil {
+		pc.m = map[string]*edwards25519.Point{}
+	}
+	p, err := new(edwards25519.Point).SetBytes(pub)
+	if err != nil || len(pub) != 32 {
+		pc.m[string(pub)] = nil
+		return nil, false
+	}
+	pc.m[string(pub)] = p
+	return p, true
+}
+
+// verifyBatch reports whether every signature in jobs is valid under the
+// key it names. false means at least one may be bad (or could not be
+// batched): check them one by one.
+func (pc *pointCache) verifyBatch(jobs []sigJob) bool {
 	if len(jobs) == 0 {
 		return true
 	}
@@ -47,12 +62,12 @@ func (bk batchKeys) verifyBatch(kr identity.Keyring, jobs []sigJob) bool {
 	scalars := make([]*edwards25519.Scalar, 0, len(jobs)+8)
 	points := make([]*edwards25519.Point, 0, len(jobs)+8)
 	sumZS := edwards25519.NewScalar()
-	perAgent := map[string]*edwards25519.Scalar{}
+	perKey := map[string]*edwards25519.Scalar{}
 	var buf [32]byte
 	h := sha512.New()
 	var digest [64]byte
 	for i, j := range jobs {
-		if _, ok := bk[j.agent]; !ok || len(j.sig) != 64 {
+		if _, ok := pc.point(j.pub); !ok || len(j.sig) != 64 {
 			return false
 		}
 		R, err := new(edwards25519.Point).SetBytes(j.sig[:32])
@@ -65,7 +80,7 @@ func (bk batchKeys) verifyBatch(kr identity.Keyring, jobs []sigJob) bool {
 		}
 		h.Reset()
 		h.Write(j.sig[:32])
-		h.Write(kr[j.agent])
+		h.Write(j.pub)
 		h.Write(j.msg)
 		k, err := edwards25519.NewScalar().SetUniformBytes(h.Sum(digest[:0]))
 		if err != nil {
@@ -80,20 +95,67 @@ func (bk batchKeys) verifyBatch(kr identity.Keyring, jobs []sigJob) bool {
 		sumZS.MultiplyAdd(z, S, sumZS)
 		scalars = append(scalars, z)
 		points = append(points, R)
-		a, ok := perAgent[j.agent]
+		a, ok := perKey[string(j.pub)]
 		if !ok {
 			a = edwards25519.NewScalar()
-			perAgent[j.agent] = a
+			perKey[string(j.pub)] = a
 		}
 		a.MultiplyAdd(z, k, a)
 	}
-	for name, a := range perAgent {
+	for pub, a := range perKey {
+		p, _ := pc.point([]byte(pub))
 		scalars = append(scalars, a)
-		points = append(points, bk[name])
+		points = append(points, p)
 	}
 	scalars = append(scalars, edwards25519.NewScalar().Negate(sumZS))
 	points = append(points, edwards25519.NewGeneratorPoint())
 	sum := new(edwards25519.Point).VarTimeMultiScalarMult(scalars, points)
 	sum.MultByCofactor(sum)
 	return sum.Equal(edwards25519.NewIdentityPoint()) == 1
+}
+
+// startSigWorkers starts one signature checker per core. Send batches on
+// jobs; stop closes it and waits; then *bads holds a finding for every
+// signature that does not verify with any of its agent's keys.
+func startSigWorkers(kr identity.Keyring) (jobs chan sigBatch, stop func(), bads *[]Finding) {
+	workers := runtime.GOMAXPROCS(0)
+	jobs = make(chan sigBatch, workers*2)
+	var (
+		mu  sync.Mutex // protects out
+		out []Finding
+		wg  sync.WaitGroup
+		pc  pointCache
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				if pc.verifyBatch(b) {
+					continue
+				}
+				var mine []Finding
+				for _, j := range b {
+					if kr.Verify(j.agent, j.msg, j.sig) {
+						continue
+					}
+					f := j.f
+					f.Status, f.Detail = StatusEdited, "signature does not verify: the entry was changed after it was signed"
+					if len(j.sig) != 64 {
+						f.Detail = "signature is malformed"
+					} else if who, found := kr.Signer(j.msg, j.sig); found && who != j.agent {
+						f.Status, f.Detail = StatusForged, fmt.Sprintf("signed with %s's key, not %s's", who, j.agent)
+					} else if _, known := kr[j.agent]; !known {
+						f.Status, f.Detail = StatusForged, fmt.Sprintf("agent %s has no public key in the vault", j.agent)
+					}
+					mine = append(mine, f)
+				}
+				mu.Lock()
+				out = append(out, mine...)
+				mu.Unlock()
+			}
+		}()
+	}
+	stop = func() { close(jobs); wg.Wait() }
+	return jobs, stop, &out
 }

@@ -1,11 +1,10 @@
 package livelog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,29 +21,43 @@ const (
 	MaxTitleRunes = 200
 )
 
-// Decision is one entry of log/decisions.md. It is stored as a signed log
-// entry in the decision chain: header "### TIME AGENT [decision/D-0001]
-// TITLE", then the fields in the body:
+// Decision is one entry of a decision feed (log/decisions/WRITER.md, or
+// an older vault's log/decisions.md). It is stored as a signed entry of
+// the decision log: header "### TIME AGENT [decision/D-0001] TITLE", then
+// the fields in the body:
 //
 //	**Decision:** what was decided (may span lines)
 //
 //	**Rationale:** why
 //
-//	**Supersedes:** D-0003
+//	**Supersedes:** lyra@vps:D-0003
+//
+// Its id is the writer and the number in the writer's decision feed,
+// "lyra@vps:D-0001", so two machines never issue the same id. Decisions
+// of an older vault keep their ids ("D-0001").
 type Decision struct {
 	ID         string    `json:"id"`
 	Time       time.Time `json:"time"`
 	Agent      string    `json:"agent"`
+	Writer     string    `json:"writer,omitempty"`
 	Title      string    `json:"title"`
 	Decision   string    `json:"decision"`
 	Rationale  string    `json:"rationale,omitempty"`
 	Supersedes string    `json:"supersedes,omitempty"`
 	// SupersededBy is set in listings when a later decision supersedes
-	// this one. The old decision stays in the file.
+	// this one. The old decision stays in its file.
 	SupersededBy string `json:"superseded_by,omitempty"`
-	Signed       bool   `json:"signed"`
-	Hash         string `json:"hash,omitempty"`
-	Line         int    `json:"line"`
+	// Conflict lists the other decisions that supersede the same decision
+	// as this one (made on two machines at once): all are kept and shown
+	// for a person, or a later decision, to resolve.
+	Conflict []string `json:"conflict,omitempty"`
+	// Quarantine names the security rule the decision's text hit when it
+	// was recorded; prompts show a "[QUARANTINED: rule]" line instead.
+	Quarantine string `json:"quarantine,omitempty"`
+	Signed     bool   `json:"signed"`
+	Hash       string `json:"hash,omitempty"`
+	File       string `json:"file,omitempty"`
+	Line       int    `json:"line"`
 }
 
 var decisionLabels = [...]string{"**Decision:**", "**Rationale:**", "**Supersedes:**"}
@@ -89,7 +102,11 @@ func (d *Decision) body() string {
 }
 
 func decisionFrom(e *Entry) Decision {
-	d := Decision{ID: e.Kind, Time: e.Time, Agent: e.Agent, Title: e.Summary, Signed: e.Signed, Hash: e.Hash, Line: e.Line}
+	d := Decision{ID: e.Kind, Time: e.Time, Agent: e.Agent, Writer: e.Writer, Title: e.Summary, Signed: e.Signed, Hash: e.Hash,
+		File: e.Segment, Line: e.Line, Quarantine: e.Quarantine}
+	if e.feed && e.Writer != "" {
+		d.ID = e.Writer + ":" + e.Kind
+	}
 	var fields [3][]string
 	cur := 0
 	for _, l := range strings.Split(e.Body, "\n") {
@@ -106,6 +123,18 @@ func decisionFrom(e *Entry) Decision {
 	return d
 }
 
+// normalizeID accepts "D-0003" (an older vault's id, any case) and
+// "WRITER:D-0003".
+func normalizeID(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if w, n, ok := strings.Cut(s, ":"); ok {
+		n = strings.ToUpper(n)
+		return w + ":" + n, ValidWriter(w) && validID(n)
+	}
+	s = strings.ToUpper(s)
+	return s, validID(s)
+}
+
 func validID(s string) bool {
 	n, ok := strings.CutPrefix(s, "D-")
 	if !ok || len(n) < 4 {
@@ -115,11 +144,13 @@ func validID(s string) bool {
 	return err == nil && !strings.HasPrefix(n, "-")
 }
 
-// Record signs d as agent and appends it to log/decisions.md with the next
-// id (D-0001, D-0002, ...). Title is folded to one line; Decision is
+// Record signs d as agent and appends it to agent's decision feed on this
+// machine (log/decisions/AGENT@DEVICE.md) with the next id of that feed
+// (lyra@vps:D-0001, ...). Title is folded to one line; Decision is
 // required, Rationale optional; Supersedes, if set, must name a recorded
-// decision ([ErrNoDecision] otherwise). Time, ID and Agent are set by
-// Record. The decision is on disk (fsynced) when Record returns.
+// decision ([ErrNoDecision] otherwise) that no decision here supersedes
+// yet. Time, ID and Agent are set by Record. The decision is on disk
+// (fsynced) when Record returns.
 func (l *Log) Record(agent string, d Decision) (Decision, error) {
 	if err := identity.ValidName(agent); err != nil {
 		return d, err
@@ -143,143 +174,116 @@ func (l *Log) Record(agent string, d Decision) (Decision, error) {
 	} else {
 		d.Rationale = ""
 	}
-	d.Supersedes = strings.ToUpper(strings.TrimSpace(d.Supersedes))
-	if d.Supersedes != "" && !validID(d.Supersedes) {
-		return d, fmt.Errorf("supersedes %q: want an id like D-0003: %w", d.Supersedes, vault.ErrInvalid)
-	}
-	s, err := l.signer(agent)
-	if err != nil {
-		return d, err
-	}
-	unlock, err := l.v.Lock(decisionsLock)
-	if err != nil {
-		return d, err
-	}
-	defer unlock()
-	path := l.abs(vault.DecisionsLog)
-	// Read stably: an empty read of a person's save in progress would
-	// restart the numbering and the chain.
-	data, err := vault.ReadStable(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return d, fmt.Errorf("read decisions: %w", err)
-	}
-	head, maxID, torn := genesis.String(), 0, false
-	found := d.Supersedes == ""
-	supersededBy := "" // which decision already replaced d.Supersedes
-	p := newParser(data, 0, 1, streamDecisions, vault.DecisionsLog)
-	for {
-		e, ok := p.next()
+	if d.Supersedes != "" {
+		id, ok := normalizeID(d.Supersedes)
 		if !ok {
-			break
+			return d, fmt.Errorf("supersedes %q: want an id like lyra@vps:D-0003 (or D-0003 from an older vault): %w", d.Supersedes, vault.ErrInvalid)
 		}
-		torn = e.Torn
-		if e.Signed && !e.Torn {
-			head = e.Hash
-		}
-		if e.Channel == decisionChannel && validID(e.Kind) {
-			n, _ := strconv.Atoi(e.Kind[2:])
-			maxID = max(maxID, n)
-			if e.Kind == d.Supersedes {
-				found = true
-			}
-			if d.Supersedes != "" && e.Signed && decisionFrom(&e).Supersedes == d.Supersedes {
-				supersededBy = e.Kind
-			}
-		}
+		d.Supersedes = id
 	}
-	if !found {
-		return d, fmt.Errorf("supersedes %s: %w", d.Supersedes, ErrNoDecision)
+	var q Entry
+	if err := quarantineCheck(&q, "title", d.Title, "decision", d.Decision, "rationale", d.Rationale); err != nil {
+		return d, err
 	}
-	if supersededBy != "" {
-		// Two decisions replacing one would leave both "current".
-		return d, fmt.Errorf("%s is already superseded by %s; supersede %s instead (or the decision that replaced it): %w",
-			d.Supersedes, supersededBy, supersededBy, vault.ErrRefused)
-	}
-	now := l.opts.Now().UTC().Truncate(time.Second)
-	d.ID, d.Time, d.Agent, d.SupersededBy = fmt.Sprintf("D-%04d", maxID+1), now, agent, ""
-	e := Entry{Time: now, timeText: now.Format(timeLayout), Agent: agent, Channel: decisionChannel, Kind: d.ID,
-		Summary: d.Title, Body: d.body(), stream: streamDecisions}
-	prev, _ := parseHash(head)
-	e.sign(s, prev)
-	rec := append([]byte(tailPrefix(data, torn)), e.record()...)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		}
-	}
+	writer, err := l.Writer(agent)
 	if err != nil {
-		return d, fmt.Errorf("open decisions: %w", err)
+		return d, err
 	}
-	defer f.Close()
-	if _, err := f.Write(rec); err != nil {
-		return d, fmt.Errorf("append decision: %w", err)
-	}
-	if err := l.writeHint(decisionsHeadFile, pos{Segment: vault.DecisionsLog, Offset: int64(len(data) + len(rec)), Head: e.Hash}); err != nil {
-		l.opts.Logger.Warn("decision log: head hint not written", "err", err)
-	}
-	if err := f.Sync(); err != nil {
-		return d, fmt.Errorf("sync decisions: %w", err)
-	}
-	if len(data) == 0 {
-		if err := vault.SyncDir(filepath.Dir(path)); err != nil {
+	if d.Supersedes != "" {
+		all, err := l.ListDecisions(true)
+		if err != nil {
 			return d, err
 		}
+		found := false
+		for _, x := range all {
+			if x.ID == d.Supersedes {
+				found = true
+				if x.SupersededBy != "" {
+					// Two decisions replacing one would leave both current.
+					return d, fmt.Errorf("%s is already superseded by %s; supersede %s instead (or the decision that replaced it): %w",
+						d.Supersedes, x.SupersededBy, x.SupersededBy, vault.ErrRefused)
+				}
+			}
+		}
+		if !found {
+			return d, fmt.Errorf("supersedes %s: %w", d.Supersedes, ErrNoDecision)
+		}
 	}
-	d.Signed, d.Hash = true, e.Hash
-	d.Line = strings.Count(string(data), "\n") + strings.Count(string(rec[:len(rec)-len(e.record())]), "\n") + 1
+	d.Agent, d.Writer, d.SupersededBy, d.Conflict = agent, writer, "", nil
+	e := &Entry{Agent: agent, Channel: decisionChannel, Summary: d.Title, Body: d.body(), Quarantine: q.Quarantine, stream: streamDecisions, feed: true}
+	if _, err := l.appendFeed(streamDecisions, agent, writer, []*Entry{e}, func(e *Entry, seq int64) error {
+		e.Kind = fmt.Sprintf("D-%04d", seq)
+		return nil
+	}); err != nil {
+		return d, err
+	}
+	d.ID, d.Time, d.Signed, d.Hash, d.File, d.Quarantine = writer+":"+e.Kind, e.Time, true, e.Hash, e.Segment, e.Quarantine
 	return d, nil
 }
 
-// tailPrefix returns what to write before a record appended after data:
-// a torn marker after a torn tail, else enough newlines for a blank line.
-func tailPrefix(data []byte, torn bool) string {
-	if len(data) == 0 {
-		return ""
-	}
-	if torn {
-		return "\n" + tornMarker + "\n\n"
-	}
-	switch {
-	case data[len(data)-1] != '\n':
-		return "\n\n"
-	case len(data) < 2 || data[len(data)-2] != '\n':
-		return "\n"
-	}
-	return ""
-}
-
-// ListDecisions returns the decisions in log/decisions.md in order, each
-// marked with the decision that supersedes it, if any. Unless all is set,
-// superseded decisions are left out. Decisions a person typed in the same
-// format are listed with Signed false.
+// ListDecisions returns the decisions of every decision feed (and of an
+// older vault's log/decisions.md), in the log's one order, each marked
+// with the decision that supersedes it. Unless all is set, superseded
+// decisions are left out. Two decisions that supersede the same one (made
+// on two machines) are both kept and marked with Conflict. Decisions a
+// person typed in the same format are listed with Signed false.
 func (l *Log) ListDecisions(all bool) ([]Decision, error) {
-	data, err := os.ReadFile(l.abs(vault.DecisionsLog))
-	if errors.Is(err, fs.ErrNotExist) {
-		return []Decision{}, nil
+	files, err := l.decisionFiles()
+	if err != nil {
+		return nil, err
 	}
+	var srcs []*source
+	for _, lf := range files {
+		it, err := l.openIter(lf.rel, streamDecisions, 0, true)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			closeSources(srcs)
+			return nil, fmt.Errorf("read decisions: %w", err)
+		}
+		srcs = append(srcs, &source{lf: lf, writer: lf.writer, it: it})
+	}
+	defer closeSources(srcs)
+	cl := l.cleared()
+	var ds []Decision
+	err = merge(context.Background(), srcs, func(e *Entry, _ *source) error {
+		if e.Torn || e.Hand || e.Channel != decisionChannel || !validID(e.Kind) {
+			return nil
+		}
+		cl.apply(e)
+		ds = append(ds, decisionFrom(e))
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read decisions: %w", err)
 	}
-	var ds []Decision
-	p := newParser(data, 0, 1, streamDecisions, vault.DecisionsLog)
-	for {
-		e, ok := p.next()
-		if !ok {
-			break
-		}
-		if e.Torn || e.Hand || e.Channel != decisionChannel || !validID(e.Kind) {
-			continue
-		}
-		ds = append(ds, decisionFrom(&e))
-	}
 	idx := map[string]int{}
 	for i, d := range ds {
-		idx[d.ID] = i
+		if _, dup := idx[d.ID]; !dup {
+			idx[d.ID] = i
+		}
 	}
+	by := map[string][]string{} // superseded id -> the decisions superseding it
 	for _, d := range ds {
-		if i, ok := idx[d.Supersedes]; ok && d.Supersedes != "" {
-			ds[i].SupersededBy = d.ID
+		if d.Supersedes != "" {
+			if _, ok := idx[d.Supersedes]; ok {
+				by[d.Supersedes] = append(by[d.Supersedes], d.ID)
+			}
+		}
+	}
+	for old, news := range by {
+		ds[idx[old]].SupersededBy = news[0]
+		if len(news) > 1 {
+			ds[idx[old]].Conflict = news
+			for _, n := range news {
+				i := idx[n]
+				for _, o := range news {
+					if o != n {
+						ds[i].Conflict = append(ds[i].Conflict, o)
+					}
+				}
+			}
 		}
 	}
 	out := []Decision{}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -38,6 +39,26 @@ type Entry struct {
 	Summary string    `json:"summary"`
 	Body    string    `json:"body,omitempty"`
 
+	// Writer is the feed the entry belongs to, AGENT@DEVICE; Seq its
+	// number in that feed (1, 2, ...). Both empty for entries of an older
+	// vault's single shared chain and for unsigned text.
+	Writer string `json:"writer,omitempty"`
+	Seq    int64  `json:"seq,omitempty"`
+	// Cites are the heads of the other feeds the writer had on its
+	// machine when it appended: the entry comes after each of them.
+	Cites []Cite `json:"cites,omitempty"`
+	// Gap names entries of the writer's own feed that were missing when it
+	// appended ("16-20"): recorded in the signed text, never papered over.
+	Gap string `json:"gap,omitempty"`
+	// Key is the idempotency key's digest: a second append with the same
+	// key returns this entry instead of writing another.
+	Key string `json:"key,omitempty"`
+	// Quarantine names the security rule the text hit when it was written
+	// (prompt injection, role hijack): the entry is kept as evidence but
+	// other agents see only a "[QUARANTINED: rule]" line. "" when clean
+	// or cleared by a person.
+	Quarantine string `json:"quarantine,omitempty"`
+
 	// Prev is the chain hash of the signed entry before this one; Sig the
 	// agent's signature; Hash this entry's chain hash (SHA-256 of Sig).
 	// All three are unpadded base64url. Empty for unsigned text.
@@ -61,7 +82,10 @@ type Entry struct {
 
 	timeText string // the time exactly as written, for the canonical form
 	stream   string
-	damaged  bool // a signature line without a header, or a malformed one
+	feed     bool   // a feed entry (v2 signature line), not the older chain
+	qSigned  string // the q= field as signed (Quarantine may be cleared)
+	cleared  bool   // a person cleared the quarantine
+	damaged  bool   // a signature line without a header, or a malformed one
 	// steppedOver: a torn record that a later append already found and
 	// marked with the torn marker line.
 	steppedOver bool
@@ -96,15 +120,75 @@ const (
 	streamDecisions = "decisions"
 )
 
-// Canonical returns the bytes an entry's signature covers: a domain tag
-// naming the log ("nexus-log-v1 live" or "nexus-log-v1 decisions"), then
-// time (as written), agent, channel, kind, summary and prev, each followed
-// by a NUL byte, then the body. Fields never contain NUL, and the body is
-// last, so the encoding is unambiguous.
+// Cite is the head of another feed that an entry names: that feed's entry
+// Seq, whose chain hash starts with Hash (16 characters).
+type Cite struct {
+	Writer string `json:"writer"`
+	Seq    int64  `json:"seq"`
+	Hash   string `json:"hash,omitempty"`
+}
+
+// citeHashLen is how much of a cited entry's chain hash a cite carries
+// (96 bits).
+const citeHashLen = 16
+
+func (c Cite) String() string { return c.Writer + ":" + strconv.FormatInt(c.Seq, 10) + ":" + c.Hash }
+
+func formatCites(cs []Cite) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func parseCites(s string) ([]Cite, bool) {
+	if s == "" {
+		return nil, true
+	}
+	var out []Cite
+	for _, part := range strings.Split(s, ",") {
+		w, rest, ok1 := strings.Cut(part, ":")
+		n, h, ok2 := strings.Cut(rest, ":")
+		seq, err := strconv.ParseInt(n, 10, 64)
+		if !ok1 || !ok2 || err != nil || seq < 1 || len(h) != citeHashLen || !ValidWriter(w) {
+			return nil, false
+		}
+		out = append(out, Cite{Writer: w, Seq: seq, Hash: h})
+	}
+	return out, true
+}
+
+// Canonical returns the bytes an entry's signature covers. For a feed
+// entry: the tag "nexus-feed-v1 " and the log's name (live or decisions),
+// then writer, seq, prev, cites, gap, key, quarantine rule, time (as
+// written), agent, channel, kind and summary, each after a NUL byte, then
+// a NUL and the body. For an entry of an older vault's single chain: see
+// the older layout in docs/livelog.md ("nexus-log-v1 ..."). Fields never
+// contain NUL and the body is last, so the encoding is unambiguous.
 func (e *Entry) Canonical() []byte {
+	if e.feed {
+		return canonicalFeed(nil, e)
+	}
 	return canonical(nil, e.stream, e.timeText, e.Agent, e.Channel, e.Kind, e.Summary, e.Prev, e.Body)
 }
 
+func canonicalFeed(buf []byte, e *Entry) []byte {
+	buf = append(buf, "nexus-feed-v1 "...)
+	buf = append(buf, e.stream...)
+	for _, f := range [...]string{e.Writer, strconv.FormatInt(e.Seq, 10), e.Prev, formatCites(e.Cites), e.Gap, e.Key, e.qSigned,
+		e.timeText, e.Agent, e.Channel, e.Kind, e.Summary} {
+		buf = append(buf, 0)
+		buf = append(buf, f...)
+	}
+	buf = append(buf, 0)
+	return append(buf, e.Body...)
+}
+
+// canonical is the older single chain's encoding: a domain tag naming the
+// log ("nexus-log-v1 live" or "nexus-log-v1 decisions"), then time (as
+// written), agent, channel, kind, summary and prev, each followed by a NUL
+// byte, then the body.
 func canonical(buf []byte, stream, ts, agent, channel, kind, summary, prev, body string) []byte {
 	buf = append(buf, "nexus-log-v1 "...)
 	buf = append(buf, stream...)
@@ -119,6 +203,7 @@ func canonical(buf []byte, stream, ts, agent, channel, kind, summary, prev, body
 // sign fills Prev, Sig and Hash.
 func (e *Entry) sign(s *identity.Signer, prev Hash) {
 	e.Prev = prev.String()
+	e.qSigned = e.Quarantine
 	sig := s.Sign(e.Canonical())
 	e.Sig = b64.EncodeToString(sig)
 	e.Hash = hashSig(sig).String()
@@ -138,9 +223,42 @@ func (e *Entry) record() []byte {
 			b.WriteByte('\n')
 		}
 	}
-	b.WriteString(sigPrefix + "prev=" + e.Prev + " sig=" + e.Sig + sigSuffix + "\n\n")
+	b.WriteString(e.sigLine() + "\n\n")
 	return []byte(b.String())
 }
+
+// sigLine renders the signature line.
+func (e *Entry) sigLine() string {
+	if !e.feed {
+		return sigPrefix + "prev=" + e.Prev + " sig=" + e.Sig + sigSuffix
+	}
+	var b strings.Builder
+	b.WriteString(sigPrefix + "w=" + e.Writer + " seq=" + strconv.FormatInt(e.Seq, 10) + " prev=" + e.Prev)
+	if len(e.Cites) > 0 {
+		b.WriteString(" cites=" + formatCites(e.Cites))
+	}
+	if e.Gap != "" {
+		b.WriteString(" gap=" + e.Gap)
+	}
+	if e.Key != "" {
+		b.WriteString(" k=" + e.Key)
+	}
+	if e.qSigned != "" {
+		b.WriteString(" q=" + e.qSigned)
+	}
+	b.WriteString(" sig=" + e.Sig + sigSuffix)
+	return b.String()
+}
+
+// ValidWriter reports whether w is AGENT@DEVICE with a valid agent and
+// device name.
+func ValidWriter(w string) bool {
+	a, d, ok := strings.Cut(w, "@")
+	return ok && identity.ValidName(a) == nil && vault.CheckDeviceName(d) == nil
+}
+
+// WriterAgent returns the agent part of a writer ("lyra" of "lyra@vps").
+func WriterAgent(w string) string { a, _, _ := strings.Cut(w, "@"); return a }
 
 const (
 	headerPrefix = "### "

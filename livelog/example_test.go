@@ -17,6 +17,7 @@ func ExampleLog_Append() {
 	dir, _ := os.MkdirTemp("", "nexus-example-")
 	defer os.RemoveAll(dir)
 	v, _, _ := vault.Init(dir)
+	v.SetDevice("vps") // this machine's name: lyra appends to her feed lyra@vps
 	for _, name := range []string{"lyra", "ella"} {
 		identity.Create(v, name, "", time.Now())
 	}
@@ -40,7 +41,7 @@ func ExampleLog_Append() {
 	r, _ := l.Verify(context.Background())
 	fmt.Println("verified:", r.OK(true), r.Counts[livelog.StatusIntact], "intact")
 	// Output:
-	// appended to log/live/2026-11.md
+	// appended to log/live/2026-11/lyra@vps.md
 	// ella reads: 2026-11-29T15:05:37Z lyra [deploy/shipped] Fixed login timeout; PR #123 merged
 	// unread after ack: 0
 	// verified: true 1 intact

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +36,9 @@ func mustVault(tb testing.TB) *vault.Vault {
 	tb.Helper()
 	v, _, err := vault.Init(tb.TempDir())
 	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := v.SetDevice(testDevice); err != nil {
 		tb.Fatal(err)
 	}
 	for _, n := range []string{"lyra", "ella", "mallory"} {
@@ -72,8 +76,15 @@ func mustVerify(tb testing.TB, l *Log) *Report {
 	return r
 }
 
-func segmentPath(l *Log) string {
-	return l.v.MustPath(SegmentName(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+// testDevice is the device name of test vaults.
+const testDevice = "box"
+
+// segmentPath is lyra's feed file of November 2026 (the test clock's).
+func segmentPath(l *Log) string { return feedFile(l, "lyra") }
+
+// feedFile is agent's feed file of November 2026 on the test device.
+func feedFile(l *Log, agent string) string {
+	return l.v.MustPath(FeedPath(agent+"@"+testDevice, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
 }
 
 func TestAppendReadRoundTrip(t *testing.T) {
@@ -296,6 +307,7 @@ func summaries(es []Entry) []string {
 
 func appendRaw(tb testing.TB, path, text string) {
 	tb.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		tb.Fatal(err)
@@ -331,7 +343,8 @@ func TestUnreadHoldsPartialRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 29, 15, 30, 0, 0, time.UTC)
-	e := Entry{Time: now, timeText: now.Format(timeLayout), Agent: "lyra", Channel: "deploy", Kind: "note", Summary: "arriving", Body: "line one\nline two", stream: streamLive}
+	e := Entry{Time: now, timeText: now.Format(timeLayout), Agent: "lyra", Channel: "deploy", Kind: "note", Summary: "arriving", Body: "line one\nline two",
+		stream: streamLive, feed: true, Writer: "lyra@" + testDevice, Seq: 2}
 	prev, _ := parseHash(first.Hash)
 	e.sign(s, prev)
 	rec := string(e.record())
@@ -530,56 +543,59 @@ func TestConcurrentGoroutines(t *testing.T) {
 	}
 }
 
-// TestSegments: the chain runs across monthly segments; the clock going
-// back a month never reopens an old segment.
+// TestSegments: a feed runs across monthly files; an entry goes to the
+// file of its own month, so a clock that ran ahead once (a future-dated
+// entry) does not pull later entries into a later month.
 func TestSegments(t *testing.T) {
 	v := mustVault(t)
 	c := &clock{t: time.Date(2026, 11, 30, 23, 59, 56, 0, time.UTC)}
 	l, _ := Open(v, Options{Now: c.Now})
 	for i := range 6 {
 		if i == 3 {
-			// A person's text in the new month, before any entry.
-			os.WriteFile(v.MustPath("log/live/2026-12.md"), []byte("December notes\n"), 0o644)
+			// A person's own file in the new month, before any entry.
+			appendRaw(t, v.MustPath("log/live/2026-12/ella-notes.md"), "December notes\n")
 		}
 		mustAppend(t, l, []string{"lyra", "ella"}[i%2], fmt.Sprintf("e%d", i))
 	}
-	segs, _ := l.segments()
-	if fmt.Sprint(segs) != "[log/live/2026-11.md log/live/2026-12.md]" {
-		t.Fatalf("segments %v", segs)
+	// The clock jumps a year ahead once, then back.
+	c.t = time.Date(2027, 12, 1, 0, 0, 0, 0, time.UTC)
+	mustAppend(t, l, "lyra", "future-dated")
+	c.t = time.Date(2026, 12, 1, 0, 1, 0, 0, time.UTC)
+	e := mustAppend(t, l, "lyra", "clock fixed")
+	if e.Segment != "log/live/2026-12/lyra@box.md" || e.Seq != 5 {
+		t.Fatalf("appended to %s as seq %d", e.Segment, e.Seq)
 	}
-	// Clock back in November: still appends to December.
-	c.t = time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
-	e := mustAppend(t, l, "lyra", "skewed clock")
-	if e.Segment != "log/live/2026-12.md" {
-		t.Fatalf("appended to %s", e.Segment)
+	// Without the feed hint the feed's head is found by a scan.
+	os.RemoveAll(v.MustPath(StateDir + "/feeds"))
+	e = mustAppend(t, l, "lyra", "after hint lost")
+	if e.Seq != 6 {
+		t.Fatalf("seq after hint lost %d", e.Seq)
 	}
-	// Without the head hint the chain is found in the newest segment.
-	os.Remove(v.MustPath(headFile))
-	mustAppend(t, l, "ella", "after hint lost")
+	mustAppend(t, l, "ella", "ella in december")
 	r := mustVerify(t, l)
-	if !r.OK(false) || r.Counts[StatusIntact] != 8 || r.Counts[StatusUnsigned] != 1 || len(r.Files) != 2 {
+	if !r.OK(false) || r.Counts[StatusIntact] != 10 || r.Counts[StatusUnsigned] != 1 {
 		t.Fatalf("verify %v %+v %v", r.Counts, r.Findings, r.Files)
 	}
-	es, _ := l.Read(ReadOptions{Last: 4})
-	if fmt.Sprint(summaries(es)) != "[e4 e5 skewed clock after hint lost]" {
-		t.Fatalf("last 4 %v", summaries(es))
+	es, _ := l.Read(ReadOptions{Last: 3})
+	if fmt.Sprint(summaries(es)) != "[clock fixed after hint lost ella in december]" {
+		t.Fatalf("last 3 %v", summaries(es))
 	}
-	es, _ = l.Read(ReadOptions{Last: 8})
-	if fmt.Sprint(summaries(es)) != "[e1 e2 December notes e3 e4 e5 skewed clock after hint lost]" {
-		t.Fatalf("last 8 across segments %v", summaries(es))
+	es, _ = l.Read(ReadOptions{})
+	if fmt.Sprint(summaries(es)) != "[e0 e1 e2 December notes e3 e4 e5 future-dated clock fixed after hint lost ella in december]" {
+		t.Fatalf("all, merged %v", summaries(es))
 	}
 	es, _ = l.Read(ReadOptions{Since: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), From: "lyra"})
-	if fmt.Sprint(summaries(es)) != "[e4]" {
+	if fmt.Sprint(summaries(es)) != "[e4 future-dated clock fixed after hint lost]" {
 		t.Fatalf("since December from lyra: %v", summaries(es))
 	}
 	un, _ := l.Unread("mallory")
-	if len(un) != 9 {
+	if len(un) != 11 {
 		t.Fatalf("mallory unread %d: %v", len(un), summaries(un))
 	}
 	l.Ack("mallory", un[2])
 	un, _ = l.Unread("mallory")
-	if len(un) != 6 || un[0].Summary != "December notes" {
-		t.Fatalf("after ack across segments: %v", summaries(un))
+	if len(un) != 8 || un[0].Summary != "December notes" {
+		t.Fatalf("after ack across months: %v", summaries(un))
 	}
 }
 

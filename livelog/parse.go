@@ -2,6 +2,7 @@ package livelog
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 )
 
@@ -88,21 +89,80 @@ func classify(line []byte) (lineKind, header) {
 	return kindText, header{}
 }
 
-// parseSig reads "<!-- nexus prev=P sig=S -->".
-func parseSig(line []byte) (prev, sig string, ok bool) {
-	s, ok := strings.CutPrefix(string(line), sigPrefix+"prev=")
+// sigFields are the fields of a signature line.
+type sigFields struct {
+	prev, sig string
+	feed      bool // the feed form (w= seq= ...), not the older chain's
+	writer    string
+	seq       int64
+	cites     []Cite
+	gap, key  string
+	q         string
+}
+
+// parseSig reads a signature line: the feed form
+//
+//	<!-- nexus w=WRITER seq=N prev=H [cites=...] [gap=A-B] [k=K] [q=RULE] sig=S -->
+//
+// or the older chain's "<!-- nexus prev=P sig=S -->".
+func parseSig(line []byte) (sigFields, bool) {
+	var f sigFields
+	s, ok := strings.CutPrefix(string(line), sigPrefix)
 	if !ok {
-		return "", "", false
+		return f, false
 	}
-	s, ok = strings.CutSuffix(s, sigSuffix)
-	if !ok {
-		return "", "", false
+	if s, ok = strings.CutSuffix(s, sigSuffix); !ok {
+		return f, false
 	}
-	prev, sig, ok = strings.Cut(s, " sig=")
-	if !ok || strings.ContainsAny(sig, " ") {
-		return "", "", false
+	toks := strings.Split(s, " ")
+	if len(toks) == 2 {
+		p, ok1 := strings.CutPrefix(toks[0], "prev=")
+		g, ok2 := strings.CutPrefix(toks[1], "sig=")
+		if !ok1 || !ok2 {
+			return f, false
+		}
+		f.prev, f.sig = p, g
+		return f, true
 	}
-	return prev, sig, true
+	if len(toks) < 4 {
+		return f, false
+	}
+	f.feed = true
+	var err error
+	next := 0
+	take := func(name string) (string, bool) {
+		if next < len(toks) {
+			if v, ok := strings.CutPrefix(toks[next], name+"="); ok {
+				next++
+				return v, true
+			}
+		}
+		return "", false
+	}
+	w, ok1 := take("w")
+	n, ok2 := take("seq")
+	p, ok3 := take("prev")
+	if !ok1 || !ok2 || !ok3 || !ValidWriter(w) {
+		return f, false
+	}
+	if f.seq, err = strconv.ParseInt(n, 10, 64); err != nil || f.seq < 1 || strconv.FormatInt(f.seq, 10) != n {
+		return f, false
+	}
+	f.writer, f.prev = w, p
+	if c, ok := take("cites"); ok {
+		if f.cites, ok = parseCites(c); !ok {
+			return f, false
+		}
+	}
+	f.gap, _ = take("gap")
+	f.key, _ = take("k")
+	f.q, _ = take("q")
+	g, ok := take("sig")
+	if !ok || next != len(toks) {
+		return f, false
+	}
+	f.sig = g
+	return f, true
 }
 
 // looksLikeRecord reports whether an unterminated first line is the start
@@ -153,8 +213,8 @@ func (p *parser) block() (Entry, bool) {
 		// A signature line with no header above it: the header was
 		// damaged or deleted.
 		e.Hand, e.damaged = true, true
-		if prev, sig, ok := parseSig(first); ok && nl {
-			e.setSig(prev, sig)
+		if sf, ok := parseSig(first); ok {
+			e.setSig(sf)
 		} else if !nl {
 			e.Torn = true
 		}
@@ -192,8 +252,11 @@ func (p *parser) block() (Entry, bool) {
 			e = p.finish(e, start, bodyStart, lastText, nxt, line+1, escaped)
 			return e, true
 		case kindSig:
-			prev, sig, ok := parseSig(l)
-			if !ok || !lnl {
+			sf, ok := parseSig(l)
+			// A complete signature line counts without its newline: the
+			// file's last record may lack it (a sync tool or an editor
+			// trimmed it); it is not torn.
+			if !ok {
 				// A damaged or cut-off signature line stays in the block.
 				if lnl {
 					e.damaged = true
@@ -210,7 +273,7 @@ func (p *parser) block() (Entry, bool) {
 			} else {
 				e.Body = p.body(bodyStart, pos, escaped)
 			}
-			e.setSig(prev, sig)
+			e.setSig(sf)
 			p.pos, p.line = nxt, line+1
 			p.skipRecordBlank()
 			e.End = p.base + int64(p.pos)
@@ -230,8 +293,13 @@ func (p *parser) block() (Entry, bool) {
 	return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
 }
 
-func (e *Entry) setSig(prev, sig string) {
+func (e *Entry) setSig(sf sigFields) {
+	prev, sig := sf.prev, sf.sig
 	e.Prev, e.Sig, e.Signed = prev, sig, true
+	if sf.feed {
+		e.feed, e.Writer, e.Seq, e.Cites, e.Gap, e.Key = true, sf.writer, sf.seq, sf.cites, sf.gap, sf.key
+		e.Quarantine, e.qSigned = sf.q, sf.q
+	}
 	if raw, err := b64.DecodeString(sig); err == nil {
 		e.Hash = hashSig(raw).String()
 	} else {
@@ -272,10 +340,21 @@ func (p *parser) body(from, to int, escaped bool) string {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 	}
-	if !escaped {
+	crlf := bytes.IndexByte(b, '\r') >= 0
+	if !escaped && !crlf {
 		return string(b)
 	}
+	// A file whose line ends became CRLF (git autocrlf, a Windows editor)
+	// holds the same entry: bodies are signed with LF line ends.
 	lines := strings.Split(string(b), "\n")
+	if crlf {
+		for i, l := range lines {
+			lines[i] = strings.TrimSuffix(l, "\r")
+		}
+	}
+	if !escaped {
+		return strings.Join(lines, "\n")
+	}
 	for i, l := range lines {
 		lines[i] = unescapeLine(l)
 	}

@@ -80,10 +80,10 @@ func TestDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d1.ID != "D-0001" || d1.Title != "Secrets in files" {
+	if d1.ID != "lyra@box:D-0001" || d1.Title != "Secrets in files" || d1.File != "log/decisions/lyra@box.md" {
 		t.Fatalf("first decision %+v", d1)
 	}
-	if _, err := l.Record("ella", Decision{Title: "x", Decision: "y", Supersedes: "D-0009"}); !errors.Is(err, ErrNoDecision) {
+	if _, err := l.Record("ella", Decision{Title: "x", Decision: "y", Supersedes: "lyra@box:D-0009"}); !errors.Is(err, ErrNoDecision) {
 		t.Fatalf("supersedes unknown: %v", err)
 	}
 	for _, bad := range []Decision{{Title: "", Decision: "y"}, {Title: "t", Decision: ""}, {Title: "t", Decision: "y", Supersedes: "nope"}, {Title: "t", Decision: "y\xff"}} {
@@ -91,31 +91,31 @@ func TestDecisions(t *testing.T) {
 			t.Fatalf("%+v: %v", bad, err)
 		}
 	}
-	d2, err := l.Record("ella", Decision{Title: "비밀은 키체인에", Decision: "Use the OS keychain", Rationale: "vault syncs to phones", Supersedes: "d-0001"})
+	d2, err := l.Record("ella", Decision{Title: "비밀은 키체인에", Decision: "Use the OS keychain", Rationale: "vault syncs to phones", Supersedes: "lyra@box:d-0001"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d2.ID != "D-0002" || d2.Supersedes != "D-0001" {
+	if d2.ID != "ella@box:D-0001" || d2.Supersedes != "lyra@box:D-0001" {
 		t.Fatalf("second %+v", d2)
 	}
 	// D-0001 is already replaced: a second replacement would leave two
 	// decisions current, so it is refused and names the one that holds.
-	if _, err := l.Record("lyra", Decision{Title: "again", Decision: "z", Supersedes: "D-0001"}); !errors.Is(err, vault.ErrRefused) || !strings.Contains(err.Error(), "D-0002") {
+	if _, err := l.Record("lyra", Decision{Title: "again", Decision: "z", Supersedes: "lyra@box:D-0001"}); !errors.Is(err, vault.ErrRefused) || !strings.Contains(err.Error(), "ella@box:D-0001") {
 		t.Fatalf("superseding a superseded decision: %v", err)
 	}
 	cur, err := l.ListDecisions(false)
-	if err != nil || len(cur) != 1 || cur[0].ID != "D-0002" || cur[0].Title != "비밀은 키체인에" || cur[0].Rationale != "vault syncs to phones" {
+	if err != nil || len(cur) != 1 || cur[0].ID != "ella@box:D-0001" || cur[0].Title != "비밀은 키체인에" || cur[0].Rationale != "vault syncs to phones" {
 		t.Fatalf("current %+v %v", cur, err)
 	}
 	all, _ := l.ListDecisions(true)
-	if len(all) != 2 || all[0].SupersededBy != "D-0002" || all[0].Decision != "Keep tokens in .env\n**Rationale:** not a label" || all[0].Rationale != "simple" {
+	if len(all) != 2 || all[0].SupersededBy != "ella@box:D-0001" || all[0].Decision != "Keep tokens in .env\n**Rationale:** not a label" || all[0].Rationale != "simple" {
 		t.Fatalf("all %+v", all)
 	}
 	// A person appends a paragraph: listing and verification still work,
 	// and the next id continues.
-	appendRaw(t, v.MustPath(vault.DecisionsLog), "Discussed in the weekly call.\n")
+	appendRaw(t, v.MustPath(DecisionFeedPath("lyra@box")), "Discussed in the weekly call.\n")
 	d3, err := l.Record("lyra", Decision{Title: "t3", Decision: "d3"})
-	if err != nil || d3.ID != "D-0003" {
+	if err != nil || d3.ID != "lyra@box:D-0002" {
 		t.Fatalf("third %+v %v", d3, err)
 	}
 	r := mustVerify(t, l)
@@ -124,10 +124,10 @@ func TestDecisions(t *testing.T) {
 	}
 	// Decisions are signed for the decision log: moved into the live log,
 	// they do not verify.
-	data, _ := os.ReadFile(v.MustPath(vault.DecisionsLog))
+	data, _ := os.ReadFile(v.MustPath(DecisionFeedPath("lyra@box")))
 	mustAppend(t, l, "lyra", "live entry")
 	appendRaw(t, segmentPath(l), string(data[:strings.Index(string(data), " -->\n\n")+6]))
-	if r := mustVerify(t, l); r.Counts[StatusEdited] != 1 {
+	if r := mustVerify(t, l); r.Counts[StatusEdited] != 1 || r.OK(false) {
 		t.Fatalf("cross-log copy: %v %+v", r.Counts, r.Findings)
 	}
 }
@@ -195,7 +195,7 @@ func TestRenderPromptSections(t *testing.T) {
 	if _, err := l.Record("lyra", Decision{Title: "Old", Decision: "old way"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Record("lyra", Decision{Title: "New", Decision: "new way", Supersedes: "D-0001"}); err != nil {
+	if _, err := l.Record("lyra", Decision{Title: "New", Decision: "new way", Supersedes: "lyra@box:D-0001"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := SaveCheckpoint(v, "ella", Checkpoint{Task: "write docs", State: "half", Next: "examples", Files: []string{"docs/a.md"}}, time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)); err != nil {
@@ -261,8 +261,11 @@ func TestSegmentGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	seg, _ := os.ReadFile(segmentPath(l))
-	dec, _ := os.ReadFile(v.MustPath(vault.DecisionsLog))
-	got := "==> " + SegmentName(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) + "\n" + string(seg) + "==> " + vault.DecisionsLog + "\n" + string(dec)
+	ella, _ := os.ReadFile(feedFile(l, "ella"))
+	dec, _ := os.ReadFile(v.MustPath(DecisionFeedPath("ella@box")))
+	got := "==> " + FeedPath("lyra@box", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) + "\n" + string(seg) +
+		"==> " + FeedPath("ella@box", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) + "\n" + string(ella) +
+		"==> " + DecisionFeedPath("ella@box") + "\n" + string(dec)
 	golden := filepath.Join("testdata", "segment.golden")
 	if *update {
 		os.WriteFile(golden, []byte(got), 0o644)
@@ -313,7 +316,7 @@ func TestDecisionsTampering(t *testing.T) {
 			if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 3 {
 				t.Fatalf("before: %v", r.Counts)
 			}
-			p := v.MustPath(vault.DecisionsLog)
+			p := v.MustPath(DecisionFeedPath("lyra@box"))
 			data, _ := os.ReadFile(p)
 			ds, _ := l.ListDecisions(true)
 			os.WriteFile(p, c.tamper(data, ds), 0o644)

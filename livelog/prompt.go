@@ -3,6 +3,7 @@ package livelog
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +74,14 @@ func RenderPromptSections(v *vault.Vault, agent string, maxEntries int) (string,
 		b.WriteString("No decisions recorded.\n")
 	}
 	for _, d := range ds {
+		if d.Quarantine != "" {
+			where := d.File
+			if d.Line > 0 {
+				where += ":" + strconv.Itoa(d.Line)
+			}
+			fmt.Fprintf(&b, "- %s [QUARANTINED: %s] (see %s, nexus decisions --raw) — %s, %s\n", d.ID, d.Quarantine, where, d.Agent, d.Time.Format("2006-01-02"))
+			continue
+		}
 		fmt.Fprintf(&b, "- %s %s: %s", d.ID, d.Title, clip(oneLine(d.Decision), promptBodyRunes))
 		if d.Supersedes != "" {
 			fmt.Fprintf(&b, " (supersedes %s)", d.Supersedes)
@@ -82,7 +91,19 @@ func RenderPromptSections(v *vault.Vault, agent string, maxEntries int) (string,
 	return b.String(), nil
 }
 
+// PromptEntry renders one entry as a session-start prompt shows another
+// agent's entry: a quarantined entry's text is replaced by a
+// "[QUARANTINED: rule]" line naming where to read it.
+func PromptEntry(e *Entry) string { return promptEntry(e) }
+
 func promptEntry(e *Entry) string {
+	if e.Quarantine != "" {
+		who := e.Agent
+		if who == "" {
+			who = "(typed by hand, unsigned)"
+		}
+		return fmt.Sprintf("- %s %s %s\n", e.Time.Format(time.RFC3339), who, QuarantineNotice(e))
+	}
 	if e.Hand {
 		return "- (typed by hand, unsigned) " + clip(oneLine(e.Body), promptBodyRunes) + "\n"
 	}

@@ -1,15 +1,12 @@
 package livelog
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
-	"sort"
 	"time"
 
 	"golang.org/x/text/unicode/norm"
@@ -52,43 +49,77 @@ func (o ReadOptions) match(e *Entry) bool {
 	return true
 }
 
-// Read returns the matching entries, oldest first. With Last set it reads
-// the segments backwards in growing chunks, so the cost depends on how far
-// back the matches are, not on the size of the log.
+// Read returns the matching entries of every feed (and of an older
+// vault's single chain), oldest first, in the log's one order (see
+// [merge]). With Last set it reads each file backwards in growing chunks,
+// so the cost depends on how far back the matches are, not on the size
+// of the log.
 func (l *Log) Read(o ReadOptions) ([]Entry, error) {
-	segs, err := l.segments()
+	files, err := l.liveFiles()
 	if err != nil {
 		return nil, err
 	}
-	var out []Entry // newest segment first, each segment's entries in order
-	for i := len(segs) - 1; i >= 0; i-- {
-		seg := segs[i]
-		if !o.Since.IsZero() && seg < SegmentName(o.Since) {
-			break
+	var srcs []*source
+	if o.Last > 0 {
+		for _, lf := range files {
+			if !o.Since.IsZero() && lf.month != "" && lf.month < o.Since.UTC().Format("2006-01") {
+				continue
+			}
+			got, err := l.readBack(lf.rel, o, o.Last)
+			if err != nil {
+				return nil, err
+			}
+			if len(got) > 0 {
+				srcs = append(srcs, &source{lf: lf, writer: lf.writer, mem: got})
+			}
 		}
-		need := 0
-		if o.Last > 0 {
-			need = o.Last - len(out)
+	} else {
+		for _, lf := range files {
+			if !o.Since.IsZero() && lf.month != "" && lf.month < o.Since.UTC().Format("2006-01") {
+				continue
+			}
+			it, err := l.openIter(lf.rel, streamLive, 0, false)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				closeSources(srcs)
+				return nil, err
+			}
+			srcs = append(srcs, &source{lf: lf, writer: lf.writer, it: it})
 		}
-		got, err := l.readBack(seg, o, need)
-		if err != nil {
-			return nil, err
+	}
+	defer closeSources(srcs)
+	cl := l.cleared()
+	var out []Entry
+	err = merge(context.Background(), srcs, func(e *Entry, _ *source) error {
+		if o.match(e) {
+			cl.apply(e)
+			out = append(out, *e)
+			if o.Last > 0 && len(out) > 4*o.Last {
+				out = append(out[:0], out[len(out)-o.Last:]...)
+			}
 		}
-		out = append(got, out...)
-		if o.Last > 0 && len(out) >= o.Last {
-			out = out[len(out)-o.Last:]
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.Last > 0 && len(out) > o.Last {
+		out = out[len(out)-o.Last:]
 	}
 	return out, nil
 }
 
-// readBack returns the last need matching entries of seg (all if need is
-// 0), reading the file from the end in chunks that grow fourfold.
-func (l *Log) readBack(seg string, o ReadOptions, need int) ([]Entry, error) {
-	f, err := os.Open(l.abs(seg))
+// readBack returns the last need matching blocks of a file (all if need is
+// 0), reading it from the end in chunks that grow fourfold.
+func (l *Log) readBack(rel string, o ReadOptions, need int) ([]Entry, error) {
+	f, err := os.Open(l.abs(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", seg, err)
+		return nil, fmt.Errorf("open %s: %w", rel, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -104,7 +135,7 @@ func (l *Log) readBack(seg string, o ReadOptions, need int) ([]Entry, error) {
 		from := max(0, size-chunk)
 		data := make([]byte, size-from)
 		if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("read %s: %w", seg, err)
+			return nil, fmt.Errorf("read %s: %w", rel, err)
 		}
 		start := 0
 		if from > 0 {
@@ -116,10 +147,13 @@ func (l *Log) readBack(seg string, o ReadOptions, need int) ([]Entry, error) {
 			if from == 0 {
 				line = 1
 			}
-			p := newParser(data[start:], from+int64(start), line, streamLive, seg)
+			p := newParser(data[start:], from+int64(start), line, streamLive, rel)
 			for {
 				e, ok := p.next()
 				if !ok {
+					break
+				}
+				if inProgress(&e, data[start:], from+int64(start)) {
 					break
 				}
 				if o.match(&e) {
@@ -132,7 +166,7 @@ func (l *Log) readBack(seg string, o ReadOptions, need int) ([]Entry, error) {
 				got = got[len(got)-need:]
 			}
 			if from > 0 {
-				numberLines(f, seg, got)
+				numberLines(f, got)
 			}
 			return got, nil
 		}
@@ -159,7 +193,7 @@ func firstHeader(data []byte) int {
 // counts newlines up to the first one, which costs a read of the file.
 // Line numbers are for people; when the file is large (over 8 MiB before
 // the first entry) they are left 0 to keep reads cheap.
-func numberLines(f *os.File, seg string, es []Entry) {
+func numberLines(f *os.File, es []Entry) {
 	if len(es) == 0 || es[0].Offset > 8<<20 {
 		for i := range es {
 			es[i].Line = 0
@@ -181,15 +215,55 @@ func numberLines(f *os.File, seg string, es []Entry) {
 	}
 }
 
-// Cursor is an agent's read position in the live log.
+// inProgress reports whether e, parsed from data (which starts at file
+// offset base), may be a record that is still being written: a torn or
+// unsigned entry with nothing but white space after it. A reader may see
+// part of a concurrent write, so such a block is held back until something
+// follows it (a person's unsigned entry in the entry format is then shown
+// once the next entry lands).
+func inProgress(e *Entry, data []byte, base int64) bool {
+	if !e.Torn && (e.Signed || e.Hand) {
+		return false
+	}
+	rest := data[e.End-base:]
+	for _, c := range rest {
+		if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// Cursor is an agent's read position on this machine: a position in every
+// file of the log. It lives in .nexus/state/livelog/cursors/AGENT.json.
 type Cursor struct {
-	pos
-	// Time is the time of the last entry read through, used to place the
-	// cursor again if the log was edited before it.
-	Time time.Time `json:"time"`
+	Version int                `json:"version"`
+	Files   map[string]filePos `json:"files"`
+
+	// The single position of an older vault's cursor, read and turned
+	// into file positions.
+	Segment string    `json:"segment,omitempty"`
+	Offset  int64     `json:"offset,omitempty"`
+	Head    string    `json:"head,omitempty"`
+	Anchor  string    `json:"anchor,omitempty"`
+	Time    time.Time `json:"time,omitzero"`
+}
+
+// filePos is where a reader is in one file: the end of the last block it
+// read there, and that block's feed, seq and hash to place it again if
+// the file was changed before it.
+type filePos struct {
+	Offset int64     `json:"offset"`
+	Anchor string    `json:"anchor"`
+	Writer string    `json:"writer,omitempty"`
+	Seq    int64     `json:"seq,omitempty"`
+	Hash   string    `json:"hash,omitempty"`
+	Time   time.Time `json:"time,omitzero"`
 }
 
 func cursorPath(agent string) string { return cursorsDir + "/" + agent + ".json" }
+
+func cursorLock(agent string) string { return "livelog-cursor-" + agent }
 
 func (l *Log) loadCursor(agent string) (Cursor, error) {
 	var c Cursor
@@ -202,392 +276,457 @@ func (l *Log) loadCursor(agent string) (Cursor, error) {
 		l.opts.Logger.Warn("live log: unreadable cursor, reading from the start", "agent", agent, "err", err)
 		return Cursor{}, nil
 	}
+	for rel := range c.Files {
+		if !isLogFile(rel) {
+			delete(c.Files, rel)
+		}
+	}
 	return c, nil
 }
 
-// place returns where agent's unread entries start: the cursor if the file
-// still has the same bytes before it, else the end of the entry whose chain
-// hash the cursor recorded, else the first entry after the cursor's time,
-// else the start of the log.
-func (l *Log) place(c Cursor, segs []string) (pos, error) {
-	if c.Segment == "" || l.valid(c.pos) {
-		return c.pos, nil
+// place returns where a reader with position fp starts in file lf: fp
+// itself if the file still has the same bytes before it; else, after the
+// block with fp's hash, or after the last entry of fp's feed numbered up
+// to fp's seq, or (an older single-chain segment) after fp's time; else
+// the start of the file.
+func (l *Log) place(lf logFile, fp filePos, stream string) (int64, error) {
+	if fp.Offset == 0 {
+		return 0, nil
 	}
-	l.opts.Logger.Info("live log: file changed before the cursor; rescanning", "segment", c.Segment)
-	var byHash, byTime *pos
-	for _, seg := range segs {
-		data, err := os.ReadFile(l.abs(seg))
-		if err != nil {
-			return pos{}, fmt.Errorf("read %s: %w", seg, err)
+	if size, ok := l.validSize(pos{Segment: lf.rel, Offset: fp.Offset, Anchor: fp.Anchor}); ok && size >= fp.Offset {
+		return fp.Offset, nil
+	}
+	l.opts.Logger.Info("live log: file changed before the cursor; placing it again", "file", lf.rel)
+	data, err := os.ReadFile(l.abs(lf.rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", lf.rel, err)
+	}
+	p := newParser(data, 0, 0, stream, lf.rel)
+	var byHash, bySeq, byTime int64 = -1, -1, -1
+	prevEnd := int64(0)
+	for {
+		e, ok := p.next()
+		if !ok {
+			break
 		}
-		p := newParser(data, 0, 0, streamLive, seg)
-		prevEnd := int64(0)
-		for {
-			e, ok := p.next()
-			if !ok {
-				break
-			}
-			if e.Signed && e.Hash == c.Head {
-				byHash = &pos{Segment: seg, Offset: e.End}
-			}
-			if byTime == nil && !c.Time.IsZero() && e.Time.After(c.Time) {
-				byTime = &pos{Segment: seg, Offset: prevEnd}
-			}
-			prevEnd = e.End
+		switch {
+		case fp.Hash != "" && e.Hash == fp.Hash:
+			byHash = e.End
+		case fp.Writer != "" && e.Writer == fp.Writer && e.Seq > 0 && e.Seq <= fp.Seq:
+			bySeq = e.End
 		}
+		if byTime < 0 && !fp.Time.IsZero() && e.Time.After(fp.Time) {
+			byTime = prevEnd
+		}
+		prevEnd = e.End
 	}
 	switch {
-	case byHash != nil:
-		return *byHash, nil
-	case byTime != nil:
-		return *byTime, nil
+	case byHash >= 0:
+		return byHash, nil
+	case bySeq >= 0:
+		return bySeq, nil
+	case byTime >= 0 && lf.legacy:
+		return byTime, nil
 	}
-	return pos{}, nil
+	return 0, nil
 }
 
-// unread parses everything after agent's cursor. It returns the complete
-// blocks (own entries included) and the position after the last of them.
-func (l *Log) unread(agent string) ([]Entry, Cursor, error) {
+// unreadSources opens every file of the log at agent's cursor. Entries
+// already delivered through another file of the same feed (a conflict
+// copy, a file restored from a backup) are skipped.
+func (l *Log) unreadSources(c Cursor, files []logFile) ([]*source, error) {
+	legacyCursor := c.Files == nil && c.Segment != ""
+	known := map[string]int64{} // writer -> highest seq read in any file
+	for _, fp := range c.Files {
+		if fp.Writer != "" && fp.Seq > known[fp.Writer] {
+			known[fp.Writer] = fp.Seq
+		}
+	}
+	var srcs []*source
+	for _, lf := range files {
+		fp, have := c.Files[lf.rel]
+		var off int64
+		var err error
+		switch {
+		case legacyCursor && lf.legacy:
+			switch {
+			case lf.rel < c.Segment:
+				if st, err := os.Stat(l.abs(lf.rel)); err == nil {
+					off = st.Size()
+				}
+			case lf.rel == c.Segment:
+				off, err = l.place(lf, filePos{Offset: c.Offset, Anchor: c.Anchor, Hash: c.Head, Time: c.Time}, streamLive)
+			}
+		case have:
+			off, err = l.place(lf, fp, streamLive)
+		}
+		if err != nil {
+			closeSources(srcs)
+			return nil, err
+		}
+		it, err := l.openIter(lf.rel, streamLive, off, true)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			closeSources(srcs)
+			return nil, err
+		}
+		s := &source{lf: lf, writer: lf.writer, it: it, end: off}
+		if !have && len(known) > 0 {
+			s.skip = l.deliveredElsewhere(lf, known, files)
+		}
+		srcs = append(srcs, s)
+	}
+	return srcs, nil
+}
+
+// deliveredElsewhere returns a filter for a file the reader has no
+// position in: signed entries of a feed the reader has read up to seq N,
+// numbered up to N and present in the feed's other files, were delivered
+// from there. (The hashes are loaded only if such an entry turns up.)
+func (l *Log) deliveredElsewhere(lf logFile, known map[string]int64, files []logFile) func(*Entry) bool {
+	var hashes map[string]bool
+	return func(e *Entry) bool {
+		if !e.Signed || !e.feed || e.Seq > known[e.Writer] {
+			return false
+		}
+		if hashes == nil {
+			hashes = map[string]bool{}
+			for _, o := range files {
+				if o.rel == lf.rel || o.legacy {
+					continue
+				}
+				data, err := os.ReadFile(l.abs(o.rel))
+				if err != nil {
+					continue
+				}
+				p := newParser(data, 0, 0, streamLive, o.rel)
+				for {
+					x, ok := p.next()
+					if !ok {
+						break
+					}
+					if x.Signed && x.Writer == e.Writer {
+						hashes[x.Hash] = true
+					}
+				}
+			}
+		}
+		return hashes[e.Hash]
+	}
+}
+
+// positions returns the cursor after a merge over srcs.
+func positions(old Cursor, srcs []*source) Cursor {
+	c := Cursor{Version: 2, Files: map[string]filePos{}}
+	for rel, fp := range old.Files {
+		c.Files[rel] = fp
+	}
+	for _, s := range srcs {
+		if !s.passed {
+			continue
+		}
+		fp := c.Files[s.lf.rel]
+		fp.Offset = s.end
+		if s.lastT.Signed {
+			fp.Writer, fp.Seq, fp.Hash, fp.Time = s.lastT.Writer, s.lastT.Seq, s.lastT.Hash, s.lastT.Time
+		}
+		c.Files[s.lf.rel] = fp
+	}
+	return c
+}
+
+// own reports whether e is agent's own entry on this machine: never
+// unread for it.
+func own(e *Entry, writer string) bool { return e.Signed && e.feed && e.Writer == writer || e.Torn }
+
+// EachUnread calls fn, oldest first in the log's order, with every entry
+// not yet acknowledged by agent on this machine: other agents' entries,
+// the same agent's entries from other devices, and hand-typed text
+// (never agent's own entries from this machine, never torn records).
+// With ack, the cursor moves past everything read, under the agent's
+// cursor lock, so two sessions of one agent get each entry once. Memory
+// stays bounded however many entries are new. It returns how many entries
+// fn got.
+func (l *Log) EachUnread(agent string, ack bool, fn func(Entry) error) (int, error) {
+	return l.eachUnread(agent, ack, -1, fn)
+}
+
+// eachUnread is [Log.EachUnread] that, with limit >= 0, stops delivering
+// (and acknowledging) after limit entries and counts the rest.
+func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error) (int, error) {
 	if err := identity.ValidName(agent); err != nil {
-		return nil, Cursor{}, err
+		return 0, err
+	}
+	writer, err := l.Writer(agent)
+	if err != nil {
+		return 0, err
+	}
+	if ack {
+		unlock, err := l.v.Lock(cursorLock(agent))
+		if err != nil {
+			return 0, err
+		}
+		defer unlock()
 	}
 	c, err := l.loadCursor(agent)
 	if err != nil {
-		return nil, c, err
+		return 0, err
 	}
-	segs, err := l.segments()
+	files, err := l.liveFiles()
 	if err != nil {
-		return nil, c, err
+		return 0, err
 	}
-	at, err := l.place(c, segs)
+	srcs, err := l.unreadSources(c, files)
 	if err != nil {
-		return nil, c, err
+		return 0, err
 	}
-	var out []Entry
-	through, err := l.scan(segs, at, func(e *Entry) error {
-		out = append(out, *e)
-		return nil
+	defer closeSources(srcs)
+	cl := l.cleared()
+	n := 0
+	var through Cursor
+	stopped := false
+	errStop := errors.New("stop")
+	err = merge(context.Background(), srcs, func(e *Entry, s *source) error {
+		if own(e, writer) {
+			return nil
+		}
+		if limit >= 0 && n >= limit {
+			if !stopped {
+				// Positions just before this entry.
+				s.end, s.lastT = e.Offset, s.prevT
+				through, stopped = positions(c, srcs), true
+			}
+			n++
+			return nil
+		}
+		n++
+		cl.apply(e)
+		return fn(*e)
 	})
-	if through.Time.IsZero() {
-		through.Time = c.Time
+	if err != nil && !errors.Is(err, errStop) {
+		return n, err
 	}
-	if through.Head == "" {
-		through.Head = c.Head
+	if !stopped {
+		through = positions(c, srcs)
 	}
-	return out, through, err
-}
-
-// scan parses every block from at to the end of the log, in bounded
-// memory, calling fn for each in order and holding back a possibly
-// half-written last record. through is the end of the last block passed.
-func (l *Log) scan(segs []string, at pos, fn func(*Entry) error) (Cursor, error) {
-	through := Cursor{pos: pos{Segment: at.Segment, Offset: at.Offset}}
-	i := 0
-	if at.Segment != "" {
-		i = sort.SearchStrings(segs, at.Segment)
+	moved := false
+	for _, s := range srcs {
+		moved = moved || s.passed
 	}
-	for ; i < len(segs); i++ {
-		seg := segs[i]
-		off := int64(0)
-		if seg == at.Segment {
-			off = at.Offset
-		}
-		st, err := os.Stat(l.abs(seg))
-		if err != nil {
-			return through, err
-		}
-		if st.Size() < off {
-			return through, fmt.Errorf("%s is shorter than the cursor: %w", seg, ErrCorrupt)
-		}
-		err = l.walk(context.Background(), seg, off, st.Size(), 0, streamLive, i == len(segs)-1, func(e *Entry) error {
-			through.Segment, through.Offset = seg, e.End
-			if e.Signed {
-				through.Head = e.Hash
-			}
-			if !e.Time.IsZero() {
-				through.Time = e.Time
-			}
-			return fn(e)
-		})
-		if err != nil {
-			return through, err
+	if ack && moved {
+		if err := l.saveCursorLocked(agent, through); err != nil {
+			return n, err
 		}
 	}
-	return through, nil
+	return n, nil
 }
 
-// inProgress reports whether e, parsed from data (which starts at file
-// offset base), may be a record that is still being written: a torn or
-// unsigned entry with nothing but white space after it. A reader may see
-// part of a concurrent write, so such a block is held back until something
-// follows it (a person's unsigned entry in the entry format is then shown
-// once the next entry lands).
-func inProgress(e *Entry, data []byte, base int64) bool {
-	if !e.Torn && (e.Signed || e.Hand) {
-		return false
-	}
-	return len(bytes.TrimSpace(data[e.End-base:])) == 0
-}
-
-func readFrom(path string, off int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() < off {
-		return nil, fmt.Errorf("%s is shorter than the cursor: %w", path, ErrCorrupt)
-	}
-	data := make([]byte, st.Size()-off)
-	if _, err := f.ReadAt(data, off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return data, nil
-}
-
-// unreadFor keeps what agent has not read: everything but its own entries
-// and torn records.
-func unreadFor(agent string, all []Entry) []Entry {
-	var out []Entry
-	for _, e := range all {
-		if e.Torn || (e.Agent == agent && !e.Hand) {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// Unread returns the entries after agent's cursor, oldest first: other
-// agents' entries and hand-typed text. An agent's own entries never count
-// as unread for itself. The cost is proportional to what is new, unless a
-// person changed the file before the cursor (then one scan re-places it).
-// An agent without a cursor has read nothing: the whole log is unread.
+// Unread returns the entries agent has not acknowledged on this machine
+// (see [Log.EachUnread]), oldest first. The cost is proportional to what
+// is new. An agent without a cursor has read nothing: the whole log is
+// unread (use [Log.EachUnread] to read that in bounded memory).
 func (l *Log) Unread(agent string) ([]Entry, error) {
-	all, _, err := l.unread(agent)
-	return unreadFor(agent, all), err
+	return l.ReadUnread(agent, false)
+}
+
+// ReadUnread is [Log.Unread] that, with ack, also moves agent's cursor past
+// everything it read, in one step, under the agent's cursor lock: every
+// entry is delivered once per agent per machine.
+func (l *Log) ReadUnread(agent string, ack bool) ([]Entry, error) {
+	var out []Entry
+	_, err := l.EachUnread(agent, ack, func(e Entry) error { out = append(out, e); return nil })
+	return out, err
+}
+
+// ReadUnreadLimit returns at most limit unread entries (oldest first) and
+// how many more wait; with ack the cursor moves past exactly the entries
+// returned.
+func (l *Log) ReadUnreadLimit(agent string, limit int, ack bool) ([]Entry, int, error) {
+	var out []Entry
+	n, err := l.eachUnread(agent, ack, max(limit, 0), func(e Entry) error { out = append(out, e); return nil })
+	return out, n - len(out), err
 }
 
 // unreadTail returns the newest n entries unread for agent (oldest first)
 // and how many are unread in all, keeping only n entries in memory.
 func (l *Log) unreadTail(agent string, n int) ([]Entry, int, error) {
-	if err := identity.ValidName(agent); err != nil {
-		return nil, 0, err
-	}
-	c, err := l.loadCursor(agent)
-	if err != nil {
-		return nil, 0, err
-	}
-	segs, err := l.segments()
-	if err != nil {
-		return nil, 0, err
-	}
-	at, err := l.place(c, segs)
-	if err != nil {
-		return nil, 0, err
-	}
-	ring := make([]Entry, max(n, 0)) // ring[total%n] is the next slot
-	total := 0
-	_, err = l.scan(segs, at, func(e *Entry) error {
-		if e.Torn || (e.Agent == agent && !e.Hand) {
-			return nil
-		}
+	ring := make([]Entry, max(n, 0))
+	k := 0
+	if _, err := l.EachUnread(agent, false, func(e Entry) error {
 		if n > 0 {
-			ring[total%n] = *e
+			ring[k%n] = e
 		}
-		total++
+		k++
 		return nil
-	})
-	if err != nil || n <= 0 {
-		return nil, total, err
+	}); err != nil {
+		return nil, 0, err
 	}
-	if total < n {
-		return ring[:total], total, nil
+	if n <= 0 {
+		return nil, k, nil
 	}
-	k := total % n
-	return append(ring[k:], ring[:k]...), total, nil
-}
-
-// ReadUnread is [Log.Unread] that, with ack, also moves agent's cursor past
-// everything it parsed (its own entries too), in one step.
-//
-// With ack, reading and moving the cursor happen under the agent's cursor
-// lock, so two sessions of one agent reading at once each get different
-// entries: every entry is delivered once per agent.
-func (l *Log) ReadUnread(agent string, ack bool) ([]Entry, error) {
-	if !ack {
-		return l.Unread(agent)
+	if k < n {
+		return ring[:k], k, nil
 	}
-	if err := identity.ValidName(agent); err != nil {
-		return nil, err
-	}
-	unlock, err := l.v.Lock(cursorLock(agent))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	all, through, err := l.unread(agent)
-	if err != nil {
-		return nil, err
-	}
-	if len(all) > 0 {
-		if err := l.saveCursorLocked(agent, through); err != nil {
-			return nil, err
-		}
-	}
-	return unreadFor(agent, all), nil
-}
-
-func cursorLock(agent string) string { return "livelog-cursor-" + agent }
-
-// unreadCount is a running count of agent's unread entries, so that
-// UnreadCount, called after every MCP tool call, parses only what was
-// appended since the last call.
-type unreadCount struct {
-	cursor  pos // the cursor the count is for
-	resume  pos // start of the last block seen: parsing goes on from here
-	total   int // blocks before resume
-	byAgent map[string]int
+	j := k % n
+	return append(ring[j:], ring[:j]...), k, nil
 }
 
 // UnreadCount returns how many entries are unread for agent, in total and by
 // author (hand-typed text counts under ""). It is cheap enough to call after
-// every tool call: the cost is proportional to what is new, and a [Log]
-// remembers its last count per agent, so repeated calls only parse what was
-// appended in between.
+// every tool call: the cost is proportional to what is new since the
+// cursor, and a [Log] remembers its last count per file, so repeated calls
+// only parse what was appended in between.
 func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err error) {
 	if err := identity.ValidName(agent); err != nil {
+		return 0, nil, err
+	}
+	writer, err := l.Writer(agent)
+	if err != nil {
 		return 0, nil, err
 	}
 	c, err := l.loadCursor(agent)
 	if err != nil {
 		return 0, nil, err
 	}
-	segs, err := l.segments()
+	files, err := l.liveFiles()
 	if err != nil {
 		return 0, nil, err
 	}
+	byAgent = map[string]int{}
 	l.countMu.Lock()
-	prev := l.counts[agent]
+	cache := l.counts[agent]
+	if cache == nil {
+		cache = map[string]*fileCount{}
+		l.counts[agent] = cache
+	}
 	l.countMu.Unlock()
-	var cc unreadCount
-	if prev != nil && prev.cursor == c.pos && l.valid(prev.resume) {
-		cc = *prev
-	} else {
-		at, err := l.place(c, segs)
-		if err != nil {
-			return 0, nil, err
-		}
-		cc = unreadCount{cursor: c.pos, resume: at}
-		if seg := segOr(at.Segment, segs); seg != "" {
-			if f, err := os.Open(l.abs(seg)); err == nil {
-				cc.resume.Segment = seg
-				cc.resume.Anchor, _ = anchorAt(f, at.Offset)
-				f.Close()
+	srcs, err := l.unreadSources(c, files)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer closeSources(srcs)
+	for _, s := range srcs {
+		start := s.end
+		fc := cache[s.lf.rel]
+		if fc != nil && fc.from == start && fc.resume.Offset >= start && l.valid(fc.resume) {
+			s.it.off = fc.resume.Offset
+			if s.it.off > 0 {
+				s.it.line = 0
 			}
+		} else {
+			fc = &fileCount{from: start, byAgent: map[string]int{}}
 		}
-	}
-	cc.byAgent = maps.Clone(cc.byAgent)
-	if cc.byAgent == nil {
-		cc.byAgent = map[string]int{}
-	}
-	// Count as we go; the last block is counted in the answer but not in
-	// the running count, and parsing resumes at it next time: a person may
-	// still be typing into it.
-	byAgent = maps.Clone(cc.byAgent)
-	total = cc.total
-	var last *Entry
-	counts := func(e *Entry) bool { return !e.Torn && !(e.Agent == agent && !e.Hand) }
-	_, err = l.scan(segs, cc.resume, func(e *Entry) error {
-		if last != nil && counts(last) {
-			cc.total++
-			cc.byAgent[last.Agent]++
+		next := &fileCount{from: start, total: fc.total, byAgent: cloneCounts(fc.byAgent), resume: fc.resume}
+		if next.resume.Segment == "" {
+			next.resume = pos{Segment: s.lf.rel, Offset: start, Anchor: anchorOfFile(l.abs(s.lf.rel), start)}
 		}
-		if counts(e) {
+		// The last block is counted in the answer but not in the running
+		// count, and counting resumes at its start next time: a person
+		// may still be typing into it.
+		var last *Entry
+		for {
+			if err := s.advance(); err != nil {
+				return 0, nil, err
+			}
+			if s.head == nil {
+				break
+			}
+			if last != nil && !own(last, writer) {
+				next.total++
+				next.byAgent[last.Agent]++
+			}
+			e := *s.head
+			last = &e
+			next.resume = pos{Segment: s.lf.rel, Offset: e.Offset}
+		}
+		next.resume.Anchor = anchorOfFile(l.abs(s.lf.rel), next.resume.Offset)
+		total += next.total
+		for a, k := range next.byAgent {
+			byAgent[a] += k
+		}
+		if last != nil && !own(last, writer) {
 			total++
-			byAgent[e.Agent]++
+			byAgent[last.Agent]++
 		}
-		c := *e
-		last = &c
-		return nil
-	})
-	if err != nil {
-		return 0, nil, err
+		l.countMu.Lock()
+		cache[s.lf.rel] = next
+		l.countMu.Unlock()
 	}
-	if last != nil {
-		if f, err := os.Open(l.abs(last.Segment)); err == nil {
-			if a, err := anchorAt(f, last.Offset); err == nil {
-				cc.resume = pos{Segment: last.Segment, Offset: last.Offset, Anchor: a}
-			}
-			f.Close()
-		}
-	}
-	l.countMu.Lock()
-	l.counts[agent] = &cc
-	l.countMu.Unlock()
 	return total, byAgent, nil
 }
 
-// segOr returns seg, or the first segment if seg is "" (the start of the
-// log).
-func segOr(seg string, segs []string) string {
-	if seg == "" && len(segs) > 0 {
-		return segs[0]
-	}
-	return seg
+// fileCount is a running count of one file's unread entries for an agent.
+type fileCount struct {
+	from    int64 // the cursor position the count starts at
+	resume  pos   // counted up to here
+	total   int
+	byAgent map[string]int
 }
 
-// Ack moves agent's cursor to just after through, an entry returned by
-// [Log.Unread] or [Log.Read]. The cursor never moves back: acknowledging an
-// older entry than the cursor is a no-op.
+func cloneCounts(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Ack moves agent's cursor past through, an entry returned by
+// [Log.Unread], and past every entry before it in the log's order. The
+// cursor never moves back: acknowledging an entry already read is a no-op.
 func (l *Log) Ack(agent string, through Entry) error {
 	if err := identity.ValidName(agent); err != nil {
 		return err
 	}
-	if !isSegment(through.Segment) || through.End <= 0 {
+	if !isLogFile(through.Segment) || through.End <= 0 {
 		return fmt.Errorf("ack: entry has no position in the log: %w", vault.ErrInvalid)
 	}
-	c := Cursor{pos: pos{Segment: through.Segment, Offset: through.End, Head: through.Hash}, Time: through.Time}
-	return l.saveCursor(agent, c)
-}
-
-func (l *Log) saveCursor(agent string, c Cursor) error {
 	unlock, err := l.v.Lock(cursorLock(agent))
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return l.saveCursorLocked(agent, c)
-}
-
-// saveCursorLocked writes agent's cursor unless it would move it back. The
-// caller holds the agent's cursor lock.
-func (l *Log) saveCursorLocked(agent string, c Cursor) error {
-	old, err := l.loadCursor(agent)
+	c, err := l.loadCursor(agent)
 	if err != nil {
 		return err
 	}
-	if old.Segment != "" && l.valid(old.pos) &&
-		(old.Segment > c.Segment || old.Segment == c.Segment && old.Offset >= c.Offset) {
+	files, err := l.liveFiles()
+	if err != nil {
+		return err
+	}
+	srcs, err := l.unreadSources(c, files)
+	if err != nil {
+		return err
+	}
+	defer closeSources(srcs)
+	errFound := errors.New("found")
+	err = merge(context.Background(), srcs, func(e *Entry, s *source) error {
+		if e.Segment == through.Segment && e.Offset == through.Offset {
+			return errFound
+		}
 		return nil
+	})
+	if !errors.Is(err, errFound) {
+		return err // not among the unread: already acknowledged
 	}
-	f, err := os.Open(l.abs(c.Segment))
-	if err != nil {
-		return fmt.Errorf("ack: %w", err)
+	return l.saveCursorLocked(agent, positions(c, srcs))
+}
+
+// saveCursorLocked writes agent's cursor. The caller holds the agent's
+// cursor lock. Positions only move forward (a file that shrank is placed
+// again on the next read).
+func (l *Log) saveCursorLocked(agent string, c Cursor) error {
+	c.Version = 2
+	c.Segment, c.Offset, c.Head, c.Anchor, c.Time = "", 0, "", "", time.Time{}
+	for rel, fp := range c.Files {
+		fp.Anchor = anchorOfFile(l.abs(rel), fp.Offset)
+		c.Files[rel] = fp
 	}
-	c.Anchor, err = anchorAt(f, c.Offset)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("ack: %w", err)
-	}
-	if c.Head == "" {
-		c.Head = old.Head
-	}
-	path := l.abs(cursorPath(agent))
 	if err := os.MkdirAll(l.abs(cursorsDir), 0o755); err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
@@ -595,64 +734,66 @@ func (l *Log) saveCursorLocked(agent string, c Cursor) error {
 	if err != nil {
 		return err
 	}
-	return vault.WriteFile(path, data, 0o644)
+	return vault.WriteFile(l.abs(cursorPath(agent)), data, 0o644)
 }
 
 // Follow calls fn with each entry appended after the call, in order, until
 // ctx is done (then it returns nil) or fn returns an error. It polls every
 // Options.PollInterval and runs in the caller's goroutine.
 func (l *Log) Follow(ctx context.Context, fn func(Entry) error) error {
-	segs, err := l.segments()
+	at := map[string]int64{}
+	files, err := l.liveFiles()
 	if err != nil {
 		return err
 	}
-	var at pos
-	if len(segs) > 0 {
-		at.Segment = segs[len(segs)-1]
-		if st, err := os.Stat(l.abs(at.Segment)); err == nil {
-			at.Offset = st.Size()
+	for _, lf := range files {
+		if st, err := os.Stat(l.abs(lf.rel)); err == nil {
+			at[lf.rel] = st.Size()
 		}
 	}
 	tick := time.NewTicker(l.opts.PollInterval)
 	defer tick.Stop()
 	for {
-		segs, err := l.segments()
+		files, err := l.liveFiles()
 		if err != nil {
 			return err
 		}
-		for _, seg := range segs {
-			if seg < at.Segment {
+		var srcs []*source
+		for _, lf := range files {
+			off := at[lf.rel]
+			st, err := os.Stat(l.abs(lf.rel))
+			if err != nil || st.Size() == off {
 				continue
 			}
-			if seg > at.Segment {
-				at = pos{Segment: seg}
+			if st.Size() < off {
+				at[lf.rel] = st.Size() // a person cut it: follow from its end
+				continue
 			}
-			data, err := readFrom(l.abs(seg), at.Offset)
+			it, err := l.openIter(lf.rel, streamLive, off, true)
 			if err != nil {
-				// The file shrank (a person cut it): follow from its end.
-				if st, serr := os.Stat(l.abs(seg)); serr == nil {
-					at.Offset = st.Size()
-				}
 				continue
 			}
-			p := newParser(data, at.Offset, 0, streamLive, seg)
-			base := at.Offset
-			for {
-				e, ok := p.next()
-				if !ok {
-					break
-				}
-				if seg == segs[len(segs)-1] && inProgress(&e, data, base) {
-					break // possibly still being written
-				}
-				at.Offset = e.End
-				if e.Torn {
-					continue
-				}
-				if err := fn(e); err != nil {
-					return err
-				}
+			srcs = append(srcs, &source{lf: lf, writer: lf.writer, it: it, end: off})
+		}
+		cl := l.cleared()
+		err = merge(ctx, srcs, func(e *Entry, s *source) error {
+			if e.Torn {
+				return nil
 			}
+			cl.apply(e)
+			return fn(*e)
+		})
+		for _, s := range srcs {
+			if s.passed {
+				at[s.lf.rel] = s.end
+			}
+		}
+		closeSources(srcs)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
 		select {
 		case <-ctx.Done():

@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/nexus-memory/nexus/identity"
-	"github.com/nexus-memory/nexus/vault"
 )
 
 // Status classifies one block of a log file in a [Report].
@@ -37,6 +34,15 @@ const (
 	// was deleted before it), or entries at the end of the log were
 	// removed.
 	StatusRemoved Status = "removed"
+	// StatusForked: two different entries of one writer with the same
+	// number: the same agent appended on two machines with one device
+	// name. Both are kept.
+	StatusForked Status = "forked"
+	// StatusNotHereYet: an entry cites an entry of another feed that this
+	// machine has not received yet (a sync tool is still copying it). Once
+	// this machine has seen that feed reach past it, a missing cited entry
+	// is reported as removed. Not a problem unless verification is strict.
+	StatusNotHereYet Status = "not here yet"
 	// StatusTruncated: a record cut short, by a crash (a torn tail) or by
 	// truncating the file.
 	StatusTruncated Status = "truncated"
@@ -52,6 +58,8 @@ type Finding struct {
 	Line    int       `json:"line"`
 	Offset  int64     `json:"offset"`
 	Agent   string    `json:"agent,omitempty"`
+	Writer  string    `json:"writer,omitempty"`
+	Seq     int64     `json:"seq,omitempty"`
 	Time    time.Time `json:"time,omitzero"`
 	Summary string    `json:"summary,omitempty"`
 	Detail  string    `json:"detail"`
@@ -89,66 +97,75 @@ func (r *Report) OK(strict bool) bool {
 // Benign reports whether a finding is not a problem unless verification is
 // strict: unsigned hand-typed text, or a torn tail already stepped over.
 func (f Finding) Benign() bool {
-	return f.Status == StatusUnsigned || (f.Status == StatusTruncated && f.Recovered)
+	return f.Status == StatusUnsigned || f.Status == StatusNotHereYet || (f.Status == StatusTruncated && f.Recovered)
 }
 
 // Verify checks every block of the live log and the decision log: each
-// signature against the agent's public key in IDENTITY.md, and each link of
-// the chain. Signatures are checked on all cores. Appends may go on
+// signature against the agent's public keys in IDENTITY.md, each feed's
+// sequence and links, the entries other feeds cite, and this machine's
+// witness of what it saw before (so entries cut after it saw them stay
+// reported). Signatures are checked on all cores. Appends may go on
 // meanwhile; Verify checks the files as they were when it started.
+// Entries of an older vault's single chain are checked as that chain.
 func (l *Log) Verify(ctx context.Context) (*Report, error) {
 	kr, err := identity.LoadKeyring(l.v)
 	if err != nil {
 		return nil, err
 	}
-	// Snapshot sizes and the head hint under the append lock, so that the
-	// files and the hint agree.
-	unlock, err := l.v.LockContext(ctx, lockName)
-	if err != nil {
-		return nil, err
-	}
-	segs, err := l.segments()
-	var sizes []int64
-	for _, s := range segs {
-		st, serr := os.Stat(l.abs(s))
-		if serr != nil {
-			err = errors.Join(err, serr)
-			break
-		}
-		sizes = append(sizes, st.Size())
-	}
-	var head pos
-	headErr := readJSON(l.abs(headFile), &head)
-	unlock()
-	if err != nil {
-		return nil, err
-	}
 	r := &Report{Counts: map[Status]int{}, Findings: []Finding{}}
-	live := chainFiles{stream: streamLive, files: segs, sizes: sizes}
-	if headErr == nil {
-		live.head = head.Head
-	}
-	if err := l.verifyChain(ctx, kr, live, r); err != nil {
-		return nil, err
-	}
-	unlock, err = l.v.LockContext(ctx, decisionsLock)
-	if err != nil {
-		return nil, err
-	}
-	st, serr := os.Stat(l.abs(vault.DecisionsLog))
-	var dhead pos
-	dheadErr := readJSON(l.abs(decisionsHeadFile), &dhead)
-	unlock()
-	if serr == nil {
-		dec := chainFiles{stream: streamDecisions, files: []string{vault.DecisionsLog}, sizes: []int64{st.Size()}}
-		if dheadErr == nil {
-			dec.head = dhead.Head
+	for _, stream := range []string{streamLive, streamDecisions} {
+		var files []logFile
+		if stream == streamLive {
+			files, err = l.liveFiles()
+		} else {
+			files, err = l.decisionFiles()
 		}
-		if err := l.verifyChain(ctx, kr, dec, r); err != nil {
+		if err != nil {
 			return nil, err
 		}
-	} else if !errors.Is(serr, fs.ErrNotExist) {
-		return nil, serr
+		// Bring the witness up to date first: what is here now counts as
+		// seen (its heads' signatures checked), so a cut made later is
+		// reported.
+		if _, err := l.refresh(stream, files); err != nil {
+			return nil, err
+		}
+		wit := l.loadWitness()
+		var legacy chainFiles
+		legacy.stream = stream
+		var feeds []logFile
+		var sizes []int64
+		for _, lf := range files {
+			st, err := os.Stat(l.abs(lf.rel))
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, err
+			}
+			if lf.legacy {
+				legacy.files = append(legacy.files, lf.rel)
+				legacy.sizes = append(legacy.sizes, st.Size())
+			} else {
+				feeds = append(feeds, lf)
+				sizes = append(sizes, st.Size())
+			}
+		}
+		if len(legacy.files) > 0 {
+			var h pos
+			hint := headFile
+			if stream == streamDecisions {
+				hint = decisionsHeadFile
+			}
+			if readJSON(l.abs(hint), &h) == nil {
+				legacy.head = h.Head
+			}
+			if err := l.verifyChain(ctx, kr, legacy, r); err != nil {
+				return nil, err
+			}
+		}
+		if err := l.verifyFeeds(ctx, kr, stream, feeds, sizes, wit, r); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -163,6 +180,7 @@ type chainFiles struct {
 type sigJob struct {
 	f     Finding // filled in if the signature fails
 	agent string
+	pub   []byte // the key expected to have signed it
 	msg   []byte
 	sig   []byte
 }
@@ -172,45 +190,7 @@ type sigBatch []sigJob
 // verifyChain walks one chain, checking links in order and fanning
 // signature checks out to one worker per core.
 func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles, r *Report) error {
-	workers := runtime.GOMAXPROCS(0)
-	bk := newBatchKeys(kr)
-	jobs := make(chan sigBatch, workers*2)
-	var (
-		mu   sync.Mutex // protects bads
-		bads []Finding
-	)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range jobs {
-				var mine []Finding
-				if bk.verifyBatch(kr, b) {
-					continue
-				}
-				for _, j := range b {
-					if kr.Verify(j.agent, j.msg, j.sig) {
-						continue
-					}
-					f := j.f
-					f.Status, f.Detail = StatusEdited, "signature does not verify: the entry was changed after it was signed"
-					if len(j.sig) != 64 {
-						f.Detail = "signature is malformed"
-					} else if who, found := kr.Signer(j.msg, j.sig); found && who != j.agent {
-						f.Status, f.Detail = StatusForged, fmt.Sprintf("signed with %s's key, not %s's", who, j.agent)
-					} else if _, known := kr[j.agent]; !known {
-						f.Status, f.Detail = StatusForged, fmt.Sprintf("agent %s has no public key in the vault", j.agent)
-					}
-					mine = append(mine, f)
-				}
-				mu.Lock()
-				bads = append(bads, mine...)
-				mu.Unlock()
-			}
-		}()
-	}
-	stop := func() { close(jobs); wg.Wait() }
+	jobs, stop, bads := startSigWorkers(kr)
 
 	var (
 		findings []Finding
@@ -278,7 +258,8 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 			findings = append(findings, f)
 			return nil
 		}
-		batch = append(batch, sigJob{f: f, agent: e.Agent, msg: e.Canonical(), sig: sig})
+		pub, _ := kr.Key(e.Agent, "")
+		batch = append(batch, sigJob{f: f, agent: e.Agent, pub: pub, msg: e.Canonical(), sig: sig})
 		if len(batch) == 256 {
 			jobs <- batch
 			batch = nil
@@ -296,7 +277,7 @@ func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles
 		jobs <- batch
 	}
 	stop()
-	findings = append(findings, bads...)
+	findings = append(findings, *bads...)
 	signed := entries
 	if len(breaks) > 0 {
 		seen := make(map[uint64]struct{}, len(hashes))

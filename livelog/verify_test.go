@@ -9,18 +9,20 @@ import (
 	"github.com/nexus-memory/nexus/identity"
 )
 
-// tamperLog makes a vault with five entries and returns the log, its
-// segment's path and the entries.
+// tamperLog makes a vault where lyra wrote five entries (A-E) into her
+// feed, with ella's entries in between in hers, and returns the log,
+// lyra's feed file and lyra's entries.
 func tamperLog(t *testing.T) (*Log, string, []Entry) {
 	t.Helper()
 	v := mustVault(t)
 	l := mustLog(t, v)
-	for i, a := range []string{"lyra", "ella", "lyra", "ella", "lyra"} {
-		if _, err := l.Append(a, Entry{Channel: "deploy", Kind: "note", Summary: "entry " + string(rune('A'+i)), Body: "body of entry"}); err != nil {
+	for i := range 5 {
+		if _, err := l.Append("lyra", Entry{Channel: "deploy", Kind: "note", Summary: "entry " + string(rune('A'+i)), Body: "body of entry"}); err != nil {
 			t.Fatal(err)
 		}
+		mustAppend(t, l, "ella", "ella "+string(rune('a'+i)))
 	}
-	es, err := l.Read(ReadOptions{})
+	es, err := l.Read(ReadOptions{From: "lyra"})
 	if err != nil || len(es) != 5 {
 		t.Fatalf("read: %v %d", err, len(es))
 	}
@@ -45,14 +47,14 @@ func TestVerifyTampering(t *testing.T) {
 		}, StatusEdited, "entry B", false},
 		{"entry deleted", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
 			return append(append([]byte{}, data[:es[2].Offset]...), data[es[2].End:]...)
-		}, StatusRemoved, "entry D", false},
+		}, StatusRemoved, "", false},
 		{"two entries swapped", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
 			a, b := data[es[1].Offset:es[1].End], data[es[2].Offset:es[2].End]
 			out := append([]byte{}, data[:es[1].Offset]...)
 			out = append(out, b...)
 			out = append(out, a...)
 			return append(out, data[es[2].End:]...)
-		}, StatusReordered, "entry C", false},
+		}, StatusReordered, "entry B", false},
 		{"re-signed with another agent's key", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
 			m, err := identity.LoadSigner(l.v, "mallory")
 			if err != nil {
@@ -69,7 +71,7 @@ func TestVerifyTampering(t *testing.T) {
 			return data[:es[4].Offset]
 		}, StatusRemoved, "", false},
 		{"header damaged", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
-			return []byte(strings.Replace(string(data), "ella [deploy/note] entry B", "ella [deploy note] entry B", 1))
+			return []byte(strings.Replace(string(data), "lyra [deploy/note] entry B", "lyra [deploy note] entry B", 1))
 		}, StatusEdited, "", false},
 		{"signature line damaged", func(t *testing.T, l *Log, path string, data []byte, es []Entry) []byte {
 			return []byte(strings.Replace(string(data), es[1].Sig+" -->", es[1].Sig+" --", 1))
@@ -111,16 +113,16 @@ func TestVerifyTampering(t *testing.T) {
 			}
 			if c.strict {
 				// Hand text never makes the agent entries fail.
-				if r.Counts[StatusIntact] != 5 || r.Counts[StatusUnsigned] != 1 {
+				if r.Counts[StatusIntact] != 10 || r.Counts[StatusUnsigned] != 1 {
 					t.Fatalf("counts %v", r.Counts)
 				}
 				es, err := l.Read(ReadOptions{})
-				if err != nil || len(es) != 6 {
-					t.Fatalf("read shows %d blocks (%v), want 6", len(es), err)
+				if err != nil || len(es) != 11 {
+					t.Fatalf("read shows %d blocks (%v), want 11", len(es), err)
 				}
 				// The next append chains on and verifies.
-				mustAppend(t, l, "ella", "after the hand text")
-				if r := mustVerify(t, l); !r.OK(false) || r.Counts[StatusIntact] != 6 {
+				mustAppend(t, l, "lyra", "after the hand text")
+				if r := mustVerify(t, l); !r.OK(false) || r.Counts[StatusIntact] != 11 {
 					t.Fatalf("after append: %+v", r)
 				}
 			}
@@ -128,22 +130,23 @@ func TestVerifyTampering(t *testing.T) {
 	}
 }
 
-// TestTornTailStepOver appends after a log that a crash left torn.
+// TestTornTailStepOver appends after a feed that a crash left torn: a
+// record written in part and never acknowledged.
 func TestTornTailStepOver(t *testing.T) {
 	l, path, es := tamperLog(t)
 	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, data[:es[4].Offset+40], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := l.AppendDetailed("ella", Entry{Summary: "after the crash"})
+	// The crashed append's partial record: a copy of E's text, cut.
+	rec := string(data[es[4].Offset:es[4].End])
+	appendRaw(t, path, strings.Replace(rec, "entry E", "entry F", 1)[:60])
+	r, err := l.AppendDetailed("lyra", Entry{Summary: "after the crash"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.SteppedOverTornTail {
-		t.Fatal("torn tail not reported")
+	if !r.SteppedOverTornTail || r.Entry.Seq != 6 {
+		t.Fatalf("torn tail not reported, or seq %d", r.Entry.Seq)
 	}
 	rep := mustVerify(t, l)
-	if rep.Counts[StatusTruncated] != 1 || rep.Counts[StatusIntact] != 5 {
+	if rep.Counts[StatusTruncated] != 1 || rep.Counts[StatusIntact] != 11 {
 		t.Fatalf("verify after step-over: %v %+v", rep.Counts, rep.Findings)
 	}
 	// The stepped-over tail is listed, but only strict verification fails
@@ -169,29 +172,43 @@ func TestTornTailStepOver(t *testing.T) {
 	if err != nil || res.SteppedOverTornTail {
 		t.Fatalf("hand text treated as torn: %v %+v", err, res)
 	}
-	if rep := mustVerify(t, l); rep.Counts[StatusIntact] != 7 {
+	if rep := mustVerify(t, l); rep.Counts[StatusIntact] != 13 {
+		t.Fatalf("counts %v %+v", rep.Counts, rep.Findings)
+	}
+	// A final record whose newline was trimmed (an editor, a sync tool) is
+	// complete: the next append neither forks nor marks it torn.
+	data, _ = os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.TrimRight(string(data), "\n")), 0o644)
+	res, err = l.AppendDetailed("lyra", Entry{Summary: "after a trimmed newline"})
+	if err != nil || res.SteppedOverTornTail {
+		t.Fatalf("trimmed newline: %v %+v", err, res)
+	}
+	if rep := mustVerify(t, l); rep.Counts[StatusIntact] != 14 || rep.Counts[StatusForked] != 0 || rep.Counts[StatusTruncated] != 1 {
 		t.Fatalf("counts %v %+v", rep.Counts, rep.Findings)
 	}
 }
 
-// TestStaleHeadFile: the head hint lost (crash before its update) or
-// removed; appends still chain correctly.
+// TestStaleHeadFile: the feed hint lost (crash before its update),
+// stale or garbage; appends still number and chain correctly.
 func TestStaleHeadFile(t *testing.T) {
 	v := mustVault(t)
 	l := mustLog(t, v)
+	hint := v.MustPath(hintPath(streamLive, "lyra@"+testDevice))
 	mustAppend(t, l, "lyra", "one")
-	stale, _ := os.ReadFile(v.MustPath(headFile))
+	stale, _ := os.ReadFile(hint)
 	mustAppend(t, l, "lyra", "two")
-	if err := os.WriteFile(v.MustPath(headFile), stale, 0o644); err != nil {
+	if err := os.WriteFile(hint, stale, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, l, "ella", "three")
-	os.Remove(v.MustPath(headFile))
-	mustAppend(t, l, "ella", "four")
-	if err := os.WriteFile(v.MustPath(headFile), []byte("{garbage"), 0o644); err != nil {
+	mustAppend(t, l, "lyra", "three")
+	os.Remove(hint)
+	mustAppend(t, l, "lyra", "four")
+	if err := os.WriteFile(hint, []byte("{garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, l, "ella", "five")
+	if e := mustAppend(t, l, "lyra", "five"); e.Seq != 5 {
+		t.Fatalf("seq %d", e.Seq)
+	}
 	if r := mustVerify(t, l); !r.OK(true) || r.Counts[StatusIntact] != 5 {
 		t.Fatalf("verify: %v %+v", r.Counts, r.Findings)
 	}
@@ -212,7 +229,7 @@ func TestVerifyChunks(t *testing.T) {
 		}
 	}
 	data, _ := os.ReadFile(segmentPath(l))
-	os.WriteFile(segmentPath(l), []byte(strings.Replace(string(data), "] entry xxxxx\n", "] entry xxxxX\n", 1)), 0o644)
+	os.WriteFile(segmentPath(l), []byte(strings.Replace(string(data), "] entry xxxx\n", "] entry xxxX\n", 1)), 0o644)
 	want := mustVerify(t, l)
 	defer func(old int64) { verifyChunk = old }(verifyChunk)
 	for _, chunk := range []int64{97, 500, 4096} {

@@ -140,14 +140,46 @@ func argumentsOf(req mcp.CallToolRequest) (map[string]any, error) {
 }
 
 // jsonResult renders a successful result as JSON text, and as structured
-// content when it is a JSON object.
+// content when it is a JSON object. The text copy of structured content is
+// indented as JavaScript's JSON.stringify(value, null, 2) writes it:
+// OpenClaw's MCP bridge shows the structured value and drops a text block
+// equal to that form, so the model gets the result once, not twice.
 func jsonResult(v any) *mcp.CallToolResult {
 	b := marshal(v)
-	res := mcp.NewToolResultText(string(b))
 	if len(b) > 0 && b[0] == '{' {
+		res := mcp.NewToolResultText(string(indentLikeJS(b)))
 		res.StructuredContent = json.RawMessage(b)
+		return res
 	}
-	return res
+	return mcp.NewToolResultText(string(b))
+}
+
+// indentLikeJS indents compact JSON by two spaces and writes U+2028 and
+// U+2029 as themselves (Go's encoder escapes them; JavaScript does not).
+func indentLikeJS(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
+		return b
+	}
+	in := buf.Bytes()
+	if !bytes.Contains(in, []byte(`\u202`)) {
+		return in
+	}
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); i++ {
+		if in[i] != '\\' || i+1 >= len(in) {
+			out = append(out, in[i])
+			continue
+		}
+		if i+5 < len(in) && in[i+1] == 'u' && (string(in[i+2:i+6]) == "2028" || string(in[i+2:i+6]) == "2029") {
+			out = append(out, string(rune(0x2028+int(in[i+5]-'8')))...)
+			i += 5
+			continue
+		}
+		out = append(out, in[i], in[i+1]) // an escape pair: \\, \", \n, ...
+		i++
+	}
+	return out
 }
 
 // errorResult renders a tool error: the result's JSON when there is one

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -197,29 +196,37 @@ func TestLiveLogResourceTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{v: v}
+	if _, err := identity.Create(v, "lyra", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := livelog.Open(v, livelog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{v: v, lg: lg}
 	res, err := s.readLiveLogResource(context.Background(), mcp.ReadResourceRequest{})
-	if err != nil || len(res) != 1 || res[0].(mcp.TextResourceContents).Text != "" {
+	if err != nil || len(res) != 1 || !strings.Contains(res[0].(mcp.TextResourceContents).Text, "The newest 0 entries") {
 		t.Fatalf("empty log: %v %+v", err, res)
 	}
-	var b strings.Builder
-	for i := 0; b.Len() < 2*maxLiveLogResource; i++ {
-		fmt.Fprintf(&b, "### entry %06d\nbody line\n\n", i)
+	var es []livelog.Entry
+	for i := range 300 {
+		es = append(es, livelog.Entry{Summary: fmt.Sprintf("entry %06d", i), Body: strings.Repeat("body line\n", 150)})
 	}
-	os.WriteFile(filepath.Join(v.Root(), "log", "live", "2026-10.md"), []byte("old month\n"), 0o644)
-	os.WriteFile(filepath.Join(v.Root(), "log", "live", "2026-11.md"), []byte(b.String()), 0o644)
+	if _, err := lg.AppendBatch("lyra", es); err != nil {
+		t.Fatal(err)
+	}
 	res, err = s.readLiveLogResource(context.Background(), mcp.ReadResourceRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := res[0].(mcp.TextResourceContents).Text
-	if len(text) > maxLiveLogResource+200 || !strings.HasPrefix(text, "(the last ") || !strings.Contains(text, "log/live/2026-11.md") {
+	if len(text) > maxLiveLogResource+200 || !strings.HasPrefix(text, "(the last ") {
 		t.Fatalf("tail: %d bytes, starts %q", len(text), text[:80])
 	}
-	if !strings.HasSuffix(text, b.String()[b.Len()-40:]) || strings.Contains(text, "old month") {
-		t.Error("tail is not the end of the newest segment")
+	if !strings.Contains(text, "entry 000299") || strings.Contains(text, "entry 000000") {
+		t.Error("the resource is not the newest entries")
 	}
-	if first := strings.SplitN(text, "\n\n", 2)[1]; !strings.HasPrefix(first, "### entry") && !strings.HasPrefix(first, "body line") && first[0] != '\n' {
+	if first := strings.SplitN(text, "\n\n", 2)[1]; !strings.HasPrefix(first, "- ") && !strings.HasPrefix(first, "    body line") && !strings.HasPrefix(first, "## ") {
 		t.Errorf("tail does not start at a line: %q", first[:40])
 	}
 }

@@ -179,24 +179,35 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 }
 
 // liveLogStamp identifies the state of the live log's files cheaply (names,
-// sizes and times of log/live/*.md), to notice appends by any process.
+// sizes and times of log/live/*.md and the feeds log/live/YYYY-MM/*.md),
+// to notice appends by any process.
 func (s *Server) liveLogStamp() string {
-	dir := s.v.MustPath(vault.LiveLogDir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return ""
-	}
 	var b strings.Builder
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".md") {
-			continue
-		}
-		info, err := e.Info()
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		entries, err := os.ReadDir(s.v.MustPath(rel))
 		if err != nil {
-			continue
+			return
 		}
-		fmt.Fprintf(&b, "%s:%d:%d;", e.Name(), info.Size(), info.ModTime().UnixNano())
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if e.IsDir() && depth == 0 {
+				walk(rel+"/"+e.Name(), 1)
+				continue
+			}
+			if !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(&b, "%s/%s:%d:%d;", rel, e.Name(), info.Size(), info.ModTime().UnixNano())
+		}
 	}
+	walk(vault.LiveLogDir, 0)
 	return b.String()
 }
 

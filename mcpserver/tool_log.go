@@ -27,12 +27,20 @@ type logEntry struct {
 	Hand    bool      `json:"hand,omitempty"`
 	Segment string    `json:"segment"`
 	Line    int       `json:"line,omitempty"`
+	// Writer is the feed (AGENT@DEVICE); Quarantine the rule a
+	// quarantined entry hit (its text is then replaced by a notice).
+	Writer     string `json:"writer,omitempty"`
+	Quarantine string `json:"quarantine,omitempty"`
 }
 
+// toLogEntries shows entries to an agent: a quarantined entry's text is
+// replaced by its "[QUARANTINED: rule]" notice.
 func toLogEntries(es []livelog.Entry) []logEntry {
 	out := make([]logEntry, 0, len(es))
 	for _, e := range es {
-		out = append(out, logEntry{Time: e.Time, Agent: e.Agent, Channel: e.Channel, Kind: e.Kind, Summary: e.Summary, Body: e.Body, Signed: e.Signed, Hand: e.Hand, Segment: e.Segment, Line: e.Line})
+		e = e.Masked()
+		out = append(out, logEntry{Time: e.Time, Agent: e.Agent, Channel: e.Channel, Kind: e.Kind, Summary: e.Summary, Body: e.Body, Signed: e.Signed, Hand: e.Hand,
+			Segment: e.Segment, Line: e.Line, Writer: e.Writer, Quarantine: e.Quarantine})
 	}
 	return out
 }
@@ -75,18 +83,20 @@ Returns {reader, unread, acked, count, entries: [{time, agent, channel, kind, su
 
 Use it to tell the other agents what you did, found, started or need: a one-line summary (what a reader must know) and, if useful, a markdown body with details. It is signed with your key and chained to the previous entry; it cannot be edited later, so write nothing secret.
 channel groups entries (default "general"; e.g. a project name); kind says what it is (default "note"; e.g. status, question, handoff, result).
-Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, notes}.`,
+key (optional) makes a retry safe: an append whose key your feed already holds writes nothing and returns the earlier entry with duplicate true.
+Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, notes, duplicate}.`,
 				objectSchema(fields{
 					{"summary", strLen("One line (at most 500 characters): what happened or what you need.", 1, 0)},
 					{"body", strLen("Optional details in markdown (at most 1 MiB).", 0, livelog.MaxBodyBytes)},
 					{"channel", strProp(`Channel (default "general").`)},
 					{"kind", strProp(`Kind of entry (default "note"), e.g. status, question, handoff, result.`)},
+					{"key", strProp("Idempotency key (at most 128 characters), e.g. the id of the turn: a second append with the same key writes nothing.")},
 				}, "summary"),
 				hints{title: "Append to the live log"}),
 			run: s.logAppend,
 		},
 		{
-			def: newTool("decision_record", `Record a decision in the shared decision log (log/decisions.md), signed by you, with the next id (D-0001, ...).
+			def: newTool("decision_record", `Record a decision in the shared decision log (your decision feed log/decisions/YOU@DEVICE.md), signed by you, with the next id of your feed (lyra@vps:D-0001, ...).
 
 Use it when you and the user or other agents settle something others must follow: a choice of approach, a convention, a scope cut. Give a short title, the decision itself and the rationale. To change an earlier decision, record a new one with supersedes set to the old id; the old one stays in the file, marked superseded.
 Returns the decision {id, time, agent, title, decision, rationale, supersedes}.`,
@@ -94,7 +104,7 @@ Returns the decision {id, time, agent, title, decision, rationale, supersedes}.`
 					{"title", strLen("Short title.", 1, 0)},
 					{"decision", strLen("What was decided.", 1, 0)},
 					{"rationale", strProp("Why.")},
-					{"supersedes", strProp("Id of the earlier decision this replaces, e.g. D-0003.")},
+					{"supersedes", strProp("Id of the earlier decision this replaces, e.g. lyra@vps:D-0003.")},
 				}, "title", "decision"),
 				hints{title: "Record a decision"}),
 			run: s.decisionRecord,
@@ -156,23 +166,14 @@ func (s *Server) logRead(ctx context.Context, c *call) (any, error) {
 	if channel != "" || kind != "" || from != "" {
 		return nil, fmt.Errorf("channel, kind and from filter the last-N view; pass last too: %w", vault.ErrInvalid)
 	}
-	es, err := s.lg.Unread(c.agent)
+	es, remaining, err := s.lg.ReadUnreadLimit(c.agent, limit, ack)
+	if ack {
+		s.unread.invalidate()
+	}
 	if err != nil {
 		return nil, err
 	}
-	res := logReadResult{Reader: c.agent, Unread: true}
-	if len(es) > limit {
-		res.Remaining = len(es) - limit
-		es = es[:limit]
-	}
-	if ack && len(es) > 0 {
-		err := s.lg.Ack(c.agent, es[len(es)-1])
-		s.unread.invalidate()
-		if err != nil {
-			return nil, err
-		}
-		res.Acked = true
-	}
+	res := logReadResult{Reader: c.agent, Unread: true, Remaining: remaining, Acked: ack && len(es) > 0}
 	res.Entries, res.Count = toLogEntries(es), len(es)
 	return res, nil
 }
@@ -183,22 +184,29 @@ func (s *Server) logAppend(ctx context.Context, c *call) (any, error) {
 		Body:    c.str("body", false),
 		Channel: strings.TrimSpace(c.str("channel", false)),
 		Kind:    strings.TrimSpace(c.str("kind", false)),
+		Key:     c.str("key", false),
 	}
 	if c.err != nil {
 		return nil, c.err
+	}
+	if len(e.Key) > livelog.MaxKeyLen {
+		return nil, fmt.Errorf("key is %d bytes, at most %d: %w", len(e.Key), livelog.MaxKeyLen, vault.ErrInvalid)
 	}
 	r, err := s.lg.AppendDetailed(c.agent, e)
 	s.unread.invalidate()
 	if err != nil {
 		return nil, err
 	}
-	return logAppended{toLogEntries([]livelog.Entry{r.Entry})[0], r.Notes}, nil
+	return logAppended{toLogEntries([]livelog.Entry{r.Entry})[0], r.Notes, r.Duplicate}, nil
 }
 
 // logAppended is log_append's result.
 type logAppended struct {
 	Entry logEntry `json:"entry"`
 	Notes []string `json:"notes,omitempty"`
+	// Duplicate: the key was already in the agent's feed; nothing was
+	// written and Entry is the earlier entry.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 func (s *Server) decisionRecord(ctx context.Context, c *call) (any, error) {
@@ -229,6 +237,11 @@ func (s *Server) decisionList(ctx context.Context, c *call) (any, error) {
 	}
 	if ds == nil {
 		ds = []livelog.Decision{}
+	}
+	for i := range ds {
+		if ds[i].Quarantine != "" {
+			ds[i].Title, ds[i].Decision, ds[i].Rationale = "[QUARANTINED: "+ds[i].Quarantine+"] (see "+ds[i].File+", nexus decisions --raw)", "", ""
+		}
 	}
 	return decisionList{ds}, nil
 }

@@ -35,7 +35,7 @@ The files have character limits (usage is reported as "67% — 1,474/2,200 chars
 If old_text matches no entry or several different ones, the error lists the candidates: call again with a longer, unique old_text.
 Content is scanned: prompt-injection phrasing, secrets and credentials, exfiltration commands and invisible Unicode are refused with the rule's name; rewrite without them (never store secrets).
 When the vault requires review, a successful write returns staged: true and pending_id: it lands once a person approves.
-Returns {success, message, target, usage, entry_count, error, current_entries, matches, staged, pending_id}.`,
+Returns {success, message, target, usage, entry_count, error, current_entries, matches, staged, pending_id, curator_notice}; curator_notice names a proposal waiting for a person to move entries out of a nearly full file.`,
 			memorySchema(opSchema),
 			hints{title: "Edit bounded memory", destructive: true}),
 		run: s.memory,

@@ -112,22 +112,27 @@ func exerciseLog(t *testing.T, cs *sdk.ClientSession, v *vault.Vault) {
 		t.Errorf("log_read last: %v", r)
 	}
 	// Decisions.
+	dev, err := v.Device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lyra := "lyra@" + dev
 	d1 := mustOK(t, cs, "decision_record", map[string]any{"title": "Use Go", "decision": "All services in Go.", "rationale": "One toolchain."})
-	if d1["id"] != "D-0001" || d1["agent"] != "lyra" {
+	if d1["id"] != lyra+":D-0001" || d1["agent"] != "lyra" {
 		t.Fatalf("decision_record: %v", d1)
 	}
-	mustOK(t, cs, "decision_record", map[string]any{"title": "Use Go 1.26", "decision": "Pin Go 1.26.", "supersedes": "D-0001"})
-	mustFail(t, cs, "decision_record", map[string]any{"title": "x", "decision": "y", "supersedes": "D-0099"}, "D-0099")
+	mustOK(t, cs, "decision_record", map[string]any{"title": "Use Go 1.26", "decision": "Pin Go 1.26.", "supersedes": lyra + ":D-0001"})
+	mustFail(t, cs, "decision_record", map[string]any{"title": "x", "decision": "y", "supersedes": lyra + ":D-0099"}, "D-0099")
 	l := mustOK(t, cs, "decision_list", nil)
-	if ds := l["decisions"].([]any); len(ds) != 1 || ds[0].(map[string]any)["id"] != "D-0002" {
+	if ds := l["decisions"].([]any); len(ds) != 1 || ds[0].(map[string]any)["id"] != lyra+":D-0002" {
 		t.Errorf("decision_list: %v", l)
 	}
 	l = mustOK(t, cs, "decision_list", map[string]any{"all": true})
-	if ds := l["decisions"].([]any); len(ds) != 2 || ds[0].(map[string]any)["superseded_by"] != "D-0002" {
+	if ds := l["decisions"].([]any); len(ds) != 2 || ds[0].(map[string]any)["superseded_by"] != lyra+":D-0002" {
 		t.Errorf("decision_list all: %v", l)
 	}
-	if got := readFile(t, v, "log/decisions.md"); !strings.Contains(got, "Pin Go 1.26.") {
-		t.Errorf("decisions.md: %q", got)
+	if got := readFile(t, v, "log/decisions/"+lyra+".md"); !strings.Contains(got, "Pin Go 1.26.") {
+		t.Errorf("decision feed: %q", got)
 	}
 	// Checkpoints.
 	c := mustOK(t, cs, "checkpoint_load", nil)

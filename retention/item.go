@@ -255,7 +255,7 @@ func ParseItem(id string, data []byte) (Item, error) {
 	}
 	it.Body = strings.TrimSpace(strings.ReplaceAll(string(body), "\r\n", "\n"))
 	switch it.Kind {
-	case KindFact, KindConflict:
+	case KindFact, KindConflict, KindArchive, KindSpill, KindPromote, KindMerge:
 	case KindMemory:
 		switch {
 		case len(fm.Ops) > 0:

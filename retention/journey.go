@@ -24,6 +24,7 @@ const (
 	EventApproved     = "approved"
 	EventRejected     = "rejected"
 	EventDecision     = "decision"
+	EventCuratorPass  = "curator pass"
 )
 
 // Event is one moment in an agent's journey.
@@ -109,6 +110,7 @@ func Journey(v *vault.Vault, o JourneyOptions) ([]Event, error) {
 		}
 		add(Event{Time: it.DecidedAt, Agent: it.Agent, Kind: kind, Title: by + ")", Path: it.Path})
 	}
+	curatorPasses(v, add) // curator_journey.go
 	if l, err := livelog.Open(v, livelog.Options{}); err == nil {
 		if ds, err := l.ListDecisions(true); err == nil {
 			for _, d := range ds {

@@ -36,6 +36,7 @@ type Keeper struct {
 	poke   chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	cur    keeperCurator // curator_keeper.go
 }
 
 // StartKeeper starts a keeper; it runs once at once, then every
@@ -100,6 +101,7 @@ func (k *Keeper) RunOnce() {
 	if err := agents.SyncAllIndexes(k.v); err != nil {
 		k.opts.Logger.Warn("sync memory indexes", "err", err)
 	}
+	k.curate()
 }
 
 // Close stops the keeper and waits for a run in progress to end.

@@ -147,6 +147,14 @@ func stage(v *vault.Vault, it Item) (Item, error) {
 // staged result has Success and Staged true and PendingID set; nothing
 // lands in memory until a person approves.
 func WriteMemory(v *vault.Vault, agent string, target agents.Target, ops []agents.Op, prov Provenance, now time.Time) (agents.Result, error) {
+	res, err := writeMemory(v, agent, target, ops, prov, now)
+	if res.Limit > 0 {
+		res.CuratorNotice = agents.CuratorNotice(v, agent, target, res.Chars, res.Limit) // curator.go
+	}
+	return res, err
+}
+
+func writeMemory(v *vault.Vault, agent string, target agents.Target, ops []agents.Op, prov Provenance, now time.Time) (agents.Result, error) {
 	m, err := agents.OpenMemory(v, agent, target)
 	if err != nil {
 		return agents.Result{Target: string(target), Error: err.Error()}, err

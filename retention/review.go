@@ -230,6 +230,9 @@ func applyEdit(it *Item, text string) error {
 
 // apply performs an approved item and returns what it wrote.
 func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
+	if isCuratorKind(it.Kind) {
+		return applyCurator(v, it, now) // curator_apply.go
+	}
 	switch it.Kind {
 	case KindFact:
 		f, err := agents.WriteFact(v, it.Agent, it.FactInput(), now)
@@ -544,6 +547,10 @@ func affectedPaths(v *vault.Vault, items []Item) []string {
 			}
 		case KindConflict:
 			add(it.Target)
+		default:
+			for _, p := range curatorAffected(it) {
+				add(p)
+			}
 		}
 	}
 	return out

@@ -205,12 +205,17 @@ type RollbackResult struct {
 // stored copy against the manifest (nothing is restored from a damaged
 // snapshot) and takes a snapshot of the state it replaces.
 func Rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) {
-	var res RollbackResult
 	unlock, err := v.Lock(reviewLock)
 	if err != nil {
-		return res, err
+		return RollbackResult{}, err
 	}
 	defer unlock()
+	return rollback(v, id, now)
+}
+
+// rollback is [Rollback] with the review lock held.
+func rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) {
+	var res RollbackResult
 	if id == "" {
 		all, err := ListSnapshots(v)
 		if err != nil {

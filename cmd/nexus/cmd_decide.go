@@ -28,19 +28,23 @@ func newDecideCmd(g *globals) *cobra.Command {
 	opts := &decideOptions{}
 	cmd := &cobra.Command{
 		Use:   "decide TITLE... | -",
-		Short: "Record a signed decision in log/decisions.md as --agent",
-		Long: `Append a decision to log/decisions.md with the next id (D-0001, D-0002, ...),
-signed with the agent's key and chained like the live log. --decision is
-required; --rationale says why. --supersedes D-0003 marks that earlier
-decision superseded in listings (it stays in the file). The title is the
-words given, joined with spaces, or stdin for '-'; it is one line of at
-most 500 characters, and --decision and --rationale take at most 512 KiB
-each.
+		Short: "Record a signed decision in the agent's decision feed as --agent",
+		Long: `Append a decision to the agent's decision feed on this machine,
+log/decisions/AGENT@DEVICE.md, signed like the live log, with the next id
+of that feed: AGENT@DEVICE:D-0001, :D-0002, ... (ids include the writer,
+so two machines never issue the same one). --decision is required;
+--rationale says why. --supersedes ID marks that earlier decision
+superseded in listings (it stays in its file); ids of an older vault's
+log/decisions.md (D-0003) still work. Superseding a decision that is
+already superseded here is refused; two supersessions made on two machines
+are both kept and listed as a conflict. The title is the words given,
+joined with spaces, or stdin for '-'; it is one line of at most 200
+characters, and --decision and --rationale take at most 512 KiB each.
 
 Example:
   nexus --agent lyra decide "Secrets live in the OS keychain" \
       --decision "Use the OS keychain for all tokens" \
-      --rationale "Files in the vault sync to phones" --supersedes D-0003`,
+      --rationale "Files in the vault sync to phones" --supersedes lyra@vps:D-0003`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -53,7 +57,7 @@ Example:
 	f := cmd.Flags()
 	f.StringVar(&opts.decision, "decision", "", "what was decided (required)")
 	f.StringVar(&opts.rationale, "rationale", "", "why")
-	f.StringVar(&opts.supersedes, "supersedes", "", "id of the decision this one replaces, e.g. D-0003")
+	f.StringVar(&opts.supersedes, "supersedes", "", "id of the decision this one replaces, e.g. lyra@vps:D-0003")
 	return cmd
 }
 
@@ -89,6 +93,7 @@ func runDecision(g *globals, opts *decideOptions) error {
 // decisionsOptions are the flags of 'nexus decisions'.
 type decisionsOptions struct {
 	all bool
+	raw bool
 }
 
 func newDecisionsCmd(g *globals) *cobra.Command {
@@ -96,9 +101,12 @@ func newDecisionsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "decisions",
 		Short: "List the current decisions (superseded ones with --all)",
-		Long: `List the decisions in log/decisions.md, oldest first. Decisions superseded by
-a later one are hidden unless --all is given; then they are marked.
-'nexus log verify' checks their signatures.
+		Long: `List the decisions of every decision feed (log/decisions/, and an older
+vault's log/decisions.md), oldest first. Decisions superseded by a later
+one are hidden unless --all is given; then they are marked. Two decisions
+that supersede the same one are both shown, marked as a conflict for a
+person (or a later decision) to resolve. A quarantined decision shows as
+[QUARANTINED: rule] unless --raw. 'nexus log verify' checks signatures.
 
 Example:
   nexus decisions --all --json`,
@@ -106,6 +114,7 @@ Example:
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecisions(g, opts) },
 	}
 	cmd.Flags().BoolVar(&opts.all, "all", false, "include superseded decisions")
+	cmd.Flags().BoolVar(&opts.raw, "raw", false, "show the text of quarantined decisions")
 	return cmd
 }
 
@@ -118,6 +127,13 @@ func runDecisions(g *globals, opts *decisionsOptions) error {
 	if err != nil {
 		return err
 	}
+	if !opts.raw {
+		for i := range ds {
+			if ds[i].Quarantine != "" {
+				ds[i].Title, ds[i].Decision, ds[i].Rationale = "[QUARANTINED: "+ds[i].Quarantine+"] (see "+ds[i].File+", nexus decisions --raw)", "", ""
+			}
+		}
+	}
 	return g.emit(ds, nil, func(w io.Writer) {
 		if len(ds) == 0 {
 			fmt.Fprintln(w, "No decisions recorded.")
@@ -129,6 +145,13 @@ func runDecisions(g *globals, opts *decisionsOptions) error {
 			}
 			if !d.Signed {
 				mark += " (unsigned)"
+			}
+			if len(d.Conflict) > 0 {
+				mark += " (CONFLICT: also superseding the same decision: " + strings.Join(d.Conflict, ", ") + ")"
+			}
+			if d.Quarantine != "" && !opts.raw {
+				fmt.Fprintf(w, "%s [QUARANTINED: %s] (see %s, nexus decisions --raw)%s\n", d.ID, d.Quarantine, d.File, mark)
+				continue
 			}
 			fmt.Fprintf(w, "%s %s%s\n    %s, %s\n    Decision: %s\n", d.ID, d.Title, mark, d.Agent, d.Time.Format(time.RFC3339), indentMore(d.Decision))
 			if d.Rationale != "" {

@@ -58,15 +58,15 @@ func TestDemoCommand(t *testing.T) {
 	}
 	found := false
 	for _, d := range ds {
-		if d.ID == "D-0003" && d.Supersedes == "D-0001" {
+		if d.ID == "lyra@demo:D-0002" && d.Supersedes == "lyra@demo:D-0001" {
 			found = true
 		}
-		if d.ID == "D-0001" && d.SupersededBy != "D-0003" {
-			t.Errorf("D-0001 superseded_by %q, want D-0003", d.SupersededBy)
+		if d.ID == "lyra@demo:D-0001" && d.SupersededBy != "lyra@demo:D-0002" {
+			t.Errorf("lyra@demo:D-0001 superseded_by %q, want lyra@demo:D-0002", d.SupersededBy)
 		}
 	}
 	if !found {
-		t.Errorf("no decision D-0003 superseding D-0001:\n%s", out)
+		t.Errorf("no decision lyra@demo:D-0002 superseding lyra@demo:D-0001:\n%s", out)
 	}
 	_, out, _ = doctorCLI(t, "--vault", dir, "--agent", "lyra", "--json", "checkpoint", "show")
 	if !strings.Contains(out, "resumed at step 7") {

@@ -10,7 +10,10 @@ import (
 )
 
 func TestDeviceCommand(t *testing.T) {
-	dir := logVault(t)
+	dir := t.TempDir()
+	if code, _, e := logCLI(t, "", "init", dir); code != 0 {
+		t.Fatalf("init: %s", e)
+	}
 	host, _ := os.Hostname()
 	code, out, errs := logCLI(t, "", "--vault", dir, "device")
 	if code != 0 || strings.TrimSpace(out) != vault.SafeDeviceName(host) {

@@ -50,7 +50,8 @@ Doctor only reads; it changes nothing, unless given --fix. With --fix it
 first repairs what needs no judgement: it writes the ignore rules (a marked
 block; your own lines stay), merges conflict copies and conflict markers of
 Nexus's files without loss (copies are kept in review/archive/conflicts/),
-files what needs a choice in review/pending/, then runs the checks. Exit 0
+files what needs a choice in review/pending/, carries out decisions made
+in Obsidian (status: approved/rejected), then runs the checks. Exit 0
 with no problems (notes or not), 1 with any problem. With --json, every
 finding carries "severity": "problem" or "note", and the report counts
 both.
@@ -153,6 +154,14 @@ func printFixed(w io.Writer, f *doctor.FixReport) {
 	for _, r := range f.Conflicts.Resolved {
 		n++
 		fmt.Fprintf(w, "  fixed  %s (%s): %s\n", r.Path, r.Action, r.Detail)
+	}
+	for _, it := range append(f.Reviews.Approved, f.Reviews.Rejected...) {
+		n++
+		fmt.Fprintf(w, "  fixed  %s: %s in Obsidian, carried out\n", it.Path, it.Status)
+	}
+	for _, it := range f.Reviews.Failed {
+		n++
+		fmt.Fprintf(w, "  FAIL   %s: approved, but could not be applied: %s\n", it.Path, it.Error)
 	}
 	if n == 0 {
 		fmt.Fprintln(w, "  nothing needed fixing")

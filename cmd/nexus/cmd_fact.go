@@ -174,6 +174,7 @@ Example:
 		},
 	}
 	cmd.AddCommand(write, read, list, remove)
+	cmd.AddCommand(newFactPinCmds(g)...) // pin, unpin, stats: cmd_curator.go
 	return cmd
 }
 

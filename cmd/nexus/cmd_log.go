@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,11 +22,15 @@ func newLogCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "Append to, read, follow and verify the signed live-context log",
-		Long: `The live log (log/live/YYYY-MM.md) is the shared, append-only memory every
-agent reads before it replies and appends to after each meaningful turn.
-Each entry is signed with its agent's key and chained to the one before,
-so 'nexus log verify' can tell what was edited, removed or reordered.
-See docs/livelog.md for the entry format (a person may append by hand).
+		Long: `The live log is the shared, append-only memory every agent reads before it
+replies and appends to after each meaningful turn. Each writer (an agent on
+one device, lyra@vps) appends only to its own feed,
+log/live/YYYY-MM/WRITER.md, so sync tools never see two versions of one
+file. Each entry is numbered in its feed, linked to the one before, cites
+the heads of the other feeds, and is signed, so 'nexus log verify' can tell
+what was edited, removed, reordered or forked. Reading merges all feeds in
+one order. See docs/livelog.md for the entry format (a person may type
+entries by hand).
 
 Examples:
   nexus --agent lyra log append --channel deploy --kind shipped "Fixed the login timeout"
@@ -33,7 +38,7 @@ Examples:
   nexus log tail -f
   nexus log verify`,
 	}
-	cmd.AddCommand(newLogAppendCmd(g), newLogReadCmd(g), newLogTailCmd(g), newLogVerifyCmd(g))
+	cmd.AddCommand(newLogAppendCmd(g), newLogReadCmd(g), newLogTailCmd(g), newLogVerifyCmd(g), newLogFeedsCmd(g), newLogClearCmd(g))
 	return cmd
 }
 
@@ -46,12 +51,23 @@ func (g *globals) openLog() (*livelog.Log, error) {
 }
 
 func newLogAppendCmd(g *globals) *cobra.Command {
-	var channel, kind, body, bodyFile string
+	var channel, kind, body, bodyFile, key string
 	cmd := &cobra.Command{
 		Use:   "append SUMMARY... | -",
 		Short: "Append a signed entry as --agent",
-		Long: `Append one entry, signed with the agent's key, to this month's segment.
-It is on disk (fsynced) before the command returns.
+		Long: `Append one entry, signed with the agent's key on this machine, to its feed
+log/live/YYYY-MM/AGENT@DEVICE.md (see 'nexus device'). It is on disk
+(fsynced) before the command returns.
+
+--key makes the append idempotent: if the agent's feed on this machine (this
+month or the last) already holds an entry with the same key, nothing is
+written and that entry is printed, with "duplicate": true. Give the same key
+when retrying after a timeout. At most 128 characters; only its digest is
+stored.
+
+Text that reads as a prompt injection or role hijack is kept and marked
+quarantined (others see "[QUARANTINED: rule]"); secrets and invisible
+characters are refused (exit 1), and nothing is written.
 
 The summary is the words given, joined with spaces, or stdin for '-'. It is
 one line: newlines in it are folded into spaces (the result says so in
@@ -90,22 +106,35 @@ Example:
 			if err != nil {
 				return err
 			}
+			if len(key) > livelog.MaxKeyLen {
+				return usagef("--key is %d bytes; at most %d", len(key), livelog.MaxKeyLen)
+			}
 			summary, err := g.textArgs(args, "the summary")
 			if err != nil {
 				return err
 			}
-			res, err := l.AppendDetailed(agent, livelog.Entry{Channel: channel, Kind: kind, Summary: summary, Body: body})
+			res, err := l.AppendDetailed(agent, livelog.Entry{Channel: channel, Kind: kind, Summary: summary, Body: body, Key: key})
 			if err != nil {
 				return err
 			}
 			return g.emit(res, nil, func(w io.Writer) {
 				e := res.Entry
-				fmt.Fprintf(w, "Appended to %s: %s %s [%s/%s] %s\n", e.Segment, e.Time.Format(time.RFC3339), e.Agent, e.Channel, e.Kind, e.Summary)
+				verb := "Appended to"
+				if res.Duplicate {
+					verb = "Already in (same --key, nothing written)"
+				}
+				fmt.Fprintf(w, "%s %s: %s %s [%s/%s] %s\n", verb, e.Segment, e.Time.Format(time.RFC3339), e.Agent, e.Channel, e.Kind, e.Summary)
+				if e.Quarantine != "" {
+					fmt.Fprintf(w, "  note: quarantined (%s): other agents see only a [QUARANTINED] line until a person clears it\n", e.Quarantine)
+				}
 				for _, n := range res.Notes {
 					fmt.Fprintf(w, "  note: %s\n", n)
 				}
 				if res.SteppedOverTornTail {
-					fmt.Fprintln(w, "  warning: the log ended in a record cut short by a crash; it is marked and reported by 'nexus log verify'")
+					fmt.Fprintln(w, "  warning: the feed ended in a record cut short by a crash; it is marked and reported by 'nexus log verify'")
+				}
+				if res.Gap != "" {
+					fmt.Fprintf(w, "  warning: entries %s of this feed are missing (deleted?); the new entry records the gap, and 'nexus log verify' reports it\n", res.Gap)
 				}
 			})
 		},
@@ -115,6 +144,7 @@ Example:
 	f.StringVar(&kind, "kind", livelog.DefaultKind, "kind of entry, e.g. shipped, question, blocked")
 	f.StringVar(&body, "body", "", "markdown body under the summary")
 	f.StringVar(&bodyFile, "body-file", "", "read the body from a file ('-': stdin)")
+	f.StringVar(&key, "key", "", "idempotency key: an append with a key the feed already holds writes nothing")
 	return cmd
 }
 
@@ -128,7 +158,7 @@ type readResult struct {
 
 func newLogReadCmd(g *globals) *cobra.Command {
 	var (
-		unread, ack         bool
+		unread, ack, raw    bool
 		last                int
 		from, channel, kind string
 		since               string
@@ -136,21 +166,28 @@ func newLogReadCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "read",
 		Short: "Read entries: what is new for --agent, or the last N with filters",
-		Long: `With --unread, print the entries after --agent's read cursor, oldest first
-(other agents' entries and hand-typed text; an agent's own entries are never
-unread for it). --ack then moves the cursor past them.
+		Long: `With --unread, print every entry --agent has not acknowledged on this
+machine, from every feed, oldest first in the log's one order: other agents'
+entries, the same agent's entries from other devices, entries that arrived
+late by sync, and hand-typed text (never the agent's own entries from this
+machine). --ack then moves the cursor past them. An agent that never
+acknowledged has read nothing; the output streams, so memory stays small.
 
 Without --unread, print the last --last entries (default 20, 0 for all),
 filtered by author (--from), --channel, --kind and --since (a date
-2026-11-01, a UTC time 2026-11-01T10:30, or RFC 3339). Without --unread no reader is needed, so
+2026-11-01 or an RFC 3339 time). Without --unread no reader is needed, so
 the global --agent also works as the author filter, as in
 'nexus log read --last 20 --agent lyra'; --from wins if both are given.
 
-Hand-typed text (unsigned) is shown in unfiltered reads.
+Hand-typed text (unsigned) is shown in unfiltered reads. Quarantined
+entries (text that read as a prompt injection) show as
+"[QUARANTINED: rule]"; --raw shows their text (read it yourself before
+clearing it with 'nexus log clear').
 
 Examples:
   nexus --agent ella log read --unread --ack
-  nexus log read --last 20 --from lyra --channel deploy --since 2026-11-01`,
+  nexus log read --last 20 --from lyra --channel deploy --since 2026-11-01
+  nexus log read --raw --last 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ack && !unread {
@@ -160,7 +197,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			res := readResult{Unread: unread, Entries: []livelog.Entry{}}
+			show := func(e livelog.Entry) livelog.Entry {
+				if raw {
+					return e
+				}
+				return e.Masked()
+			}
 			if unread {
 				if from != "" || channel != "" || kind != "" || since != "" || cmd.Flags().Changed("last") {
 					return usagef("--unread takes no filters")
@@ -172,49 +214,37 @@ Examples:
 				if _, err := identity.Load(l.Vault(), agent); errors.Is(err, identity.ErrNoAgent) {
 					return err // a typo must not start a cursor for nobody
 				}
-				es, err := l.ReadUnread(agent, ack)
-				if err != nil {
-					return err
-				}
-				res.Reader, res.Acked, res.Entries = agent, ack && len(es) > 0, es
-			} else {
-				o := livelog.ReadOptions{Last: last, From: from, Channel: channel, Kind: kind}
-				if o.From == "" {
-					o.From = g.agent
-				}
-				if err := knownAgent(l.Vault(), o.From); err != nil {
-					return err // a typo must not read as "no entries"
-				}
-				if o.Since, err = parseDateFlag("--since", since, false); err != nil {
-					return err
-				}
-				if last < 0 {
-					return usagef("--last must be 0 or more")
-				}
-				es, err := l.Read(o)
-				if err != nil {
-					return err
-				}
-				res.Entries = es
+				return streamUnread(g, l, agent, ack, show)
 			}
-			if res.Entries == nil {
-				res.Entries = []livelog.Entry{}
+			res := readResult{Entries: []livelog.Entry{}}
+			o := livelog.ReadOptions{Last: last, From: from, Channel: channel, Kind: kind}
+			if o.From == "" {
+				o.From = g.agent
+			}
+			if err := knownAgent(l.Vault(), o.From); err != nil {
+				return err // a typo must not read as "no entries"
+			}
+			if o.Since, err = parseDateFlag("--since", since, false); err != nil {
+				return err
+			}
+			if last < 0 {
+				return usagef("--last must be 0 or more")
+			}
+			es, err := l.Read(o)
+			if err != nil {
+				return err
+			}
+			for _, e := range es {
+				res.Entries = append(res.Entries, show(e))
 			}
 			res.Count = len(res.Entries)
 			return g.emit(res, nil, func(w io.Writer) {
 				if len(res.Entries) == 0 {
-					if unread {
-						fmt.Fprintf(w, "Nothing new for %s.\n", res.Reader)
-					} else {
-						fmt.Fprintln(w, "No entries.")
-					}
+					fmt.Fprintln(w, "No entries.")
 					return
 				}
 				for _, e := range res.Entries {
 					printEntry(w, e)
-				}
-				if res.Acked {
-					fmt.Fprintf(w, "(%s acknowledged for %s)\n", plural(len(res.Entries), "entry", "entries"), res.Reader)
 				}
 			})
 		},
@@ -222,12 +252,68 @@ Examples:
 	f := cmd.Flags()
 	f.BoolVar(&unread, "unread", false, "entries new for --agent since its cursor")
 	f.BoolVar(&ack, "ack", false, "with --unread: move the cursor past what was printed")
+	f.BoolVar(&raw, "raw", false, "show the text of quarantined entries instead of [QUARANTINED: rule]")
 	f.IntVarP(&last, "last", "n", 20, "how many of the newest matching entries (0: all)")
 	f.StringVar(&from, "from", "", "only entries written by this agent")
 	f.StringVar(&channel, "channel", "", "only this channel")
 	f.StringVar(&kind, "kind", "", "only this kind")
-	f.StringVar(&since, "since", "", "only entries at or after this date or time: "+dateHelp)
+	f.StringVar(&since, "since", "", "only entries at or after this time: "+dateHelp)
 	return cmd
+}
+
+// streamUnread prints agent's unread entries as they are merged, so that
+// an agent with no cursor on a big log needs little memory. With --json
+// it writes one document of readResult's shape (entries first, the count
+// and acked after them).
+func streamUnread(g *globals, l *livelog.Log, agent string, ack bool, show func(livelog.Entry) livelog.Entry) error {
+	w := g.stdout
+	n := 0
+	if g.json {
+		fmt.Fprintf(w, "{\n  \"reader\": %q,\n  \"unread\": true,\n  \"entries\": [", agent)
+	}
+	count, err := l.EachUnread(agent, ack, func(e livelog.Entry) error {
+		e = show(e)
+		if g.json {
+			data, err := json.MarshalIndent(e, "    ", "  ")
+			if err != nil {
+				return err
+			}
+			sep := ","
+			if n == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s\n    %s", sep, data)
+		} else {
+			printEntry(w, e)
+		}
+		n++
+		return nil
+	})
+	if g.json {
+		if n > 0 {
+			fmt.Fprint(w, "\n  ")
+		}
+		fmt.Fprintf(w, "],\n  \"count\": %d,\n  \"acked\": %v", n, err == nil && ack && count > 0)
+		if err != nil {
+			msg, _ := json.Marshal(err.Error())
+			fmt.Fprintf(w, ",\n  \"success\": false,\n  \"error\": %s", msg)
+		}
+		fmt.Fprint(w, "\n}\n")
+		if err != nil {
+			return reportedError{err}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case n == 0:
+		fmt.Fprintf(w, "Nothing new for %s.\n", agent)
+	case ack:
+		fmt.Fprintf(w, "(%s acknowledged for %s)\n", plural(n, "entry", "entries"), agent)
+	}
+	return nil
 }
 
 // printEntry prints an entry for people: the header line, then the body
@@ -324,23 +410,29 @@ func newLogVerifyCmd(g *globals) *cobra.Command {
 	var strict bool
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check every signature and chain link; exit 1 if anything is wrong",
-		Long: `Check each entry of the live log and the decision log against its agent's
-public key (in IDENTITY.md) and the chain of hashes, and name what is
-wrong, entry by entry:
+		Short: "Check every signature, sequence and link of every feed; exit 1 if anything is wrong",
+		Long: `Check each entry of every feed of the live log and the decision log (and an
+older vault's single-file log) against its agent's public keys (in
+IDENTITY.md), its feed's numbering and links, the entries it cites, and
+what this machine saw before, and name what is wrong, entry by entry:
 
-  edited      the signature does not verify: changed after signing
-  forged      signed with another agent's key, or by an agent with no key
-  reordered   its predecessor in the chain is elsewhere in the log
-  removed     its predecessor is missing, or entries at the end were cut off
-  truncated   a record cut short (a crash's torn tail, or a truncated file)
-  unsigned    text a person typed in by hand
+  intact        (counted) the signature verifies and the links hold
+  edited        the signature does not verify: changed after signing
+  forged        signed with another agent's key, or by an agent with no key
+  reordered     out of its place: after a later entry, a copy, another feed's
+  removed       a gap in a feed, a cut-off tail (this machine saw more), or
+                a cited entry this machine saw that is gone
+  forked        two entries of one writer with one number: one device name
+                on two machines (both are kept)
+  not here yet  a cited entry that has not arrived by sync yet
+  truncated     a record cut short (a crash's torn tail, or a truncated file)
+  unsigned      text a person typed in by hand
 
 Exit 0 when the log is intact, 1 when it is not, 3 when it could not be
 checked at all (a lock held too long, a file it may not read). Unsigned
-text and a torn tail that a later append already stepped over (a crashed
-append that was never acknowledged) are listed but allowed, unless
---strict.
+text, entries not here yet and a torn tail that a later append already
+stepped over (a crashed append that was never acknowledged) are listed but
+allowed, unless --strict.
 
 Example:
   nexus log verify --strict --json`,
@@ -367,7 +459,8 @@ Example:
 			}{ok, strict, r}
 			return g.emit(res, verr, func(w io.Writer) {
 				fmt.Fprintf(w, "%s in %s: %d intact", plural(r.Entries, "signed entry", "signed entries"), plural(len(r.Files), "file", "files"), r.Counts[livelog.StatusIntact])
-				for _, s := range []livelog.Status{livelog.StatusEdited, livelog.StatusForged, livelog.StatusReordered, livelog.StatusRemoved, livelog.StatusTruncated, livelog.StatusUnsigned} {
+				for _, s := range []livelog.Status{livelog.StatusEdited, livelog.StatusForged, livelog.StatusReordered, livelog.StatusRemoved,
+					livelog.StatusForked, livelog.StatusNotHereYet, livelog.StatusTruncated, livelog.StatusUnsigned} {
 					if n := r.Counts[s]; n > 0 {
 						fmt.Fprintf(w, ", %d %s", n, s)
 					}
@@ -375,10 +468,23 @@ Example:
 				fmt.Fprintln(w)
 				for _, f := range r.Findings {
 					who := f.Agent
+					if f.Writer != "" {
+						who = f.Writer
+						if f.Seq > 0 {
+							who += "#" + strconv.FormatInt(f.Seq, 10)
+						}
+					}
 					if who == "" {
 						who = "-"
 					}
-					fmt.Fprintf(w, "%s:%d: %s: %s %q — %s\n", f.File, f.Line, f.Status, who, f.Summary, f.Detail)
+					at := f.File
+					if f.Line > 0 {
+						at += ":" + strconv.Itoa(f.Line)
+					}
+					if at == "" {
+						at = "-"
+					}
+					fmt.Fprintf(w, "%s: %s: %s %q — %s\n", at, f.Status, who, f.Summary, f.Detail)
 				}
 				if ok {
 					fmt.Fprintln(w, "OK")
@@ -387,6 +493,102 @@ Example:
 		},
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat unsigned hand-typed text and recovered torn tails as problems too")
+	return cmd
+}
+
+func newLogFeedsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "feeds",
+		Short: "List the feeds of the live log and the decision log",
+		Long: `List every feed (one per writer, AGENT@DEVICE) of the live log and the
+decision log: its files, how many entries it holds, its head (the newest
+entry: number, time, hash), the highest entry this machine has seen of it
+(its witness; more than the head means entries were removed here), and
+which other feeds cite it, up to which entry. Reads every file once.
+
+Example:
+  nexus log feeds --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := g.openLog()
+			if err != nil {
+				return err
+			}
+			fs, err := l.Feeds(g.ctx)
+			if err != nil {
+				return err
+			}
+			res := struct {
+				Feeds []livelog.FeedInfo `json:"feeds"`
+			}{fs}
+			return g.emit(res, nil, func(w io.Writer) {
+				if len(fs) == 0 {
+					fmt.Fprintln(w, "No feeds yet.")
+				}
+				for _, f := range fs {
+					fmt.Fprintf(w, "%s %s: %d entries, head #%d %s", f.Log, f.Writer, f.Entries, f.Head.Seq, f.Head.Time.Format(time.RFC3339))
+					if f.Head.Hash != "" {
+						fmt.Fprintf(w, " %s…", f.Head.Hash[:12])
+					}
+					fmt.Fprintln(w)
+					fmt.Fprintf(w, "    seen here up to #%d", f.SeenHere)
+					if f.SeenHere > f.Head.Seq {
+						fmt.Fprint(w, " (more than is here now: run 'nexus log verify')")
+					}
+					fmt.Fprintln(w)
+					if len(f.CitedBy) > 0 {
+						var parts []string
+						for _, c := range f.CitedBy {
+							parts = append(parts, fmt.Sprintf("%s up to #%d", c.Writer, c.Seq))
+						}
+						fmt.Fprintf(w, "    cited by %s\n", strings.Join(parts, ", "))
+					}
+					fmt.Fprintf(w, "    files: %s\n", strings.Join(f.Files, ", "))
+				}
+			})
+		},
+	}
+}
+
+func newLogClearCmd(g *globals) *cobra.Command {
+	var by string
+	cmd := &cobra.Command{
+		Use:   "clear HASH --by NAME",
+		Short: "Clear a quarantined entry (a person's decision, never an agent's)",
+		Long: `Mark a quarantined log entry or decision as cleared: agents then see its text
+instead of "[QUARANTINED: rule]". Read it first with 'nexus log read --raw'
+(its hash is in --json output). The clearing is recorded in
+log/cleared/DEVICE.md (synced with the vault) with your name and the time.
+
+This is a person's decision: it is refused when an agent is set (--agent or
+$NEXUS_AGENT), and no MCP tool offers it.
+
+Example:
+  nexus log read --raw --json --last 5
+  nexus log clear kqmVJk2lrmSuZWak3M2z0tdd9PBZktZ96emmD0MajYA --by jane`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if g.agent != "" || os.Getenv("NEXUS_AGENT") != "" {
+				return usagef("'nexus log clear' is for a person: unset --agent and NEXUS_AGENT")
+			}
+			if by == "" {
+				return usagef("--by NAME is required: who is clearing it")
+			}
+			l, err := g.openLog()
+			if err != nil {
+				return err
+			}
+			if err := l.Clear(args[0], by); err != nil {
+				return err
+			}
+			res := struct {
+				Cleared string `json:"cleared"`
+				By      string `json:"by"`
+			}{args[0], by}
+			return g.emit(res, nil, func(w io.Writer) { fmt.Fprintf(w, "Cleared %s (by %s).\n", args[0], by) })
+		},
+	}
+	cmd.Flags().StringVar(&by, "by", "", "your name (recorded with the clearing)")
 	return cmd
 }
 

@@ -27,6 +27,9 @@ func logVault(t *testing.T) string {
 	if code, _, e := logCLI(t, "", "init", dir); code != 0 {
 		t.Fatalf("init: %s", e)
 	}
+	if code, _, e := logCLI(t, "", "--vault", dir, "device", "name", "box"); code != 0 {
+		t.Fatalf("device name: %s", e)
+	}
 	for _, a := range []string{"lyra", "ella"} {
 		if code, _, e := logCLI(t, "", "--vault", dir, "agent", "add", a); code != 0 {
 			t.Fatalf("agent add: %s", e)
@@ -99,7 +102,7 @@ func TestLogCommands(t *testing.T) {
 	}
 
 	// Hand-typed text: exit 0, but 1 with --strict.
-	seg := filepath.Join(dir, "log", "live", time.Now().UTC().Format("2006-01")+".md")
+	seg := filepath.Join(dir, "log", "live", time.Now().UTC().Format("2006-01"), "lyra@box.md")
 	f, err := os.OpenFile(seg, os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -143,11 +146,11 @@ func TestDecideCommands(t *testing.T) {
 		return out
 	}
 	out := must(0, "--agent", "lyra", "--json", "decide", "Secrets in files", "--decision", "Keep tokens in .env", "--rationale", "simple")
-	if !strings.Contains(out, `"id": "D-0001"`) {
+	if !strings.Contains(out, `"id": "lyra@box:D-0001"`) {
 		t.Fatalf("decide: %s", out)
 	}
-	must(0, "--agent", "ella", "decide", "Secrets live in the OS keychain", "--decision", "Use the keychain", "--rationale", "vault syncs to phones", "--supersedes", "D-0001")
-	must(1, "--agent", "ella", "decide", "x", "--decision", "y", "--supersedes", "D-0042")
+	must(0, "--agent", "ella", "decide", "Secrets live in the OS keychain", "--decision", "Use the keychain", "--rationale", "vault syncs to phones", "--supersedes", "lyra@box:D-0001")
+	must(1, "--agent", "ella", "decide", "x", "--decision", "y", "--supersedes", "lyra@box:D-0042")
 	must(2, "--agent", "ella", "decide", "x")
 	var ds []struct {
 		ID           string
@@ -155,11 +158,11 @@ func TestDecideCommands(t *testing.T) {
 		SupersededBy string `json:"superseded_by"`
 	}
 	json.Unmarshal([]byte(must(0, "--json", "decisions")), &ds)
-	if len(ds) != 1 || ds[0].ID != "D-0002" {
+	if len(ds) != 1 || ds[0].ID != "ella@box:D-0001" {
 		t.Fatalf("current decisions %+v", ds)
 	}
 	out = must(0, "decisions", "--all")
-	if !strings.Contains(out, "D-0001 Secrets in files (superseded by D-0002)") {
+	if !strings.Contains(out, "lyra@box:D-0001 Secrets in files (superseded by ella@box:D-0001)") {
 		t.Fatalf("decisions --all: %s", out)
 	}
 	must(0, "log", "verify", "--strict")

@@ -179,9 +179,15 @@ func runMemoryWrite(g *globals, opts *memoryOptions, op agents.Op) error {
 				fmt.Fprintf(w, "%s now (%s):\n", m.Target().File(), res.Usage)
 				printMemoryEntries(w, res.CurrentEntries)
 			}
+			if res.CuratorNotice != "" {
+				fmt.Fprintln(w, res.CuratorNotice)
+			}
 			return
 		}
 		fmt.Fprintf(w, "%s\n%s: %s, %d %s\n", res.Message, m.Target().File(), res.Usage, res.EntryCount, memoryPlural(res.EntryCount, "entry", "entries"))
+		if res.CuratorNotice != "" {
+			fmt.Fprintln(w, res.CuratorNotice)
+		}
 	})
 }
 
@@ -198,7 +204,11 @@ func runMemoryShow(g *globals, opts *memoryOptions) error {
 		return err
 	}
 	res.Message = ""
+	res.CuratorNotice = agents.CuratorNotice(m.Vault(), m.Agent(), m.Target(), res.Chars, res.Limit)
 	return g.emit(res, nil, func(w io.Writer) {
+		if res.CuratorNotice != "" {
+			defer fmt.Fprintf(w, "\n%s\n", res.CuratorNotice)
+		}
 		if res.EntryCount == 0 {
 			fmt.Fprintf(w, "%s is empty (%s).\n", m.Path(), res.Usage)
 			return

@@ -143,7 +143,7 @@ func TestReadmeTour(t *testing.T) {
 		{"nexus init ~/vault", "Initialised Nexus vault in " + filepath.Join(home, "vault")},
 		{"nexus agent add ella", "Added agent ella"},
 		{"log read --unread --ack", "lyra [deploy/shipped] Fixed the login timeout (로그인 시간 초과)"},
-		{"nexus decide", "Recorded D-0001: Secrets storage"},
+		{"nexus decide", ":D-0001: Secrets storage"},
 		{"retain --type user", "for review"},
 		{"nexus prompt", "Staging deploys need a green canary first"},
 		{"nexus review approve", "agents/ella/memory/"},

@@ -28,6 +28,9 @@ func mustVault(tb testing.TB) *vault.Vault {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if err := v.SetDevice("box"); err != nil {
+		tb.Fatal(err)
+	}
 	for _, n := range []string{"lyra", "ella"} {
 		if _, err := agents.Add(v, n, n+" role", t0); err != nil {
 			tb.Fatal(err)
@@ -79,7 +82,7 @@ func TestHandTypedLogText(t *testing.T) {
 	must(t, err)
 	_, err = l.Append("ella", livelog.Entry{Summary: "Read the handoff"})
 	must(t, err)
-	seg := v.MustPath(livelog.SegmentName(t0))
+	seg := v.MustPath(livelog.FeedPath("ella@box", t0))
 	data, err := os.ReadFile(seg)
 	must(t, err)
 	must(t, vault.WriteFile(seg, append(data, "\nNote from Sam: the staging DB moves on Friday.\n"...), 0o644))
@@ -200,7 +203,7 @@ func TestPlantedProblems(t *testing.T) {
 					_, err := l.Append("lyra", livelog.Entry{Channel: "deploy", Kind: "shipped", Summary: s})
 					must(t, err)
 				}
-				seg := v.MustPath(livelog.SegmentName(t0))
+				seg := v.MustPath(livelog.FeedPath("lyra@box", t0))
 				data, err := os.ReadFile(seg)
 				must(t, err)
 				tampered := strings.Replace(string(data), "login timeout", "logout timeout", 1)
@@ -210,7 +213,7 @@ func TestPlantedProblems(t *testing.T) {
 				must(t, vault.WriteFile(seg, []byte(tampered), 0o644))
 				return nil
 			},
-			check: "log", path: "log/live/2026-01.md", fix: "log verify",
+			check: "log", path: "log/live/2026-01/lyra@box.md", fix: "log verify",
 		},
 		{
 			name: "stale index",

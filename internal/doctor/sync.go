@@ -150,6 +150,10 @@ type FixReport struct {
 	ConfigSetAside string `json:"config_set_aside,omitempty"`
 	// Conflicts is what conflict resolution did.
 	Conflicts retention.ResolveReport `json:"conflicts"`
+	// Reviews are the decisions people made in Obsidian (status: approved
+	// or rejected) that were carried out, as the keeper of serve and watch
+	// does.
+	Reviews retention.ReconcileResult `json:"reviews"`
 }
 
 // Fix repairs what a sync tool can break and needs no judgement, for
@@ -157,8 +161,9 @@ type FixReport struct {
 // aside and its first side put in place ([vault.SetAsideConflictedConfig]),
 // the ignore rules are written ([vault.EnsureIgnoreRules]), and conflict
 // copies and markers are merged or filed for a person
-// ([retention.ResolveConflicts]). Everything else doctor finds needs a
-// person or another command.
+// ([retention.ResolveConflicts]); then the decisions people made in
+// Obsidian are carried out ([retention.Reconcile]). Everything else doctor
+// finds needs a person or another command.
 func Fix(ctx context.Context, dir string, opts Options) (*FixReport, error) {
 	opts.defaults()
 	root, err := filepath.Abs(dir)
@@ -184,6 +189,11 @@ func Fix(ctx context.Context, dir string, opts Options) (*FixReport, error) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	rep.Conflicts, err = retention.ResolveConflicts(tctx, v, opts.Now())
+	if rep.Conflicts, err = retention.ResolveConflicts(tctx, v, opts.Now()); err != nil {
+		return rep, err
+	}
+	// After the merge: a decision that came in a conflict copy is carried
+	// out now, once.
+	rep.Reviews, err = retention.Reconcile(v, opts.Now())
 	return rep, err
 }

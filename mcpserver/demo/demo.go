@@ -143,6 +143,9 @@ type demo struct {
 // Run plays the demo. On success the vault stays on disk (the caller
 // decides whether to remove a temp one). On failure the error says which
 // step failed and the Result says how far it got.
+// Device is the device name of the demo's vault.
+const Device = "demo"
+
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	opts.defaults()
 	started := opts.Now()
@@ -154,6 +157,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res.Temp = temp
 	v, _, err := vault.Init(dir)
 	if err != nil {
+		return res, err
+	}
+	// The demo's vault is new: name its device so that writers, feed
+	// files and decision ids read the same on every machine.
+	if err := v.SetDevice(Device); err != nil {
 		return res, err
 	}
 	res.Vault = v.Root()

@@ -26,14 +26,14 @@ func TestRun(t *testing.T) {
 	if res.Temp || !res.Healthy || len(res.Scenes) != 6 {
 		t.Errorf("result: temp %v healthy %v scenes %d", res.Temp, res.Healthy, len(res.Scenes))
 	}
-	if res.Decision != "D-0003" || res.Superseded != "D-0001" || res.ResumedAt != 7 || res.Appended != 80 {
+	if res.Decision != "lyra@demo:D-0002" || res.Superseded != "lyra@demo:D-0001" || res.ResumedAt != 7 || res.Appended != 80 {
 		t.Errorf("result: %+v", res)
 	}
 	text := out.String()
 	for _, want := range []string{
 		"Scene 1 · 02:00", "Scene 6 ·", "02:00 UTC", // story clock
 		"## Unread log entries (1)",
-		"D-0003, which supersedes D-0001",
+		"lyra@demo:D-0002, which supersedes lyra@demo:D-0001",
 		"She resumes at step 7",
 		"[[prefers-korean-first|Prefers Korean first]]",
 		`memory_search "로그인 시간 초과" → log/live/`,
@@ -52,7 +52,7 @@ func TestRun(t *testing.T) {
 	}
 	// The story's times, not today's.
 	year := time.Now().UTC().Year() - 1
-	if want := livelog.SegmentName(time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)); res.HandoffPath != want {
+	if want := livelog.FeedPath("lyra@"+Device, time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)); res.HandoffPath != want {
 		t.Errorf("handoff in %s, want %s", res.HandoffPath, want)
 	}
 	fact, err := os.ReadFile(v.MustPath(res.Fact))
@@ -86,8 +86,8 @@ func TestRun(t *testing.T) {
 	for _, d := range ds {
 		ids = append(ids, d.ID)
 	}
-	if strings.Join(ids, ",") != "D-0002,D-0003" {
-		t.Errorf("current decisions %v, want D-0002,D-0003", ids)
+	if strings.Join(ids, ",") != "ella@demo:D-0001,lyra@demo:D-0002" {
+		t.Errorf("current decisions %v, want ella@demo:D-0001,lyra@demo:D-0002", ids)
 	}
 }
 

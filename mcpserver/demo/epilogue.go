@@ -29,7 +29,7 @@ func (d *demo) epilogue(rep *doctor.Report) {
 	fmt.Fprintf(w, `
 Open it in Obsidian: "Open folder as vault" and pick that folder, or open
   obsidian://open?path=%s
-Look at log/live/ (the signed live log), log/decisions.md, agents/lyra/ and
+Look at log/live/ (the signed live log), log/decisions/, agents/lyra/ and
 agents/ella/ (memory, facts, checkpoints) and review/archive/.
 
 Try the CLI on it:

@@ -9,6 +9,8 @@
 //                        exchange, keyed by the run so a retry lands once;
 //                        skipped for trivial turns, failed runs and turns in
 //                        which the model called log_append itself
+//                        (heartbeat, cron and subagent runs read the log
+//                        without acknowledging and append nothing)
 //   memory corpus        OpenClaw's memory_search / memory_get (corpus "all"
 //                        or "wiki") reach the vault through 'nexus search'
 //
@@ -73,6 +75,13 @@ export function lastExchange(messages) {
   return { user, reply, appended };
 }
 
+// readOnly reports whether a run must not write to the shared log
+// (acknowledge, append): heartbeat and cron runs and subagent sessions read
+// the log, the agent's own conversation keeps what it has not been shown.
+export function readOnly(ctx = {}) {
+  return ctx.trigger === "heartbeat" || ctx.trigger === "cron" || Boolean(ctx.jobId) || /(^|:)subagent:/u.test(ctx.sessionKey ?? "");
+}
+
 function settings(api) {
   const c = api.pluginConfig ?? {};
   const env = process.env;
@@ -125,7 +134,7 @@ export function createNexusPlugin(api) {
       notice(`not configured: ${problem}`);
     } else {
       try {
-        const u = await client.unread({ maxEntries: cfg.maxEntries, maxChars: cfg.maxChars, ack: ctx.trigger !== "heartbeat" });
+        const u = await client.unread({ maxEntries: cfg.maxEntries, maxChars: cfg.maxChars, ack: !readOnly(ctx) });
         if (u.total > 0) {
           text = `Shared log (Nexus): what other agents wrote since your last reply${u.acked ? " (acknowledged; it will not be shown again)" : ""}.\n${u.text}`;
         }
@@ -142,7 +151,7 @@ export function createNexusPlugin(api) {
   }
 
   async function agentEnd(event, ctx = {}) {
-    if (!cfg.appendTurns || !event?.success || ctx.trigger === "heartbeat" || client.check()) return;
+    if (!cfg.appendTurns || !event?.success || readOnly(ctx) || client.check()) return;
     const { user, reply, appended } = lastExchange(event.messages);
     const u = oneLine(user);
     const r = oneLine(reply);

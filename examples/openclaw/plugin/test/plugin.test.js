@@ -111,6 +111,19 @@ describe("hooks over the nexus CLI", () => {
     assert.match(seen.prependContext, /ella \[general\/turn\] What changed overnight/u);
   });
 
+  test("heartbeat, cron and subagent runs read without writing", async () => {
+    const vault = makeVault();
+    nx(vault, "--agent", "lyra", "log", "append", "LYRA-S news for the main session");
+    const p = createNexusPlugin(fakeApi({ vault, agent: "ella", bin: NEXUS, timeoutMs: 20000 }));
+    for (const ctx of [{ trigger: "heartbeat" }, { trigger: "cron", jobId: "j1" }, { sessionKey: "agent:main:subagent:1234" }]) {
+      const r = await p.beforePromptBuild({ prompt: "q", messages: [] }, ctx);
+      assert.match(r.prependContext, /LYRA-S/u, JSON.stringify(ctx));
+      await p.agentEnd({ runId: "r", success: true, messages: exchange("Summarise the incidents", "Two are open.") }, ctx);
+    }
+    assert.equal(entriesBy(vault, "ella").length, 0, "a read-only run appended");
+    assert.equal(nx(vault, "--agent", "ella", "log", "read", "--unread").count, 1, "a read-only run acknowledged");
+  });
+
   test("at most maxEntries, the rest said and kept for next time", async () => {
     const vault = makeVault();
     for (let i = 0; i < 7; i++) nx(vault, "--agent", "lyra", "log", "append", `LYRA-B${i}`);

@@ -1,0 +1,173 @@
+package identity
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// DeviceKey is one device's public key of an agent, written in
+// IDENTITY.md's frontmatter as a list item "DEVICE ed25519:BASE64":
+//
+//	device_keys:
+//	    - vps ed25519:kq3...
+//	    - laptop ed25519:Zt1...
+//
+// Each machine keeps its own private key in .nexus/keys/ (never synced),
+// so an agent that writes from two machines has two keys.
+type DeviceKey struct {
+	Device string
+	Key    ed25519.PublicKey
+}
+
+// String renders the key as it appears in IDENTITY.md.
+func (dk DeviceKey) String() string { return dk.Device + " " + EncodePublicKey(dk.Key) }
+
+// ParseDeviceKey parses "DEVICE ed25519:BASE64".
+func ParseDeviceKey(s string) (DeviceKey, error) {
+	dev, key, ok := strings.Cut(strings.TrimSpace(s), " ")
+	if !ok || vault.CheckDeviceName(dev) != nil {
+		return DeviceKey{}, fmt.Errorf("device key %q: want DEVICE ed25519:BASE64: %w", s, ErrKey)
+	}
+	pub, err := DecodePublicKey(key)
+	if err != nil {
+		return DeviceKey{}, err
+	}
+	return DeviceKey{Device: dev, Key: pub}, nil
+}
+
+// Keys returns every public key of the agent: its device keys and the
+// first key (public_key), without repeats.
+func (id *Identity) Keys() []DeviceKey {
+	var out []DeviceKey
+	seen := map[string]bool{}
+	for _, dk := range id.DeviceKeys {
+		if !seen[string(dk.Key)+dk.Device] {
+			seen[string(dk.Key)+dk.Device] = true
+			out = append(out, dk)
+		}
+	}
+	if len(id.PublicKey) == ed25519.PublicKeySize {
+		known := false
+		for _, dk := range out {
+			known = known || bytes.Equal(dk.Key, id.PublicKey)
+		}
+		if !known {
+			out = append(out, DeviceKey{Key: id.PublicKey})
+		}
+	}
+	return out
+}
+
+// Has reports whether pub is one of the agent's keys.
+func (id *Identity) Has(pub ed25519.PublicKey) bool {
+	for _, dk := range id.Keys() {
+		if bytes.Equal(dk.Key, pub) {
+			return true
+		}
+	}
+	return false
+}
+
+// SignerFor returns agent's signer on this machine, ready to sign as
+// agent@device: the private key in .nexus/keys/AGENT.key (created if this
+// machine has none yet: keys never travel between machines), with its
+// public key listed under device in the agent's IDENTITY.md (added with
+// compare-and-swap if missing, so a person's concurrent edit is kept).
+// The agent must exist (its IDENTITY.md, synced from another machine, is
+// enough).
+func SignerFor(v *vault.Vault, agent, device string) (*Signer, error) {
+	if err := ValidName(agent); err != nil {
+		return nil, err
+	}
+	if err := vault.CheckDeviceName(device); err != nil {
+		return nil, err
+	}
+	unlock, err := v.Lock("identity-" + agent)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	path := v.MustPath(IdentityPath(agent))
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("agent %q: %w", agent, ErrNoAgent)
+	}
+	pub, err := ensureKey(v, agent)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		data, err := vault.ReadStable(path)
+		if err != nil {
+			return nil, fmt.Errorf("read identity of %s: %w", agent, err)
+		}
+		id, lerr := Load(v, agent)
+		if lerr != nil && !errors.Is(lerr, ErrKey) {
+			return nil, lerr
+		}
+		listed := false
+		for _, dk := range id.DeviceKeys {
+			listed = listed || (dk.Device == device && bytes.Equal(dk.Key, pub))
+		}
+		if listed || (len(id.DeviceKeys) == 0 && bytes.Equal(id.PublicKey, pub)) {
+			break // an older vault's single key needs no device entry
+		}
+		out, err := addListItem(data, "device_keys", DeviceKey{Device: device, Key: pub}.String())
+		if err != nil {
+			return nil, err
+		}
+		err = vault.ReplaceIf(path, data, out, 0o644)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, vault.ErrConflict) || attempt > 10 {
+			return nil, fmt.Errorf("add device key to IDENTITY.md of %s: %w", agent, err)
+		}
+	}
+	return LoadSigner(v, agent)
+}
+
+// addListItem adds "    - item" to the frontmatter list key (creating the
+// key at the end of the frontmatter if missing). Every other byte stays.
+func addListItem(data []byte, key, item string) ([]byte, error) {
+	fm, _, ok := vault.SplitFrontmatter(data)
+	if !ok {
+		return nil, fmt.Errorf("IDENTITY.md has no frontmatter to hold %s: %w", key, ErrMalformed)
+	}
+	nl := "\n"
+	if bytes.Contains(data[:bytes.IndexByte(data, '\n')+1], []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	start := bytes.IndexByte(data, '\n') + 1 // fm starts after the opening "---" line
+	lines := strings.SplitAfter(string(fm), "\n")
+	var b strings.Builder
+	done := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		b.WriteString(l)
+		if done || strings.TrimRight(l, "\r\n") != key+":" {
+			continue
+		}
+		for i+1 < len(lines) && lines[i+1] != "" && strings.ContainsRune(" \t-", rune(lines[i+1][0])) {
+			i++
+			b.WriteString(lines[i])
+		}
+		b.WriteString("    - " + item + nl)
+		done = true
+	}
+	if !done {
+		if s := b.String(); s != "" && !strings.HasSuffix(s, "\n") {
+			b.WriteString(nl)
+		}
+		b.WriteString(key + ":" + nl + "    - " + item + nl)
+	}
+	out := append([]byte{}, data[:start]...)
+	out = append(out, b.String()...)
+	out = append(out, data[start+len(fm):]...)
+	return out, nil
+}

@@ -1,0 +1,136 @@
+package livelog
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"sort"
+	"time"
+)
+
+// FeedInfo describes one feed for 'nexus log feeds'.
+type FeedInfo struct {
+	// Log is "live" or "decisions".
+	Log    string   `json:"log"`
+	Writer string   `json:"writer"`
+	Files  []string `json:"files"`
+	// Entries counts the feed's signed entries (copies in conflict files
+	// once).
+	Entries int `json:"entries"`
+	Head    struct {
+		Seq  int64     `json:"seq"`
+		Time time.Time `json:"time,omitzero"`
+		Hash string    `json:"hash,omitempty"`
+	} `json:"head"`
+	// SeenHere is the highest entry this machine's witness saw of the
+	// feed: above Head.Seq, entries were removed here.
+	SeenHere int64 `json:"seen_here"`
+	// CitedBy names the other feeds that cite this one, with the highest
+	// entry each cites.
+	CitedBy []Cite `json:"cited_by,omitempty"`
+}
+
+// Feeds lists every feed of the live log and the decision log, by log
+// and writer. It reads every feed file once.
+func (l *Log) Feeds(ctx context.Context) ([]FeedInfo, error) {
+	out := []FeedInfo{}
+	for _, stream := range []string{streamLive, streamDecisions} {
+		var files []logFile
+		var err error
+		if stream == streamLive {
+			files, err = l.liveFiles()
+		} else {
+			files, err = l.decisionFiles()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if _, err := l.refresh(stream, files); err != nil {
+			return nil, err
+		}
+		wit := l.loadWitness()
+		byWriter := map[string]*FeedInfo{}
+		hashes := map[string]bool{}
+		cited := map[string]map[string]int64{} // cited writer -> citing writer -> seq
+		get := func(w string) *FeedInfo {
+			fi := byWriter[w]
+			if fi == nil {
+				fi = &FeedInfo{Log: stream, Writer: w}
+				byWriter[w] = fi
+			}
+			return fi
+		}
+		for _, lf := range files {
+			if lf.legacy {
+				continue
+			}
+			it, err := l.openIter(lf.rel, stream, 0, false)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			inFile := map[string]bool{}
+			for {
+				if err := ctx.Err(); err != nil {
+					it.close()
+					return nil, err
+				}
+				e, ok, err := it.next()
+				if err != nil {
+					it.close()
+					return nil, err
+				}
+				if !ok {
+					break
+				}
+				if !e.Signed || !e.feed || e.Torn {
+					continue
+				}
+				fi := get(e.Writer)
+				if !inFile[e.Writer] {
+					inFile[e.Writer] = true
+					fi.Files = append(fi.Files, lf.rel)
+				}
+				if hashes[e.Hash] {
+					continue
+				}
+				hashes[e.Hash] = true
+				fi.Entries++
+				if e.Seq > fi.Head.Seq {
+					fi.Head.Seq, fi.Head.Time, fi.Head.Hash = e.Seq, e.Time, e.Hash
+				}
+				for _, c := range e.Cites {
+					m := cited[c.Writer]
+					if m == nil {
+						m = map[string]int64{}
+						cited[c.Writer] = m
+					}
+					m[e.Writer] = max(m[e.Writer], c.Seq)
+				}
+			}
+			it.close()
+		}
+		for w := range wit.Feeds[stream] {
+			get(w)
+		}
+		var ws []string
+		for w, fi := range byWriter {
+			ws = append(ws, w)
+			fi.SeenHere = wit.get(stream, w).Seq
+			for by, seq := range cited[w] {
+				fi.CitedBy = append(fi.CitedBy, Cite{Writer: by, Seq: seq})
+			}
+			sort.Slice(fi.CitedBy, func(i, j int) bool { return fi.CitedBy[i].Writer < fi.CitedBy[j].Writer })
+			if fi.Files == nil {
+				fi.Files = []string{}
+			}
+		}
+		sort.Strings(ws)
+		for _, w := range ws {
+			out = append(out, *byWriter[w])
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,313 @@
+package livelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// fileIter reads the blocks of one log file from a block boundary, in
+// chunks, so that memory stays bounded however big the file is.
+type fileIter struct {
+	f        *os.File
+	rel      string
+	stream   string
+	off      int64 // where the next chunk starts
+	size     int64
+	line     int // 1-based line at off, 0 if unknown
+	chunk    int64
+	holdBack bool // keep back a last block that may still be being written
+	pending  []Entry
+	done     bool
+}
+
+func (l *Log) openIter(rel, stream string, off int64, holdBack bool) (*fileIter, error) {
+	f, err := os.Open(l.abs(rel))
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Size() < off {
+		f.Close()
+		return nil, fmt.Errorf("%s is shorter than the position read: %w", rel, ErrCorrupt)
+	}
+	line := 0
+	if off == 0 {
+		line = 1
+	}
+	return &fileIter{f: f, rel: rel, stream: stream, off: off, size: st.Size(), line: line, chunk: min(verifyChunk, 1<<20), holdBack: holdBack}, nil
+}
+
+func (it *fileIter) close() {
+	if it.f != nil {
+		it.f.Close()
+		it.f = nil
+	}
+}
+
+// next returns the next block, or false at the end.
+func (it *fileIter) next() (Entry, bool, error) {
+	for len(it.pending) == 0 {
+		if it.done || it.off >= it.size {
+			it.done = true
+			return Entry{}, false, nil
+		}
+		if err := it.fill(); err != nil {
+			return Entry{}, false, err
+		}
+	}
+	e := it.pending[0]
+	it.pending = it.pending[1:]
+	return e, true, nil
+}
+
+func (it *fileIter) fill() error {
+	for {
+		n := min(it.chunk, it.size-it.off)
+		buf := make([]byte, n)
+		if _, err := it.f.ReadAt(buf, it.off); err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read %s: %w", it.rel, err)
+		}
+		final := it.off+n == it.size
+		p := newParser(buf, it.off, it.line, it.stream, it.rel)
+		var got []Entry
+		for {
+			e, ok := p.next()
+			if !ok {
+				break
+			}
+			got = append(got, e)
+		}
+		if final {
+			if k := len(got); k > 0 && it.holdBack && inProgress(&got[k-1], buf, it.off) {
+				got = got[:k-1]
+			}
+			it.pending, it.done = got, true
+			it.off = it.size
+			return nil
+		}
+		switch {
+		case len(got) == 0:
+			it.off += n
+			if it.line > 0 {
+				it.line = p.line
+			}
+			continue
+		case len(got) == 1:
+			it.chunk *= 2 // one block fills the chunk
+			continue
+		}
+		last := got[len(got)-1]
+		it.pending = got[:len(got)-1]
+		it.off, it.line = last.Offset, last.Line
+		it.chunk = min(it.chunk*2, verifyChunk)
+		return nil
+	}
+}
+
+// source is one file taking part in a merge: its next block (head) and
+// what it has passed.
+type source struct {
+	lf      logFile
+	it      *fileIter // nil for an in-memory source
+	mem     []Entry
+	head    *Entry
+	writer  string // the writer of its signed entries (or of its name)
+	lastSeq int64
+	lastT   Entry // the last block passed with a time
+	prevT   Entry // lastT before the last pass
+	passed  bool
+	// skip drops blocks before they reach the merge (already delivered).
+	skip func(*Entry) bool
+	// end is the offset after the last block taken from this source.
+	end int64
+}
+
+func (s *source) advance() error {
+	for {
+		var e Entry
+		var ok bool
+		var err error
+		if s.it != nil {
+			e, ok, err = s.it.next()
+			if err != nil {
+				return err
+			}
+		} else if len(s.mem) > 0 {
+			e, ok, s.mem = s.mem[0], true, s.mem[1:]
+		}
+		if !ok {
+			s.head = nil
+			return nil
+		}
+		if s.writer == "" && e.Signed && e.feed {
+			s.writer = e.Writer
+		}
+		if s.skip != nil && s.skip(&e) {
+			s.pass(&e)
+			continue
+		}
+		s.head = &e
+		return nil
+	}
+}
+
+func (s *source) pass(e *Entry) {
+	if e.Signed && e.feed && e.Writer == s.writer && e.Seq > s.lastSeq {
+		s.lastSeq = e.Seq
+	}
+	s.prevT = s.lastT
+	if !e.Time.IsZero() {
+		s.lastT = *e
+	}
+	s.end, s.passed = e.End, true
+}
+
+// covers reports whether s holds nothing more of writer at or below seq:
+// it is exhausted, or has passed seq, or its next entry is beyond it.
+func (s *source) covers(writer string, seq int64) bool {
+	if s.head == nil || s.writer != writer {
+		return true
+	}
+	if s.lastSeq >= seq {
+		return true
+	}
+	return s.head.Signed && s.head.feed && s.head.Writer == writer && s.head.Seq > seq
+}
+
+// key is the order among entries that are free to go next: time, then
+// writer, then hash. Text without a time of its own (a person's
+// paragraph) goes with the block before it in its file.
+func (s *source) key() (int64, string, string) {
+	e := s.head
+	t := e.Time
+	if t.IsZero() {
+		t = s.lastT.Time
+	}
+	if t.IsZero() && s.lf.month != "" {
+		// Text at the top of a month's file goes at the start of that month.
+		t, _ = time.Parse("2006-01", s.lf.month)
+	}
+	w := e.Writer
+	if w == "" {
+		w = s.writer
+	}
+	h := e.Hash
+	if h == "" {
+		h = fmt.Sprintf("~%s:%016d", s.lf.rel, e.Offset)
+	}
+	return t.Unix(), w, h
+}
+
+func less(a, b *source) bool {
+	at, aw, ah := a.key()
+	bt, bw, bh := b.key()
+	if at != bt {
+		return at < bt
+	}
+	if aw != bw {
+		return aw < bw
+	}
+	return ah < bh
+}
+
+// merge passes the blocks of srcs to fn in the log's one order: causal
+// first (an entry after the entry before it in its feed and after every
+// entry it cites), then time, writer and hash. Every machine holding the
+// same files gets the same order. A cited entry that is not here does not
+// hold anything back. Identical copies of an entry (a sync tool's
+// conflict copy) are passed once.
+func merge(ctx context.Context, srcs []*source, fn func(e *Entry, s *source) error) error {
+	byWriter := map[string][]*source{}
+	for _, s := range srcs {
+		if err := s.advance(); err != nil {
+			return err
+		}
+	}
+	for _, s := range srcs {
+		byWriter[s.writer] = append(byWriter[s.writer], s)
+	}
+	var seenHash map[string]bool // for writers with more than one file
+	multi := map[string]bool{}
+	for w, ss := range byWriter {
+		if w != "" && len(ss) > 1 {
+			multi[w] = true
+			seenHash = map[string]bool{}
+		}
+	}
+	ready := func(s *source) bool {
+		e := s.head
+		if !e.Signed || !e.feed {
+			return true
+		}
+		for _, o := range byWriter[e.Writer] {
+			if o != s && !o.covers(e.Writer, e.Seq-1) {
+				return false
+			}
+		}
+		for _, c := range e.Cites {
+			for _, o := range byWriter[c.Writer] {
+				if o != s && !o.covers(c.Writer, c.Seq) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	n := 0
+	for {
+		if n++; n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var best, any *source
+		for _, s := range srcs {
+			if s.head == nil {
+				continue
+			}
+			if any == nil || less(s, any) {
+				any = s
+			}
+			if ready(s) && (best == nil || less(s, best)) {
+				best = s
+			}
+		}
+		if any == nil {
+			return nil
+		}
+		if best == nil {
+			best = any // a cycle of cites (tampering): break it the same way everywhere
+		}
+		e := best.head
+		best.pass(e)
+		dup := false
+		if seenHash != nil && e.Signed && multi[e.Writer] {
+			dup = seenHash[e.Hash]
+			seenHash[e.Hash] = true
+		}
+		if !dup {
+			if err := fn(e, best); err != nil {
+				return err
+			}
+		}
+		if err := best.advance(); err != nil {
+			return err
+		}
+	}
+}
+
+func closeSources(srcs []*source) {
+	for _, s := range srcs {
+		if s.it != nil {
+			s.it.close()
+		}
+	}
+}

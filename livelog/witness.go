@@ -1,0 +1,251 @@
+package livelog
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nexus-memory/nexus/identity"
+)
+
+// witnessFile is this machine's witness: for every feed, the highest
+// entry it has seen (with a valid signature), so that entries cut from a
+// feed after this machine saw them stay reported, whatever is appended
+// later. It also remembers how far each feed file has been scanned, so
+// that keeping it current costs a stat per file and the parse of what is
+// new. Machine-local (.nexus/state is never synced).
+const (
+	witnessFile = StateDir + "/witness.json"
+	witnessLock = "livelog-witness"
+)
+
+// seen is the highest entry of one feed that this machine saw.
+type seen struct {
+	Seq  int64     `json:"seq"`
+	Hash string    `json:"hash"`
+	Time time.Time `json:"time,omitzero"`
+}
+
+// scanned is how far one feed file has been read for the witness.
+type scanned struct {
+	Offset int64  `json:"offset"`
+	Anchor string `json:"anchor"`
+	// The last signed entry of the file up to Offset.
+	Writer string `json:"writer,omitempty"`
+	Seq    int64  `json:"seq,omitempty"`
+	Hash   string `json:"hash,omitempty"`
+}
+
+type witness struct {
+	// Feeds: stream ("live", "decisions") -> writer -> highest seen.
+	Feeds map[string]map[string]seen `json:"feeds"`
+	Files map[string]scanned         `json:"files"`
+}
+
+func (w witness) get(stream, writer string) seen { return w.Feeds[stream][writer] }
+
+// raise records s for writer unless the witness already saw more.
+func (w *witness) raise(stream, writer string, s seen) bool {
+	if w.Feeds == nil {
+		w.Feeds = map[string]map[string]seen{}
+	}
+	m := w.Feeds[stream]
+	if m == nil {
+		m = map[string]seen{}
+		w.Feeds[stream] = m
+	}
+	if old, ok := m[writer]; ok && old.Seq >= s.Seq {
+		return false
+	}
+	m[writer] = s
+	return true
+}
+
+func (l *Log) loadWitness() witness {
+	var w witness
+	if err := readJSON(l.abs(witnessFile), &w); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		l.opts.Logger.Warn("live log: unreadable witness; starting a new one", "err", err)
+	}
+	if w.Feeds == nil {
+		w.Feeds = map[string]map[string]seen{}
+	}
+	if w.Files == nil {
+		w.Files = map[string]scanned{}
+	}
+	return w
+}
+
+// updateWitness applies fn to the witness under its lock and saves it.
+func (l *Log) updateWitness(fn func(w *witness) bool) error {
+	unlock, err := l.v.Lock(witnessLock)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	w := l.loadWitness()
+	if !fn(&w) {
+		return nil
+	}
+	return l.writeState(witnessFile, w)
+}
+
+// writeState replaces a machine-local state file by rename, without
+// fsync: state files are hints or witnesses whose loss in a crash costs a
+// rescan, never an entry.
+func (l *Log) writeState(rel string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", rel, err)
+	}
+	path := l.abs(rel)
+	dir := filepath.Dir(path)
+	var sfx [6]byte
+	rand.Read(sfx[:])
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+"."+hex.EncodeToString(sfx[:])+".tmp")
+	err = os.WriteFile(tmp, append(data, '\n'), 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			err = os.WriteFile(tmp, append(data, '\n'), 0o644)
+		}
+	}
+	if err == nil {
+		if err = os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	return nil
+}
+
+// head is the newest signed entry of a feed found in the files.
+type head struct {
+	Seq  int64
+	Hash string
+	Time time.Time
+	// entry is the head entry itself, for checking its signature.
+	entry *Entry
+}
+
+// refresh brings the witness up to date with the feed files of stream,
+// parsing only what was added to each file since it was last scanned, and
+// returns the heads of every feed found. A feed's head raises the witness
+// only when its signature verifies, so a forged entry cannot make this
+// machine report later "removals".
+func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
+	w := l.loadWitness()
+	heads := map[string]head{}
+	changed := map[string]scanned{}
+	for _, lf := range files {
+		if lf.legacy {
+			continue
+		}
+		sc := w.Files[lf.rel]
+		f, err := os.Open(l.abs(lf.rel))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			continue
+		}
+		from := int64(0)
+		if sc.Offset > 0 && st.Size() >= sc.Offset {
+			if a, err := anchorAt(f, sc.Offset); err == nil && a == sc.Anchor {
+				from = sc.Offset
+			}
+		}
+		if from == 0 {
+			sc = scanned{}
+		}
+		var last *Entry
+		if from < st.Size() {
+			data := make([]byte, st.Size()-from)
+			if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
+				f.Close()
+				return nil, fmt.Errorf("read %s: %w", lf.rel, err)
+			}
+			p := newParser(data, from, 0, stream, lf.rel)
+			end := from
+			for {
+				e, ok := p.next()
+				if !ok {
+					break
+				}
+				if inProgress(&e, data, from) {
+					break
+				}
+				end = e.End
+				if e.Signed && e.feed && !e.Torn {
+					c := e
+					last = &c
+				}
+			}
+			sc.Offset = end
+			sc.Anchor, _ = anchorAt(f, end)
+			if last != nil {
+				sc.Writer, sc.Seq, sc.Hash = last.Writer, last.Seq, last.Hash
+			}
+			changed[lf.rel] = sc
+		}
+		f.Close()
+		if sc.Writer != "" {
+			h := heads[sc.Writer]
+			if sc.Seq > h.Seq {
+				h = head{Seq: sc.Seq, Hash: sc.Hash}
+				if last != nil && last.Seq == sc.Seq {
+					h.entry, h.Time = last, last.Time
+				}
+				heads[sc.Writer] = h
+			}
+		}
+	}
+	// Raise the witness for heads above it whose signature verifies.
+	var kr identity.Keyring
+	raise := map[string]seen{}
+	for writer, h := range heads {
+		if h.Seq <= w.get(stream, writer).Seq {
+			continue
+		}
+		if h.entry == nil {
+			continue // seen before, in a scan whose witness update was lost
+		}
+		if kr == nil {
+			var err error
+			if kr, err = identity.LoadKeyring(l.v); err != nil {
+				return heads, err
+			}
+		}
+		if l.sigValid(kr, h.entry) {
+			raise[writer] = seen{Seq: h.Seq, Hash: h.Hash, Time: h.Time}
+		}
+	}
+	if len(changed) == 0 && len(raise) == 0 {
+		return heads, nil
+	}
+	err := l.updateWitness(func(w *witness) bool {
+		for rel, sc := range changed {
+			w.Files[rel] = sc
+		}
+		for writer, s := range raise {
+			w.raise(stream, writer, s)
+		}
+		return true
+	})
+	return heads, err
+}
+
+// sigValid checks one entry's signature with its agent's keys.
+func (l *Log) sigValid(kr identity.Keyring, e *Entry) bool {
+	sig, err := b64.DecodeString(e.Sig)
+	return err == nil && e.Agent == WriterAgent(e.Writer) && kr.Verify(e.Agent, e.Canonical(), sig)
+}
