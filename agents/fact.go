@@ -135,7 +135,7 @@ func checkLine(field, s string, maxRunes int, required bool) error {
 		return fmt.Errorf("%s must be one line: %w", field, vault.ErrInvalid)
 	}
 	if n := utf8.RuneCountInString(s); n > maxRunes {
-		return fmt.Errorf("%s is %d characters, more than the %d allowed: %w", field, n, maxRunes, vault.ErrInvalid)
+		return fmt.Errorf("%s is %d characters, more than the %d allowed: %w", field, n, maxRunes, vault.ErrTooLarge)
 	}
 	return nil
 }

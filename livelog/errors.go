@@ -14,7 +14,7 @@ var ErrCorrupt = errors.New("live log is corrupt")
 
 // ErrTooLarge wraps [vault.ErrInvalid] for a summary, body or field above
 // its size limit. Nothing was written.
-var ErrTooLarge = fmt.Errorf("too large: %w", vault.ErrInvalid)
+var ErrTooLarge = vault.ErrTooLarge
 
 // ErrNoCheckpoint is returned by [LoadCheckpoint] when an agent has not saved
 // a checkpoint yet. It wraps [vault.ErrNotFound].

@@ -2,6 +2,7 @@ package vault
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/nexus-memory/nexus/internal/atomicfile"
 )
@@ -25,6 +26,11 @@ var ErrConflict = atomicfile.ErrConflict
 // ErrInvalid is wrapped by errors that reject bad input: empty or oversized
 // text, invalid UTF-8, a bad name. Nothing was written.
 var ErrInvalid = errors.New("invalid input")
+
+// ErrTooLarge is wrapped by errors for text above its size limit. It wraps
+// [ErrInvalid] (the input is rejected, nothing was written); the command
+// line reports it as a refused operation (a limit, SPEC §8), not bad usage.
+var ErrTooLarge = fmt.Errorf("too large: %w", ErrInvalid)
 
 // ErrRefused is wrapped by errors for operations the rules refuse: a limit,
 // a security scan hit, no unique match. Nothing was written.

@@ -18,7 +18,7 @@ func CheckText(field, s string, maxBytes int) error {
 	case strings.TrimSpace(s) == "":
 		return fmt.Errorf("%s is empty: %w", field, ErrInvalid)
 	case maxBytes > 0 && len(s) > maxBytes:
-		return fmt.Errorf("%s is %d bytes, more than the %d allowed: %w", field, len(s), maxBytes, ErrInvalid)
+		return fmt.Errorf("%s is %d bytes, more than the %d allowed: %w", field, len(s), maxBytes, ErrTooLarge)
 	}
 	return nil
 }

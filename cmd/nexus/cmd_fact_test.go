@@ -76,7 +76,7 @@ func TestFactCommands(t *testing.T) {
 		}
 	}
 	big := strings.Repeat("x", 1<<20)
-	if code, _, errs := nx(big, "fact", "write", "--name", "big", "--type", "user", "--description", "d", "-"); code != exitUsage || !strings.Contains(errs, "bytes") {
+	if code, _, errs := nx(big, "fact", "write", "--name", "big", "--type", "user", "--description", "d", "-"); code != exitRefused || !strings.Contains(errs, "body is 1048576 bytes, more than the 32768 allowed") {
 		t.Errorf("1 MB body: %d %q", code, errs)
 	}
 	// A person deletes a fact file in Obsidian: the next command's index follows.

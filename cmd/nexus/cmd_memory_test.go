@@ -108,7 +108,7 @@ func TestMemoryCLIJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Success || len(res.CurrentEntries) != 1 || res.CurrentEntries[0] != "hello world" || !strings.Contains(res.Error, "fact_write") {
+	if res.Success || len(res.CurrentEntries) != 1 || res.CurrentEntries[0] != "hello world" || !strings.Contains(res.Error, "'nexus fact write'") || strings.Contains(res.Error, "fact_write") {
 		t.Errorf("refusal result = %+v", res)
 	}
 	code, stdout, _ = memCLI(t, "", "--vault", dir, "--agent", "lyra", "--json", "memory", "show", "--target", "user")

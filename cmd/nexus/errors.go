@@ -48,6 +48,8 @@ func (g *globals) exitCode(err error) int {
 	switch {
 	case errors.As(err, &un):
 		return exitUnsure
+	case g.ran && errors.Is(err, vault.ErrTooLarge):
+		return exitRefused // a limit (SPEC §8), though the input is rejected
 	case !g.ran, errors.As(err, &ue), errors.Is(err, vault.ErrInvalid):
 		return exitUsage
 	}
@@ -99,7 +101,7 @@ func jsonRequested(args []string) bool {
 // sentinels are the labels domain errors carry for errors.Is; a person
 // reading the message does not need them ("summary is empty: invalid
 // input").
-var sentinels = []error{agents.ErrFactExists, agents.ErrIndexFull, vault.ErrInvalid, vault.ErrRefused, vault.ErrNotFound}
+var sentinels = []error{agents.ErrFactExists, agents.ErrIndexFull, vault.ErrTooLarge, vault.ErrInvalid, vault.ErrRefused, vault.ErrNotFound}
 
 // cliWords turns the words domain errors use for MCP tools into the flags
 // and commands a person types here. The MCP server keeps its own wording.

@@ -82,6 +82,9 @@ Examples:
 		if showVersion {
 			return runVersion(g)
 		}
+		if g.json {
+			return g.emit(commandList(cmd), nil, nil)
+		}
 		return cmd.Help()
 	}
 	root.RegisterFlagCompletionFunc("agent", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
@@ -120,6 +123,10 @@ func wire(g *globals, c *cobra.Command) {
 		return
 	}
 	c.Args = cobra.ArbitraryArgs
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations["nexus-group"] = "true"
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var names []string
 		for _, sub := range cmd.Commands() {
@@ -180,6 +187,30 @@ func (g *globals) openVault() (*vault.Vault, error) {
 	return v, nil
 }
 
+// commandInfo is one command in 'nexus --json' with no command.
+type commandInfo struct {
+	Command string `json:"command"`
+	Summary string `json:"summary"`
+}
+
+// commandList lists every command under root that a person can run, for
+// 'nexus --json' without a command.
+func commandList(root *cobra.Command) []commandInfo {
+	var out []commandInfo
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" {
+				continue
+			}
+			out = append(out, commandInfo{sub.CommandPath(), sub.Short})
+			walk(sub)
+		}
+	}
+	walk(root)
+	return out
+}
+
 // agentNames lists the vault's agents, for shell completion; nil when there
 // is no vault.
 func (g *globals) agentNames() []string {
@@ -209,6 +240,10 @@ func (g *globals) agentName() (string, error) {
 func (g *globals) emit(result any, err error, human func(w io.Writer)) error {
 	if g.json {
 		if result != nil {
+			if err != nil {
+				// A failure document says so the same way everywhere.
+				result = failureDocument(result, g.plainMessage(nil, err), g.exitCode(err))
+			}
 			enc := json.NewEncoder(g.stdout)
 			enc.SetIndent("", "  ")
 			enc.SetEscapeHTML(false)
@@ -223,6 +258,26 @@ func (g *globals) emit(result any, err error, human func(w io.Writer)) error {
 		return reportedError{err}
 	}
 	return nil
+}
+
+// failureDocument adds "success": false, "error" and "exit_code" to a
+// command's result, so that a failure's JSON carries them whether or not it
+// also carries the result's details (current_entries, findings). A result
+// that is not a JSON object is kept under "result".
+func failureDocument(result any, msg string, code int) any {
+	doc := map[string]any{}
+	if b, err := json.Marshal(result); err == nil {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(b, &fields) == nil {
+			for k, v := range fields {
+				doc[k] = v
+			}
+		} else {
+			doc["result"] = json.RawMessage(b)
+		}
+	}
+	doc["success"], doc["error"], doc["exit_code"] = false, msg, code
+	return doc
 }
 
 // syncWriter serialises writes to w.
