@@ -569,7 +569,7 @@ Example:
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if g.agent != "" || os.Getenv("NEXUS_AGENT") != "" {
-				return usagef("'nexus log clear' is for a person: unset --agent and NEXUS_AGENT")
+				return refusedf("'nexus log clear' is for a person, and this command runs as an agent (--agent or $NEXUS_AGENT is set); run it without them, e.g. 'NEXUS_AGENT= nexus log clear HASH --by NAME'")
 			}
 			if by == "" {
 				return usagef("--by NAME is required: who is clearing it")

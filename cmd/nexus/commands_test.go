@@ -82,7 +82,19 @@ var commandCases = map[string][]cliCase{
 		{args: []string{"laptop"}, code: 0},
 		{args: []string{"../up"}, code: 2},
 	},
-	"nexus doctor":      {{code: 0}, {vaultless: true, code: 1}, {args: []string{"--lock-wait", "soon"}, code: 2}},
+	"nexus doctor":         {{code: 0}, {vaultless: true, code: 1}, {args: []string{"--lock-wait", "soon"}, code: 2}},
+	"nexus curator run":    {{args: []string{"--dry-run"}, code: 0}, {code: 0}, {agent: "nobody", code: 1}, {args: []string{"extra"}, code: 2}},
+	"nexus curator status": {{code: 0}, {agent: "lyra", code: 0}, {agent: "nobody", code: 1}, {vaultless: true, code: 1}},
+	"nexus fact pin":       {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}, {agent: "lyra", code: 2}},
+	"nexus fact unpin":     {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}, {agent: "lyra", code: 2}},
+	"nexus fact stats":     {{agent: "lyra", code: 0}, {agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}},
+	"nexus log feeds":      {{code: 0}, {vaultless: true, code: 1}, {args: []string{"extra"}, code: 2}},
+	"nexus log clear": {
+		{agent: "lyra", args: []string{"abc", "--by", "jane"}, code: 1}, // a person's decision
+		{args: []string{"nosuchhash", "--by", "jane"}, code: 2},
+		{args: []string{strings.Repeat("A", 43), "--by", "jane"}, code: 0}, // may name an entry not synced here yet
+		{code: 2},
+	},
 	"nexus fact list":   {{agent: "lyra", code: 0}, {agent: "nobody", code: 1}},
 	"nexus fact read":   {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}},
 	"nexus fact remove": {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"deploy-rule"}, code: 1}},
