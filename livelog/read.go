@@ -612,7 +612,12 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 	defer closeSources(srcs)
 	for _, s := range srcs {
 		start := s.end
+		// The cache map is shared by concurrent counts for this agent; a
+		// fileCount is never changed once stored, so only the map needs
+		// the lock.
+		l.countMu.Lock()
 		fc := cache[s.lf.rel]
+		l.countMu.Unlock()
 		if fc != nil && fc.from == start && fc.resume.Offset >= start && l.valid(fc.resume) {
 			s.it.off = fc.resume.Offset
 			if s.it.off > 0 {
