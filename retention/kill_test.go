@@ -90,6 +90,17 @@ func TestKillHelper(t *testing.T) {
 	}
 }
 
+// holdsEntry reports whether the bounded-memory file holds entry as a
+// whole entry: "note 210-1" must not be found inside "note 210-12".
+func holdsEntry(memory, entry string) bool {
+	for _, e := range strings.Split(strings.ReplaceAll(memory, "\r\n", "\n"), "\n§\n") {
+		if strings.TrimSpace(e) == entry {
+			return true
+		}
+	}
+	return false
+}
+
 var reviewSource = regexp.MustCompile(`review:(r-[0-9a-f]+)`)
 
 // TestReviewSurvivesSIGKILL kills a process deciding review items at
@@ -190,7 +201,7 @@ func checkReviewConsistent(t *testing.T, v *vault.Vault, round int) {
 		if f, ok := factOf[it.ID]; ok {
 			t.Errorf("round %d: %s is pending but its fact %s was written", round, it.ID, f.Path)
 		}
-		if it.Kind == KindMemory && strings.Contains(memory, it.Ops[0].Content) {
+		if it.Kind == KindMemory && holdsEntry(memory, it.Ops[0].Content) {
 			t.Errorf("round %d: %s is pending but MEMORY.md holds %q", round, it.ID, it.Ops[0].Content)
 		}
 	}
@@ -207,7 +218,7 @@ func checkReviewConsistent(t *testing.T, v *vault.Vault, round int) {
 		}
 		_, applied := factOf[id]
 		if it.Kind == KindMemory {
-			applied = strings.Contains(memory, it.Ops[0].Content)
+			applied = holdsEntry(memory, it.Ops[0].Content)
 		}
 		switch it.Status {
 		case StatusApproved:
