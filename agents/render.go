@@ -475,28 +475,9 @@ func (r *promptRun) unread() (string, error) {
 	return b.String(), nil
 }
 
-// PromptEntry renders one log entry as the prompt shows it: a header line
-// (time, agent, channel/kind, summary), then the body folded to one line
-// and cut to 300 code points, indented. Hand-typed text is marked unsigned.
-// Every line ends in a newline; nothing in the entry can start a line of
-// its own, so an entry cannot forge a heading of the render.
-func PromptEntry(e *livelog.Entry) string {
-	if e.Quarantine != "" {
-		// Kept as evidence, never pasted into a prompt as text.
-		return fmt.Sprintf("- %s %s %s\n", e.Time.Format(time.RFC3339), e.Agent, livelog.QuarantineNotice(e))
-	}
-	if e.Hand {
-		return "- (typed by hand, unsigned) " + clipRunes(oneLine(e.Body), promptBodyRunes) + "\n"
-	}
-	s := fmt.Sprintf("- %s %s [%s/%s] %s\n", e.Time.Format(time.RFC3339), e.Agent, e.Channel, e.Kind, oneLine(e.Summary))
-	if !e.Signed {
-		s = "- (unsigned) " + s[2:]
-	}
-	if e.Body != "" {
-		s += "  " + clipRunes(oneLine(e.Body), promptBodyRunes) + "\n"
-	}
-	return s
-}
+// PromptEntry renders one log entry as the prompt shows it ([livelog.PromptEntry]:
+// one renderer, so a quarantined entry reads the same in every prompt).
+func PromptEntry(e *livelog.Entry) string { return livelog.PromptEntry(e) }
 
 func (r *promptRun) checkpoint() (string, error) {
 	var b strings.Builder

@@ -495,9 +495,8 @@ func TestQuarantine(t *testing.T) {
 	if len(un) != 1 || un[0].Quarantine == "" || !strings.HasPrefix(un[0].Masked().Summary, "[QUARANTINED: ") {
 		t.Fatalf("unread %+v", un)
 	}
-	p, err := RenderPromptSections(v, "ella", 5)
-	if err != nil || strings.Contains(p, "Ignore all previous") || !strings.Contains(p, "[QUARANTINED: ") {
-		t.Fatalf("prompt:\n%s %v", p, err)
+	if p := PromptEntry(&un[0]); strings.Contains(p, "Ignore all previous") || !strings.Contains(p, "[QUARANTINED: ") {
+		t.Fatalf("prompt line: %s", p)
 	}
 	if r := mustVerify(t, l); !r.OK(true) {
 		t.Fatalf("a quarantined entry is still an intact entry: %+v", r.Findings)

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,45 +182,6 @@ func TestCheckpoints(t *testing.T) {
 	}
 }
 
-func TestRenderPromptSections(t *testing.T) {
-	v := mustVault(t)
-	l := mustLog(t, v)
-	for i, s := range []string{"one", "two", "three", "four"} {
-		if _, err := l.Append([]string{"lyra", "ella"}[i%2], Entry{Channel: "deploy", Kind: "note", Summary: s, Body: "body\nof " + s}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	appendRaw(t, segmentPath(l), "A person's note.\n")
-	if _, err := l.Record("lyra", Decision{Title: "Old", Decision: "old way"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Record("lyra", Decision{Title: "New", Decision: "new way", Supersedes: "lyra@box:D-0001"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := SaveCheckpoint(v, "ella", Checkpoint{Task: "write docs", State: "half", Next: "examples", Files: []string{"docs/a.md"}}, time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
-	got, err := RenderPromptSections(v, "ella", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "prompt.golden")
-	if *update {
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Fatalf("render differs from %s (run with -update):\n%s", golden, got)
-	}
-	// Rendering acknowledges nothing.
-	if n, _, _ := l.UnreadCount("ella"); n != 3 {
-		t.Fatalf("unread after render: %d", n)
-	}
-}
-
 // fixedKey gives agent a key from a fixed seed, so signatures (and so the
 // whole file) are reproducible.
 func fixedKey(t *testing.T, v *vault.Vault, agent string, seedByte byte) {
@@ -325,22 +285,5 @@ func TestDecisionsTampering(t *testing.T) {
 				t.Fatalf("want %s: %v %+v", c.want, r.Counts, r.Findings)
 			}
 		})
-	}
-}
-
-func TestUnreadTail(t *testing.T) {
-	v := mustVault(t)
-	l := mustLog(t, v)
-	for i := range 7 {
-		mustAppend(t, l, "lyra", fmt.Sprint(i))
-	}
-	for _, c := range []struct {
-		n    int
-		want string
-	}{{0, "[]"}, {1, "[6]"}, {3, "[4 5 6]"}, {7, "[0 1 2 3 4 5 6]"}, {10, "[0 1 2 3 4 5 6]"}} {
-		es, total, err := l.unreadTail("ella", c.n)
-		if err != nil || total != 7 || fmt.Sprint(summaries(es)) != c.want {
-			t.Fatalf("n=%d: %v %d %v, want %s", c.n, summaries(es), total, err, c.want)
-		}
 	}
 }

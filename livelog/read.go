@@ -552,30 +552,6 @@ func (l *Log) ReadUnreadLimit(agent string, limit int, ack bool) ([]Entry, int, 
 	return out, n - len(out), err
 }
 
-// unreadTail returns the newest n entries unread for agent (oldest first)
-// and how many are unread in all, keeping only n entries in memory.
-func (l *Log) unreadTail(agent string, n int) ([]Entry, int, error) {
-	ring := make([]Entry, max(n, 0))
-	k := 0
-	if _, err := l.EachUnread(agent, false, func(e Entry) error {
-		if n > 0 {
-			ring[k%n] = e
-		}
-		k++
-		return nil
-	}); err != nil {
-		return nil, 0, err
-	}
-	if n <= 0 {
-		return nil, k, nil
-	}
-	if k < n {
-		return ring[:k], k, nil
-	}
-	j := k % n
-	return append(ring[j:], ring[:j]...), k, nil
-}
-
 // UnreadCount returns how many entries are unread for agent, in total and by
 // author (hand-typed text counts under ""). It is cheap enough to call after
 // every tool call: the cost is proportional to what is new since the
