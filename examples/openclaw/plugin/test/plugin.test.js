@@ -66,7 +66,7 @@ before(() => {
     execFileSync("go", ["build", "-o", NEXUS, "./cmd/nexus"], { cwd: root, stdio: "inherit" });
   }
 });
-after(() => rmSync(tmp, { recursive: true, force: true }));
+after(() => rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 describe("hooks over the nexus CLI", () => {
   test("register wires the two hooks and the corpus supplement", () => {
@@ -235,7 +235,14 @@ describe("over MCP with the agent's token", () => {
       const hits = await p.supplement.search({ query: "over http", maxResults: 3 });
       assert.ok(hits.some((h) => h.path.startsWith("nexus/log/")), JSON.stringify(hits));
     } finally {
-      srv.kill("SIGINT");
+      // Wait for the server to exit: it may still be writing in the vault
+      // (the index, its lock) while it shuts down, and the final cleanup
+      // must not race it.
+      if (srv.exitCode === null && srv.signalCode === null) {
+        const exited = new Promise((ok) => srv.once("exit", ok));
+        srv.kill("SIGINT");
+        await exited;
+      }
     }
   });
 });
