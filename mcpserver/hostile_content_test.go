@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/nexus-memory/nexus/vault"
 )
 

@@ -76,7 +76,9 @@ var cliWriteDoors = []cliDoor{
 	{name: "fact write body stdin", stdin: true, args: func(t, _ string) []string {
 		return []string{"--agent", "lyra", "fact", "write", "--name", "deploy order", "--type", "project", "--description", "d", "-"}
 	}},
-	{name: "retain text", args: func(t, _ string) []string { return []string{"--agent", "lyra", "retain", "--type", "project", "--name", "n", t} }},
+	{name: "retain text", args: func(t, _ string) []string {
+		return []string{"--agent", "lyra", "retain", "--type", "project", "--name", "n", t}
+	}},
 	{name: "retain name", oneLine: true, args: func(t, _ string) []string {
 		return []string{"--agent", "lyra", "retain", "--type", "project", "--name", t, "staging first"}
 	}},
@@ -100,8 +102,12 @@ var cliWriteDoors = []cliDoor{
 	{name: "log append --body-file", keeps: true, stdin: true, args: func(t, _ string) []string {
 		return []string{"--agent", "lyra", "log", "append", "--body-file", "-", "deploy status"}
 	}},
-	{name: "decide title", keeps: true, args: func(t, _ string) []string { return []string{"--agent", "lyra", "decide", "--decision", "staging first", t} }},
-	{name: "decide --decision", keeps: true, args: func(t, _ string) []string { return []string{"--agent", "lyra", "decide", "--decision", t, "deploy order"} }},
+	{name: "decide title", keeps: true, args: func(t, _ string) []string {
+		return []string{"--agent", "lyra", "decide", "--decision", "staging first", t}
+	}},
+	{name: "decide --decision", keeps: true, args: func(t, _ string) []string {
+		return []string{"--agent", "lyra", "decide", "--decision", t, "deploy order"}
+	}},
 	{name: "decide --rationale", keeps: true, args: func(t, _ string) []string {
 		return []string{"--agent", "lyra", "decide", "--decision", "staging first", "--rationale", t, "deploy order"}
 	}},
@@ -262,6 +268,75 @@ func sameVaultBytes(t *testing.T, what string, before, after map[string]string) 
 	for k := range before {
 		if _, ok := after[k]; !ok {
 			t.Errorf("%s: file %s was removed", what, k)
+		}
+	}
+}
+
+// cliNoPromptText are the commands that store no text of their caller's
+// that a prompt shows, and why.
+var cliNoPromptText = map[string]string{
+	"agent list": "reads", "agent show": "reads", "agent token": "makes a token; stores its hash",
+	"checkpoint show": "reads", "completion": "prints a script", "curator status": "reads",
+	"curator run": "proposes moves of entries already scanned; its writes go through memory and facts",
+	"decisions": "reads", "demo": "writes its own fixed demo vault", "device name": "a name: letters, digits, '-', '_', '.'",
+	"doctor": "reads (and finishes interrupted work)", "fact list": "reads", "fact pin": "a slug", "fact unpin": "a slug",
+	"fact read": "reads", "fact remove": "archives a fact scanned when written", "fact stats": "reads",
+	"index hold": "search index cache", "index rebuild": "search index cache", "index status": "reads", "init": "makes an empty vault",
+	"journey": "prints a walk-through", "log clear": "a person's one-word name and an entry hash", "log feeds": "reads",
+	"log read": "reads", "log tail": "reads", "log verify": "reads", "memory remove": "removes an entry; old_text is not stored",
+	"memory show": "reads", "prompt": "reads", "review list": "reads", "review show": "reads",
+	"review reject": "archives the item; the reason stays in review/archive/, which no prompt shows",
+	"rollback": "restores a snapshot of files written (and scanned) before", "search": "reads", "snapshot list": "reads",
+	"serve": "the MCP server: mcpserver's TestHostileContentThroughEveryWriteTool", "version": "reads", "watch": "keeps the index current",
+}
+
+// TestHostileDoorsCoverEveryCLIWriteCommand walks the command tree: every
+// command is in cliWriteDoors or in cliNoPromptText, so a new write
+// command cannot miss the hostile-content table.
+func TestHostileDoorsCoverEveryCLIWriteCommand(t *testing.T) {
+	paths := map[string]bool{}
+	for _, c := range commandTree() {
+		if c.Runnable() && !c.HasSubCommands() {
+			paths[strings.Join(pathArgs(c), " ")] = true
+		}
+	}
+	doors := map[string]bool{}
+	for _, d := range cliWriteDoors {
+		args := d.args("TEXT", "r-000000")
+		var words []string
+		for i := 0; i < len(args); i++ {
+			if args[i] == "--agent" {
+				i++
+				continue
+			}
+			if strings.HasPrefix(args[i], "-") {
+				break
+			}
+			words = append(words, args[i])
+		}
+		found := ""
+		for n := len(words); n > 0 && found == ""; n-- {
+			if p := strings.Join(words[:n], " "); paths[p] {
+				found = p
+			}
+		}
+		if found == "" {
+			t.Errorf("door %s runs no command: %v", d.name, args)
+		}
+		doors[found] = true
+	}
+	for p := range paths {
+		_, reason := cliNoPromptText[p]
+		if !doors[p] && !reason {
+			t.Errorf("command %q stores text? add it to cliWriteDoors, or to cliNoPromptText with the reason", p)
+		}
+		if doors[p] && reason {
+			t.Errorf("command %q is in both cliWriteDoors and cliNoPromptText", p)
+		}
+	}
+	for p := range cliNoPromptText {
+		if !paths[p] {
+			t.Errorf("cliNoPromptText names %q, which is not a command", p)
 		}
 	}
 }
