@@ -278,7 +278,7 @@ var cliNoPromptText = map[string]string{
 	"agent list": "reads", "agent show": "reads", "agent token": "makes a token; stores its hash",
 	"checkpoint show": "reads", "completion": "prints a script", "curator status": "reads",
 	"curator run": "proposes moves of entries already scanned; its writes go through memory and facts",
-	"decisions": "reads", "demo": "writes its own fixed demo vault", "device name": "a name: letters, digits, '-', '_', '.'",
+	"decisions":   "reads", "demo": "writes its own fixed demo vault", "device name": "a name: letters, digits, '-', '_', '.'",
 	"doctor": "reads (and finishes interrupted work)", "fact list": "reads", "fact pin": "a slug", "fact unpin": "a slug",
 	"fact read": "reads", "fact remove": "archives a fact scanned when written", "fact stats": "reads",
 	"index hold": "search index cache", "index rebuild": "search index cache", "index status": "reads", "init": "makes an empty vault",
@@ -286,7 +286,7 @@ var cliNoPromptText = map[string]string{
 	"log read": "reads", "log tail": "reads", "log verify": "reads", "memory remove": "removes an entry; old_text is not stored",
 	"memory show": "reads", "prompt": "reads", "review list": "reads", "review show": "reads",
 	"review reject": "archives the item; the reason stays in review/archive/, which no prompt shows",
-	"rollback": "restores a snapshot of files written (and scanned) before", "search": "reads", "snapshot list": "reads",
+	"rollback":      "restores a snapshot of files written (and scanned) before", "search": "reads", "snapshot list": "reads",
 	"serve": "the MCP server: mcpserver's TestHostileContentThroughEveryWriteTool", "version": "reads", "watch": "keeps the index current",
 }
 
