@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-memory/nexus/internal/atomicfile"
 	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -127,7 +128,7 @@ func (o *Options) defaults() {
 		o.LockWait = 2 * time.Second
 	}
 	if o.TempAge <= 0 {
-		o.TempAge = 10 * time.Minute
+		o.TempAge = atomicfile.StaleAge // the age from which the next writer removes them
 	}
 	if o.ReviewAge <= 0 {
 		o.ReviewAge = 7 * 24 * time.Hour
