@@ -215,7 +215,7 @@ func TestCurationDocTour(t *testing.T) {
 		want[sm[1]] = n
 		return "  " + sm[1] + ": " + strconv.Itoa(n)
 	})
-	if len(want) != 7 || !strings.Contains(block, "  off: false") || !strings.Contains(block, "  recall: true") {
+	if len(want) != 8 || !strings.Contains(block, "  off: false") || !strings.Contains(block, "  recall: true") {
 		t.Fatalf("the configuration block changed shape (%d numeric keys):\n%s", len(want), block)
 	}
 	cfg := filepath.Join(dir, ".nexus", "config.yaml")
