@@ -40,12 +40,16 @@ func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []str
 type parsed struct {
 	f    diskFile
 	docs []doc
-	skip bool // unreadable or not text: drop from the index
+	skip bool  // unreadable or not text: drop from the index
+	from int64 // a log file read from this offset on (see loadLog): its documents before it stay
 }
 
 // load reads and parses one file. It re-reads until the file is stable
 // (same size and mtime before and after reading).
 func (ix *Index) load(f diskFile) parsed {
+	if logKind(f.key) != KindNote {
+		return ix.loadLog(f)
+	}
 	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
 	for attempt := 0; ; attempt++ {
 		st1, err := os.Lstat(abs)
@@ -143,6 +147,14 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		ix.dirty = true
 		done++
 	}
+	// A log file is read from where its last indexing ended.
+	if !fresh {
+		for i := range changed {
+			if st, ok := ix.man.Files[changed[i].key]; ok && st.LogLine > 0 {
+				changed[i].prev = &st
+			}
+		}
+	}
 	// Parse in parallel, index in order.
 	workers := runtime.GOMAXPROCS(0)
 	in := make(chan diskFile)
@@ -184,7 +196,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		if firstErr != nil {
 			continue // drain
 		}
-		if !fresh {
+		if !fresh && (p.from == 0 || p.skip) {
 			if err := ix.deleteDocs(bi, batch, p.f.key); err != nil {
 				firstErr = err
 				continue

@@ -15,7 +15,7 @@ import (
 
 // schemaVersion changes whenever the mapping or the document model does;
 // an index of another version is rebuilt on open.
-const schemaVersion = 7
+const schemaVersion = 8
 
 const (
 	bleveSubdir  = "bleve"
@@ -123,6 +123,8 @@ type Index struct {
 	w        *watcher        // nil unless Start was called (and this process holds the index)
 	startCtx context.Context // Start's ctx, to start watching after a takeover
 	srv      *server         // nil when remote or NoServe
+
+	logParsed atomic.Int64 // bytes of log files read and parsed (the part after the last indexed block), for tests
 
 	lastAsked atomic.Int64 // unix nanoseconds of the last request served to another process
 	yieldOnce sync.Once

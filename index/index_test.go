@@ -542,16 +542,18 @@ func makeTempDir() (string, error) { return os.MkdirTemp("", "nexus-index-bench-
 
 func TestManifestRoundTrip(t *testing.T) {
 	m := manifest{Schema: schemaVersion, LastUpdate: time.Date(2026, 11, 29, 16, 0, 0, 5, time.UTC), Files: map[string]fileState{
-		"a.md":                 {Size: 1, Mtime: 2},
-		"노트/배포.md":             {Size: 300, Mtime: -5, Disk: "노트/배포.md"},
-		"tab\tand\nnewline.md": {Size: 0, Mtime: 0},
-		`"quoted".md`:          {Size: 9, Mtime: 9},
+		"a.md":                        {Size: 1, Mtime: 2},
+		"노트/배포.md":                    {Size: 300, Mtime: -5, Disk: "노트/배포.md"},
+		"tab\tand\nnewline.md":        {Size: 0, Mtime: 0},
+		`"quoted".md`:                 {Size: 9, Mtime: 9},
+		"log/live/2026-12/lyra@vm.md": {Size: 900, Mtime: 7, LogOff: 650, LogLine: 12, LogCRC: 0xdeadbeef},
+		"log/live/2026-12/로그@맥.md":    {Size: 0, Mtime: 7, Disk: "log/live/2026-12/로그@맥.md", LogOff: 0, LogLine: 1},
 	}}
 	got, err := decodeManifest(encodeManifest(m))
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(m) {
 		t.Fatalf("round trip:\n%v %v\n%v", got, err, m)
 	}
-	for _, bad := range []string{"", "json", manifestMagic + " schema=x", manifestMagic + "\n1\t2\n", manifestMagic + "\nx\t2\t\"a\"\t\n", manifestMagic + "\n1\t2\t\"\"\t\n"} {
+	for _, bad := range []string{"", "json", manifestMagic + " schema=x", manifestMagic + "\n1\t2\n", manifestMagic + "\nx\t2\t\"a\"\t\n", manifestMagic + "\n1\t2\t\"\"\t\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:0:00000000\n", manifestMagic + "\n1\t2\t\"a\"\t\t-1:1:00000000\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:1:0\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:1:00000000\tx\n"} {
 		if _, err := decodeManifest([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
@@ -559,7 +561,7 @@ func TestManifestRoundTrip(t *testing.T) {
 }
 
 func FuzzManifest(f *testing.F) {
-	f.Add(string(encodeManifest(manifest{Schema: 6, Files: map[string]fileState{"a.md": {1, 2, ""}, "b/c.md": {3, 4, "b/c.md"}}})))
+	f.Add(string(encodeManifest(manifest{Schema: 6, Files: map[string]fileState{"a.md": {Size: 1, Mtime: 2}, "b/c.md": {Size: 3, Mtime: 4, Disk: "b/c.md"}, "log/decisions/a@b.md": {Size: 5, Mtime: 6, LogOff: 3, LogLine: 2, LogCRC: 1}}})))
 	f.Add(manifestMagic + " schema=1\n1\t2\t\"x\"\t\"y\"\n\n")
 	f.Add(`"a\tb.md"`)
 	f.Add("-12")
