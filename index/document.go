@@ -50,9 +50,9 @@ type doc struct {
 func (d *doc) id() string { return d.Path + "#" + strconv.Itoa(d.Line) }
 
 var (
-	rfc3339Re   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)`)
-	agentRe     = regexp.MustCompile(`(?i)\bagent\W{0,4}\s*([a-z0-9][a-z0-9_-]{0,63})`)
-	agentDirRe  = regexp.MustCompile(`^agents/([^/]+)/`)
+	rfc3339Re  = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)`)
+	agentRe    = regexp.MustCompile(`(?i)\bagent\W{0,4}\s*([a-z0-9][a-z0-9_-]{0,63})`)
+	agentDirRe = regexp.MustCompile(`^agents/([^/]+)/`)
 )
 
 // logKind says whether a vault path is a file of the log (a feed, a

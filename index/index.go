@@ -101,6 +101,10 @@ type Index struct {
 	mu    sync.Mutex
 	man   manifest
 	dirty bool // man not yet saved
+	ro    int  // roNone, roDisk or roMemory (readonly.go)
+
+	fwarn      map[string][]string // warnings about indexed files, by key (warnings.go)
+	fwarnDirty bool                // fwarn not yet saved
 
 	// bmu protects bi and remote, swapped by Rebuild and takeover.
 	bmu    sync.RWMutex

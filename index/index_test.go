@@ -231,14 +231,44 @@ func TestHostileFiles(t *testing.T) {
 	if res := mustSearch(t, ix, Query{Text: "quixotic"}); len(res.Hits) != 1 || res.Hits[0].Path != "huge.md" {
 		t.Errorf("10 MB note: %v", paths(res))
 	}
-	warn := strings.Join(ix.Warnings(), "\n")
-	for _, w := range []string{"bad-yaml.md: malformed frontmatter", "binary.md: binary", "invalid-utf8.md: invalid UTF-8", "too-big.md: 20971528 bytes, larger than 20971520; not indexed"} {
+	fileWarns := func(ix *Index) string {
+		var lines []string
+		for _, fw := range ix.FileWarnings() {
+			for _, w := range fw.Warnings {
+				lines = append(lines, fw.Path+": "+w)
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	wantWarns := []string{"bad-yaml.md: malformed frontmatter", "binary.md: binary", "invalid-utf8.md: invalid UTF-8", "too-big.md: 20971528 bytes, larger than 20971520; not indexed"}
+	warn := fileWarns(ix)
+	for _, w := range wantWarns {
 		if !strings.Contains(warn, w) {
 			t.Errorf("warnings lack %q:\n%s", w, warn)
 		}
 	}
-	if strings.Contains(warn, ".obsidian") {
-		t.Errorf(".obsidian was looked at: %s", warn)
+	if strings.Contains(warn, ".obsidian") || strings.Contains(warn, "ok.md") {
+		t.Errorf("warnings about files that have no problem: %s", warn)
+	}
+	// The warnings are kept on disk: a later process sees them in Status
+	// without indexing anything; fixing a file drops its warning.
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix2 := mustOpen(t, v, Options{MaxFileBytes: 20 << 20})
+	st, err := ix2.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.FileWarnings) != 4 || fileWarns(ix2) != warn {
+		t.Errorf("after reopening: %+v, want\n%s", st.FileWarnings, warn)
+	}
+	writeFile(t, v, "binary.md", "now a text pelican")
+	if err := ix2.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if after := fileWarns(ix2); strings.Contains(after, "binary.md") || !strings.Contains(after, "bad-yaml.md") {
+		t.Errorf("after fixing binary.md: %s", after)
 	}
 }
 

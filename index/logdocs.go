@@ -83,9 +83,8 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 		}
 	}
 	if st1.Size()-from > ix.opts.MaxFileBytes {
-		ix.warn(fmt.Sprintf("%s: %d bytes to index, more than %d; not indexed", f.key, st1.Size()-from, ix.opts.MaxFileBytes))
 		f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.st.Disk}
-		return parsed{f: f}, false
+		return parsed{f: f, warns: []string{fmt.Sprintf("%d bytes to index, more than %d; not indexed", st1.Size()-from, ix.opts.MaxFileBytes)}}, false
 	}
 	tail := make([]byte, st1.Size()-from)
 	k, err := fh.ReadAt(tail, from)
@@ -105,17 +104,17 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 	}
 	head := tail[:min(len(tail), 8000)]
 	if bytes.IndexByte(head, 0) >= 0 {
-		ix.warn(fmt.Sprintf("%s: binary content, not indexed", f.key))
-		return parsed{f: f, from: from}, false
+		return parsed{f: f, from: from, warns: []string{"binary content, not indexed"}}, false
 	}
 	ix.logParsed.Add(int64(len(tail)))
 	entries := livelog.ParseFeed(f.key, tail)
 	docs := make([]doc, 0, len(entries))
+	var warns []string
 	for i := range entries {
 		e := &entries[i]
 		n := markdown.Parse(f.key, tail[e.Offset:e.End])
 		for _, w := range n.Warnings {
-			ix.warn(fmt.Sprintf("%s: line %d: %s", f.key, line-1+e.Line, w))
+			warns = append(warns, fmt.Sprintf("line %d: %s", line-1+e.Line, w))
 		}
 		docs = append(docs, logDocs(f.key, f.disk, e, n, line-1, st2.ModTime())...)
 	}
@@ -126,7 +125,7 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 		f.st.LogLine = line - 1 + last.Line
 		f.st.LogCRC = crc32.Update(crc, crcTable, tail[:last.Offset])
 	}
-	return parsed{f: f, docs: docs, from: from}, false
+	return parsed{f: f, docs: docs, from: from, warns: warns}, false
 }
 
 // logDocs are the documents of one block of a log file: one for a signed

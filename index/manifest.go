@@ -230,7 +230,10 @@ func (ix *Index) loadManifest() manifest {
 
 // saveManifest writes the manifest if it changed. ix.mu must be held.
 func (ix *Index) saveManifest() error {
-	if !ix.dirty {
+	if err := ix.saveWarnings(); err != nil {
+		return err
+	}
+	if !ix.dirty || ix.ro != roNone {
 		return nil
 	}
 	data := encodeManifest(ix.man)
