@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-memory/nexus/internal/atomicfile"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -368,6 +369,7 @@ func appendDerived(path string, data []byte) error {
 // Skipping these fsyncs is what keeps a fact write in a home of 10,000
 // facts under 5 ms (docs/benchmarks.md).
 func writeDerived(path string, data []byte) (err error) {
+	atomicfile.SweepStale(filepath.Dir(path)) // leftovers of writers killed here
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err

@@ -1,8 +1,6 @@
 package agents
 
 import (
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/nexus-memory/nexus/identity"
@@ -19,19 +17,11 @@ const (
 )
 
 // Add creates a new agent: its identity and signing key (see
-// [identity.Create]) and its profile home folders. It fails with
-// [identity.ErrExists] if the agent exists.
+// [identity.Create]). It fails with [identity.ErrExists] if the agent
+// exists. The folders of the profile home (memory/, checkpoints/) are made
+// by the first write into them, so Obsidian shows no empty folders.
 func Add(v *vault.Vault, name, role string, now time.Time) (*identity.Identity, error) {
-	id, err := identity.Create(v, name, role, now)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range []string{FactsDir, CheckpointsDir} {
-		if err := os.MkdirAll(v.MustPath(identity.Home(name)+"/"+d), 0o755); err != nil {
-			return nil, fmt.Errorf("create home of %s: %w", name, err)
-		}
-	}
-	return id, nil
+	return identity.Create(v, name, role, now)
 }
 
 // HomePath returns the vault-relative path of a file in an agent's home.

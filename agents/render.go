@@ -489,6 +489,8 @@ func (r *promptRun) checkpoint() (string, error) {
 	case err != nil:
 		fmt.Fprintf(&b, "(checkpoint unreadable: %v)\n", err)
 	default:
+		m := cp.Masked() // a quarantined checkpoint shows its notice only
+		cp = &m
 		fmt.Fprintf(&b, "Saved %s.\n- Task: %s\n", cp.Time.Format(time.RFC3339), oneLine(cp.Task))
 		if cp.State != "" {
 			fmt.Fprintf(&b, "- State: %s\n", oneLine(cp.State))

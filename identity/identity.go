@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -94,6 +95,10 @@ func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error)
 		}
 		if strings.ContainsAny(role, "\r\n") {
 			return nil, fmt.Errorf("role must be one line: %w", vault.ErrInvalid)
+		}
+		// The role opens the agent's session-start render (SPEC §2).
+		if err := scan.Text(role); err != nil {
+			return nil, fmt.Errorf("role: %w", err)
 		}
 	}
 	unlock, err := v.Lock("identity-" + name)

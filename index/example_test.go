@@ -14,6 +14,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "nexus-example-")
 	defer os.RemoveAll(dir)
 	v, _, _ := vault.Init(dir)
+	os.MkdirAll(filepath.Join(dir, "projects"), 0o755) // init makes only .nexus/
 	os.WriteFile(filepath.Join(dir, "projects", "staging.md"), []byte("# Staging\n\nThe staging ssh port is 2222.\n"), 0o644)
 
 	ix, err := index.Open(v, index.Options{})

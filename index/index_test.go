@@ -391,6 +391,7 @@ func TestLiveUpdates(t *testing.T) {
 	waitFor(t, ix, "rambutan", not(has("notes/renamed.md")))
 
 	// Nexus's own write, announced with Notify.
+	os.MkdirAll(abs("projects"), 0o755) // init makes only .nexus/
 	os.WriteFile(abs("projects/c.md"), []byte("cherimoya notified"), 0o644)
 	ix.Notify("projects/c.md")
 	waitFor(t, ix, "cherimoya", has("projects/c.md"))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -250,7 +251,7 @@ func (l *Log) appendAll(agent string, es []Entry) ([]AppendResult, error) {
 		key := es[i].Key
 		notes, err := prepare(&es[i])
 		if err == nil {
-			err = quarantineCheck(&es[i], "summary", es[i].Summary, "body", es[i].Body)
+			err = quarantineCheck(&es[i], scan.PlaceLog, "summary", es[i].Summary, "body", es[i].Body)
 		}
 		if err == nil && len(key) > MaxKeyLen {
 			err = fmt.Errorf("key is %d bytes, more than the %d allowed: %w", len(key), MaxKeyLen, ErrTooLarge)

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -37,6 +38,35 @@ type Checkpoint struct {
 	Notes string    `json:"notes,omitempty" yaml:"notes,omitempty"`
 	// Path is the vault-relative file it was loaded from.
 	Path string `json:"path,omitempty" yaml:"-"`
+	// Quarantine names the security rule (injection or role hijack) the
+	// checkpoint's text hit when it was saved, or that text a person typed
+	// into it hits: prompts show a "[QUARANTINED: rule]" line instead of
+	// it ([Checkpoint.Masked]) until a person sets "quarantine: cleared"
+	// in its frontmatter. "" when clean or cleared.
+	Quarantine string `json:"quarantine,omitempty" yaml:"-"`
+}
+
+// QuarantineCleared is the frontmatter value of "quarantine" with which a
+// person clears a quarantined checkpoint.
+const QuarantineCleared = "cleared"
+
+// Masked returns c as prompts show it: a quarantined checkpoint's task is
+// its "[QUARANTINED: rule]" notice and its other text is dropped.
+func (c Checkpoint) Masked() Checkpoint {
+	if c.Quarantine != "" {
+		c.Task = "[QUARANTINED: " + c.Quarantine + "] (see " + c.Path + ", nexus checkpoint show --raw)"
+		c.State, c.Next, c.Files, c.Notes = "", "", nil, ""
+	}
+	return c
+}
+
+// scanFields runs the security scan (SPEC §2) over every text field.
+func (c *Checkpoint) scanFields() (string, error) {
+	fields := []string{"task", c.Task, "state", c.State, "next", c.Next, "notes", c.Notes}
+	for _, f := range c.Files {
+		fields = append(fields, "file", f)
+	}
+	return quarantineRule(scan.PlaceCheckpoint, fields...)
 }
 
 // fm is the frontmatter of a checkpoint file.
@@ -48,6 +78,8 @@ type checkpointFM struct {
 	Next  string   `yaml:"next,omitempty"`
 	Files []string `yaml:"files,omitempty"`
 	Notes string   `yaml:"notes,omitempty"`
+	// Quarantine is the rule a saved checkpoint's text hit, or "cleared".
+	Quarantine string `yaml:"quarantine,omitempty"`
 }
 
 // CurrentCheckpointPath is the vault-relative path of an agent's latest
@@ -103,7 +135,7 @@ func (c *Checkpoint) validate() error {
 // Render returns the checkpoint as a markdown note. The frontmatter holds
 // the fields; the body shows them for people.
 func (c *Checkpoint) Render() ([]byte, error) {
-	fm := checkpointFM{Agent: c.Agent, Time: c.Time.UTC().Format(time.RFC3339), Task: c.Task, State: c.State, Next: c.Next, Files: c.Files, Notes: c.Notes}
+	fm := checkpointFM{Agent: c.Agent, Time: c.Time.UTC().Format(time.RFC3339), Task: c.Task, State: c.State, Next: c.Next, Files: c.Files, Notes: c.Notes, Quarantine: c.Quarantine}
 	y, err := yaml.Marshal(fm)
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint: %w", err)
@@ -153,6 +185,21 @@ func parseCheckpoint(data []byte) (*Checkpoint, error) {
 	if t, err := time.Parse(time.RFC3339, fm.Time); err == nil {
 		c.Time = t.UTC()
 	}
+	// Saved quarantined, or typed by a person (nobody scanned it): shown
+	// quarantined until a person writes "quarantine: cleared". A secret a
+	// person typed is held back the same way.
+	switch q := strings.TrimSpace(fm.Quarantine); {
+	case q == QuarantineCleared:
+	case q != "":
+		c.Quarantine = q
+	default:
+		rule, err := c.scanFields()
+		var se *scan.Error
+		if errors.As(err, &se) {
+			rule = se.Rule
+		}
+		c.Quarantine = rule
+	}
 	return c, nil
 }
 
@@ -172,6 +219,13 @@ func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (
 	if err := c.validate(); err != nil {
 		return c, err
 	}
+	// Secrets, exfiltration and invisible characters refuse the save;
+	// injection phrasing is kept, quarantined.
+	q, err := c.scanFields()
+	if err != nil {
+		return c, err
+	}
+	c.Quarantine = q
 	data, err := c.Render()
 	if err != nil {
 		return c, err

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -182,7 +183,7 @@ func (l *Log) Record(agent string, d Decision) (Decision, error) {
 		d.Supersedes = id
 	}
 	var q Entry
-	if err := quarantineCheck(&q, "title", d.Title, "decision", d.Decision, "rationale", d.Rationale); err != nil {
+	if err := quarantineCheck(&q, scan.PlaceDecision, "title", d.Title, "decision", d.Decision, "rationale", d.Rationale); err != nil {
 		return d, err
 	}
 	writer, err := l.Writer(agent)

@@ -145,8 +145,6 @@ func TestAppendRejects(t *testing.T) {
 		{"invalid utf8 summary", "lyra", Entry{Summary: "bad \xff"}},
 		{"invalid utf8 body", "lyra", Entry{Summary: "s", Body: "bad \xfe"}},
 		{"nul", "lyra", Entry{Summary: "a\x00b"}},
-		{"invisible", "lyra", Entry{Summary: "hi\u200bthere"}},
-		{"bidi in body", "lyra", Entry{Summary: "s", Body: "evil \u202e txt"}},
 		{"long summary", "lyra", Entry{Summary: strings.Repeat("가", MaxSummaryRunes+1)}},
 		{"huge body", "lyra", Entry{Summary: "s", Body: strings.Repeat("x", MaxBodyBytes+1)}},
 		{"bad channel", "lyra", Entry{Channel: "de ploy", Summary: "s"}},

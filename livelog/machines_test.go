@@ -551,7 +551,10 @@ func TestOlderVault(t *testing.T) {
 		prev, _ = parseHash(e.Hash)
 		old = append(old, e.record()...)
 	}
-	os.WriteFile(v.MustPath("log/live/2026-10.md"), old, 0o644)
+	os.MkdirAll(v.MustPath("log/live"), 0o755) // init makes only .nexus/
+	if err := os.WriteFile(v.MustPath("log/live/2026-10.md"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	mustAppend(t, l, "lyra", "new")
 	es, _ := l.Read(ReadOptions{})
 	if fmt.Sprint(summaries(es)) != "[old 0 old 1 new]" || es[2].Segment != "log/live/2026-11/lyra@box.md" {

@@ -20,25 +20,41 @@ import (
 // role-hijack phrasing is written, as evidence, and the entry is marked
 // quarantined with the rule: other agents see only a "[QUARANTINED: rule]"
 // line until a person clears it.
-func quarantineCheck(e *Entry, fields ...string) error {
+// place picks the refusal's reason (scan.PlaceLog, PlaceDecision...).
+func quarantineCheck(e *Entry, place scan.Place, fields ...string) error {
+	rule, err := quarantineRule(place, fields...)
+	if err == nil && e.Quarantine == "" {
+		e.Quarantine = rule
+	}
+	return err
+}
+
+// quarantineRule scans the named fields (name, value pairs) for place: an
+// error for a hit that refuses the write, else the quarantinable rule the
+// first field hit ("" when all are clean). Every field is scanned, so a
+// secret after an injection is still refused.
+func quarantineRule(place scan.Place, fields ...string) (string, error) {
+	rule := ""
 	for i := 0; i+1 < len(fields); i += 2 {
 		name, value := fields[i], fields[i+1]
 		if value == "" {
 			continue
 		}
-		err := scan.Text(value)
+		err := scan.In(place, value)
 		var se *scan.Error
+		// The scan tries every refusing rule before the quarantinable
+		// ones: a quarantinable hit holds no secret.
 		if errors.As(err, &se) && se.Quarantinable() {
-			if e.Quarantine == "" {
-				e.Quarantine = se.Rule
+			if rule == "" {
+				rule = se.Rule
 			}
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%s %w", name, err)
+			return "", fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return nil
+	return rule, nil
 }
 
 // ClearedDir holds people's clearings of quarantined entries, one file

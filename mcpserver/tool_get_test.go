@@ -16,6 +16,7 @@ func TestMemoryGetLargeNote(t *testing.T) {
 		fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", 90))
 	}
 	total := strings.Count(b.String(), "\n")
+	os.MkdirAll(v.MustPath("projects"), 0o755) // init makes only .nexus/
 	if err := os.WriteFile(v.MustPath("projects/huge.md"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}

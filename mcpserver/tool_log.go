@@ -266,7 +266,7 @@ func (s *Server) checkpointSave(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cp, nil
+	return cp.Masked(), nil
 }
 
 type checkpointLoaded struct {
@@ -283,5 +283,6 @@ func (s *Server) checkpointLoad(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return checkpointLoaded{Found: true, Checkpoint: cp}, nil
+	m := cp.Masked() // the checkpoint goes into a prompt
+	return checkpointLoaded{Found: true, Checkpoint: &m}, nil
 }

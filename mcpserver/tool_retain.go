@@ -26,7 +26,7 @@ func (s *Server) retainTool() tool {
 		def: newTool("retain", `Propose durable facts for a person to review before they are kept: each becomes review/pending/ID.md with its provenance (you, this session, the time, the source). A person approves, edits or rejects it (in Obsidian or with 'nexus review'); approved facts become fact files.
 
 Use it for things learned in this session that are worth keeping but should be checked by a person — especially facts about the user or about other agents' work. For your own working notes use memory or fact_write instead.
-Send one fact with name/description/type/body, or several as facts: [...]. Each is validated and scanned like fact_write (injection phrasing, secrets, invisible characters are refused). Facts are filed in order; on an error the ones already filed are in the result.
+Send one fact with name/description/type/body, or several as facts: [...]. Each is validated and scanned like fact_write (injection phrasing, secrets, invisible characters are refused); all are checked before any is filed, so one refused files none. Facts are then filed in order; should filing fail part way (a disk error), the ones already filed are in the result.
 Returns the filed item {id, status: "pending", target, path, ...}, or {items: [...]} for several.`,
 			objectSchema(fields{
 				{"name", strLen("Short title of the fact.", 1, agents.MaxFactNameRunes)},
@@ -54,14 +54,24 @@ func (s *Server) retain(ctx context.Context, c *call) (any, error) {
 			return nil, fmt.Errorf("%d facts in one call, more than the %d allowed: %w", len(list), maxRetain, vault.ErrInvalid)
 		}
 		out := retained{Items: []retention.Item{}}
+		ins := make([]agents.FactInput, len(list))
 		for i, m := range list {
 			fc := &call{agent: c.agent, args: m}
-			in := factInput(fc)
+			ins[i] = factInput(fc)
 			if fc.err != nil {
 				err := fmt.Errorf("facts[%d]: %w", i, fc.err)
 				out.Error = describe(err)
 				return out, err
 			}
+			// Every fact is checked before any is filed: a refused one
+			// (the scan, a bad field) files none.
+			if err := retention.CheckFact(ins[i]); err != nil {
+				err = fmt.Errorf("facts[%d] (%s), so none was filed: %w", i, ins[i].Name, err)
+				out.Error = describe(err)
+				return out, err
+			}
+		}
+		for i, in := range ins {
 			p := prov
 			if in.Source != "" {
 				p.Source = in.Source

@@ -16,6 +16,7 @@ func fastFrontmatter(raw []byte) (fm frontmatter, ok bool) {
 	var prov *yamlProven
 	sawProv := false
 	block := "" // the top-level key whose nested lines follow
+	indent := 0 // the indentation of the block's first nested line
 	for _, line := range strings.Split(string(raw), "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		trimmed := strings.TrimSpace(line)
@@ -31,6 +32,17 @@ func fastFrontmatter(raw []byte) (fm frontmatter, ok bool) {
 			return fm, false
 		}
 		if nested {
+			// Every key of the block sits at its first key's indentation;
+			// a deeper line belongs to a map inside it (provenance: x:
+			// time: ...), which is not provenance's own time, so let YAML
+			// decide.
+			depth := len(line) - len(strings.TrimLeft(line, " "))
+			if indent == 0 {
+				indent = depth
+			}
+			if depth != indent {
+				return fm, false
+			}
 			switch block {
 			case "provenance":
 				s, ok := plainScalar(val)
@@ -61,7 +73,7 @@ func fastFrontmatter(raw []byte) (fm frontmatter, ok bool) {
 			}
 			continue
 		}
-		block = ""
+		block, indent = "", 0
 		if strings.TrimSpace(val) == "" {
 			if key != "provenance" || sawProv {
 				return fm, false // a block (ops: list...) or a duplicate key

@@ -68,6 +68,15 @@ func Retain(v *vault.Vault, agent string, in agents.FactInput, prov Provenance, 
 	return stage(v, it)
 }
 
+// CheckFact validates and scans in as [Retain] would, without filing it:
+// a batch checks every fact first so that one refused files none.
+func CheckFact(in agents.FactInput) error {
+	if _, err := in.Check(); err != nil {
+		return asReview(err)
+	}
+	return nil
+}
+
 // asReview makes a scan refusal say it was a review item that was
 // refused.
 func asReview(err error) error {

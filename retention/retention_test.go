@@ -468,7 +468,10 @@ func TestSnapshotPruneAndCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	v = reopen(t, v)
-	os.WriteFile(v.MustPath("projects/a.md"), []byte("a"), 0o644)
+	os.MkdirAll(v.MustPath("projects"), 0o755) // init makes only .nexus/
+	if err := os.WriteFile(v.MustPath("projects/a.md"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var last *Snapshot
 	for i := range 4 {
 		s, err := TakeSnapshot(v, "test", []string{"projects/a.md", "projects/none.md", "../escape", ".nexus/config.yaml"}, t0.Add(time.Duration(i)*time.Second))
@@ -645,6 +648,7 @@ func TestKeeper(t *testing.T) {
 	it := mustRetain(t, v, "lyra", fact("Kept"), t0)
 	setStatus(t, v, it.Path, "approved", "")
 	// A fact file a person makes by hand.
+	os.MkdirAll(filepath.Dir(v.MustPath(agents.FactPath("orion", "by-hand"))), 0o755) // made by the first write, here a person's
 	os.WriteFile(v.MustPath(agents.FactPath("orion", "by-hand")), []byte("---\nname: By hand\ndescription: typed in Obsidian\n---\nx\n"), 0o644)
 	k := StartKeeper(t.Context(), v, KeeperOptions{Every: time.Hour})
 	k.Poke()

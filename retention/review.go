@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -267,6 +268,12 @@ func applyEdit(it *Item, text string) error {
 	text = strings.TrimSpace(text)
 	if err := vault.CheckText("edited text", text, agents.MaxFactBodyBytes); err != nil {
 		return err
+	}
+	// A person's edit is scanned before anything is written (no intent,
+	// no "last approval failed" on the item): it is refused like text an
+	// agent sent, and the item stays pending as it was.
+	if err := scan.In(scan.PlaceReview, text); err != nil {
+		return fmt.Errorf("the edited text: %w", err)
 	}
 	switch {
 	case it.Kind == KindFact:

@@ -1,8 +1,10 @@
 package vault
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nexus-memory/nexus/internal/atomicfile"
@@ -10,8 +12,13 @@ import (
 
 // WriteFile atomically replaces the file at the absolute path with data:
 // temp file in the same folder, fsync, rename, fsync the folder. A reader or
-// a crash sees the old bytes or the new, never a torn file.
+// a crash sees the old bytes or the new, never a torn file. A missing parent
+// folder is created (init makes only .nexus/; the rest of the layout is made
+// by the first write into it).
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	if err := mkParent(path); err != nil {
+		return err
+	}
 	return atomicfile.WriteFile(path, data, perm)
 }
 
@@ -19,8 +26,25 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // still holds old (old == nil: the file must not exist), and otherwise
 // returns [ErrConflict] having written nothing. Use it for every file a
 // person may edit in Obsidian, re-reading and recomputing on conflict.
+// A missing parent folder is created, as by [WriteFile].
 func ReplaceIf(path string, old, data []byte, perm fs.FileMode) error {
+	if err := mkParent(path); err != nil {
+		return err
+	}
 	return atomicfile.ReplaceIf(path, old, data, perm)
+}
+
+// mkParent creates path's folder if it is missing. The common case, a
+// folder that exists, costs one stat.
+func mkParent(path string) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create folder for %s: %w", filepath.Base(path), err)
+	}
+	return nil
 }
 
 // SyncDir fsyncs a folder (a no-op on Windows).

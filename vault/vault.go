@@ -30,8 +30,12 @@ const (
 	ArchiveDir   = "review/archive"
 )
 
-// dirs are created by Init, in order.
-var dirs = []string{NexusDir, KeysDir, IndexDir, StateDir, LocksDir, AgentsDir, "log", LiveLogDir, ProjectsDir, "review", PendingDir, ArchiveDir}
+// dirs are created by Init, in order: only Nexus's own hidden folder, so
+// that init adds nothing to an Obsidian vault's file explorer. The visible
+// folders (agents/, log/, projects/, review/) are made by the first write
+// into them: [WriteFile] and [ReplaceIf] create a missing parent, and every
+// reader takes a missing folder as an empty one.
+var dirs = []string{NexusDir, KeysDir, IndexDir, StateDir, LocksDir}
 
 // Vault is an opened vault. It is safe for concurrent use.
 type Vault struct {
@@ -61,15 +65,24 @@ func Open(dir string) (*Vault, error) {
 	return v, nil
 }
 
-// Init makes dir a vault: it creates the folders of the layout and a default
-// .nexus/config.yaml, and returns the vault-relative paths it created. It
-// never changes an existing file or folder, so running it on an Obsidian
-// vault, or twice, is harmless.
+// Init makes dir a vault: it creates .nexus/ (keys, index, state) and a
+// default .nexus/config.yaml, and returns the vault-relative paths it
+// created. The visible folders of the layout are not made here but when
+// Nexus first writes into them. It never changes an existing file or
+// folder, so running it on an Obsidian vault, or twice, is harmless.
 func Init(dir string) (*Vault, []string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("init vault: %w", err)
 	}
+	// created lists what was made; when .nexus/ itself is new, it stands
+	// for everything inside it.
 	var created []string
+	whole := false
+	note := func(rel string) {
+		if !whole {
+			created = append(created, rel)
+		}
+	}
 	for _, d := range dirs {
 		p := filepath.Join(dir, filepath.FromSlash(d))
 		if _, err := os.Lstat(p); err == nil {
@@ -82,14 +95,15 @@ func Init(dir string) (*Vault, []string, error) {
 		if err := os.Mkdir(p, perm); err != nil {
 			return nil, created, fmt.Errorf("init vault: %w", err)
 		}
-		created = append(created, d+"/")
+		note(d + "/")
+		whole = whole || d == NexusDir
 	}
 	cfgPath := filepath.Join(dir, filepath.FromSlash(ConfigFile))
 	if _, err := os.Lstat(cfgPath); errors.Is(err, fs.ErrNotExist) {
 		if err := ReplaceIf(cfgPath, nil, []byte(defaultConfigYAML), 0o644); err != nil && !errors.Is(err, ErrConflict) {
 			return nil, created, fmt.Errorf("init vault: write config: %w", err)
 		}
-		created = append(created, ConfigFile)
+		note(ConfigFile)
 	}
 	v, err := Open(dir)
 	return v, created, err

@@ -2,6 +2,7 @@ package vault
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +25,9 @@ func mustInit(tb testing.TB) *Vault {
 func TestPathRefusesEscapes(t *testing.T) {
 	v := mustInit(t)
 	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(v.Root(), "projects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if runtime.GOOS != "windows" {
 		if err := os.Symlink(outside, filepath.Join(v.Root(), "projects", "out")); err != nil {
 			t.Fatal(err)
@@ -127,12 +131,22 @@ func TestInitKeepsExistingVault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(created) == 0 {
-		t.Fatal("first init created nothing")
+	if fmt.Sprint(created) != "[.nexus/]" {
+		t.Fatalf("first init created %v, want [.nexus/] alone", created)
 	}
-	for _, c := range created {
-		if _, ok := files[strings.TrimSuffix(c, "/")]; ok || c == "projects/" || c == "agents/" {
-			t.Errorf("init claims to have created existing %s", c)
+	// Only .nexus/ is new: no visible folder (log/, review/, ...) appears
+	// in Obsidian's file explorer.
+	entries, _ := os.ReadDir(dir)
+	var top []string
+	for _, e := range entries {
+		top = append(top, e.Name())
+	}
+	if fmt.Sprint(top) != "[.nexus .obsidian Welcome.md agents attachments projects]" {
+		t.Errorf("vault holds %v after init", top)
+	}
+	for _, d := range []string{".nexus/config.yaml", ".nexus/keys", ".nexus/index", ".nexus/state/locks"} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(d))); err != nil {
+			t.Errorf("init did not make %s: %v", d, err)
 		}
 	}
 	for rel, body := range files {
@@ -370,5 +384,31 @@ func TestUpdateConfigDuringInPlaceSave(t *testing.T) {
 	after, _ := os.ReadFile(p)
 	if !strings.Contains(string(after), "memory_char_limit: 3000") || !strings.Contains(string(after), "token_sha256: abc") {
 		t.Fatalf("config after the save and the update:\n%s", after)
+	}
+}
+
+// TestWritersMakeMissingFolders: init makes only .nexus/, so the first
+// write into agents/, log/ or review/ must make the folder itself.
+func TestWritersMakeMissingFolders(t *testing.T) {
+	v := mustInit(t)
+	a := v.MustPath("review/pending/r-1.md")
+	if err := ReplaceIf(a, nil, []byte("a"), 0o644); err != nil {
+		t.Fatalf("ReplaceIf into a missing folder: %v", err)
+	}
+	b := v.MustPath("agents/lyra/facts/x.md")
+	if err := WriteFile(b, []byte("b"), 0o644); err != nil {
+		t.Fatalf("WriteFile into a missing folder: %v", err)
+	}
+	for p, want := range map[string]string{a: "a", b: "b"} {
+		if got, err := os.ReadFile(p); err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v", p, got, err)
+		}
+	}
+	// A file where the folder should be is an error, and nothing is made.
+	if err := os.WriteFile(v.MustPath("log"), []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(v.MustPath("log/live/x.md"), []byte("c"), 0o644); err == nil {
+		t.Fatal("WriteFile under a file succeeded")
 	}
 }

@@ -95,6 +95,7 @@ func runCheckpointSave(g *globals, opts *checkpointSaveOptions) error {
 // checkpointShowOptions are the flags of 'nexus checkpoint show'.
 type checkpointShowOptions struct {
 	history bool
+	raw     bool
 }
 
 func newCheckpointShowCmd(g *globals) *cobra.Command {
@@ -105,12 +106,17 @@ func newCheckpointShowCmd(g *globals) *cobra.Command {
 		Long: `Print --agent's current checkpoint. With --history, also list the earlier
 checkpoints, newest first. Exit 1 if none was saved.
 
+A checkpoint whose text hit the security scan's injection rules was kept
+but is quarantined: it shows as [QUARANTINED: rule] unless --raw. A person
+clears it by setting "quarantine: cleared" in CURRENT.md's frontmatter.
+
 Example:
   nexus --agent lyra checkpoint show --history`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheckpointShow(g, opts) },
 	}
 	cmd.Flags().BoolVar(&opts.history, "history", false, "also list earlier checkpoints")
+	cmd.Flags().BoolVar(&opts.raw, "raw", false, "show the text of a quarantined checkpoint")
 	return cmd
 }
 
@@ -137,6 +143,13 @@ func runCheckpointShow(g *globals, opts *checkpointShowOptions) error {
 	if opts.history {
 		if res.History, err = livelog.CheckpointHistory(v, agent); err != nil {
 			return err
+		}
+	}
+	if !opts.raw {
+		m := cur.Masked()
+		cur, res.Current = &m, &m
+		for i := range res.History {
+			res.History[i] = res.History[i].Masked()
 		}
 	}
 	return g.emit(res, nil, func(w io.Writer) {

@@ -35,6 +35,7 @@ func TestDoctorCommand(t *testing.T) {
 
 	// Plant a leftover temp file (and, on Unix, a readable key).
 	tmp := filepath.Join(dir, "projects", ".plan.md.tmp-42")
+	os.MkdirAll(filepath.Dir(tmp), 0o755) // init makes only .nexus/
 	if err := os.WriteFile(tmp, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}

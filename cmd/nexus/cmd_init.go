@@ -16,12 +16,14 @@ func newInitCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Make DIR (default: the current folder) a Nexus vault",
-		Long: `Create the vault layout in DIR: .nexus/ (config, keys, index, state),
-agents/, log/live/, projects/ and review/, and ignore rules in .gitignore
-and .stignore for what must stay on this machine (keys, state, index, the
-timeline). Existing files and folders are never changed, except that an
-ignore file gets a marked block appended (your own lines stay), so it is
-safe on an existing Obsidian vault and safe to run twice.
+		Long: `Make DIR a vault: create .nexus/ (config, keys, index, state) and
+ignore rules in .gitignore and .stignore for what must stay on this machine
+(keys, state, index, the timeline). Nothing else: the visible folders
+(agents/, log/, review/) appear when Nexus first writes into them, so an
+Obsidian vault shows nothing new. Existing files and folders are never
+changed, except that an ignore file gets a marked block appended (your own
+lines stay), so it is safe on an existing Obsidian vault and safe to run
+twice. DIR is made if it does not exist.
 
 Example:
   nexus init ~/vault && export NEXUS_VAULT=~/vault`,

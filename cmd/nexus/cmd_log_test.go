@@ -125,7 +125,8 @@ func TestLogCommands(t *testing.T) {
 	// Usage errors exit 2.
 	must(2, "", "log", "append", "no agent")
 	must(2, "", "--agent", "lyra", "log", "append", "--channel", "bad channel", "x")
-	must(2, "", "--agent", "lyra", "log", "append", "bad \u200b invisible")
+	// A scan refusal (an invisible character) is a refused operation.
+	must(1, "", "--agent", "lyra", "log", "append", "bad \u200b invisible")
 	must(2, "", "--agent", "ella", "log", "read", "--ack")
 	must(2, "", "log", "read", "--since", "yesterday")
 	must(1, "", "--agent", "nobody", "log", "append", "no key")

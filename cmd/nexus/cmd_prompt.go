@@ -26,6 +26,9 @@ type promptEntry struct {
 	Signed  bool      `json:"signed"`
 	Hash    string    `json:"hash,omitempty"`
 	Segment string    `json:"segment"`
+	// Quarantine is the rule a quarantined entry hit; its summary is
+	// then the "[QUARANTINED: rule]" notice, as in the prompt text.
+	Quarantine string `json:"quarantine,omitempty"`
 }
 
 func newPromptCmd(g *globals) *cobra.Command {
@@ -63,7 +66,8 @@ With --json: one field per section (a section left out has no field; an
 empty one is ""), "prompt" (the sections joined), "sections" (the names
 rendered), and with the unread section "unread_total", "unread_shown",
 "unread_more", "acked" and "unread_entries" (the entries shown, without
-their bodies).
+their bodies; a quarantined one has "quarantine" set and its notice as the
+summary).
 
 Examples:
   nexus --agent lyra prompt
@@ -116,7 +120,8 @@ Examples:
 			if u := p.Unread; u != nil {
 				shown := make([]promptEntry, len(u.Entries))
 				for i, e := range u.Entries {
-					shown[i] = promptEntry{e.Time, e.Agent, e.Channel, e.Kind, e.Summary, e.Hand, e.Signed, e.Hash, e.Segment}
+					e = e.Masked() // never the text of a quarantined entry
+					shown[i] = promptEntry{e.Time, e.Agent, e.Channel, e.Kind, e.Summary, e.Hand, e.Signed, e.Hash, e.Segment, e.Quarantine}
 				}
 				res["unread_total"], res["unread_shown"], res["unread_more"] = u.Total, len(u.Entries), u.More()
 				res["acked"], res["unread_entries"] = u.Acked, shown

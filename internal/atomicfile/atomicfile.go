@@ -60,6 +60,7 @@ func replace(path string, data []byte, perm fs.FileMode, check func() error) (er
 	if dir == "" {
 		dir = "."
 	}
+	SweepStale(dir) // temp files of writers killed here before (cleanup.go)
 	f, err := createTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("create temp file for %s: %w", base, err)

@@ -336,6 +336,7 @@ func TestPlantedProblems(t *testing.T) {
 				t.Skip("file modes are not checked on Windows")
 			}
 			v := mustVault(t)
+			must(t, os.MkdirAll(v.MustPath("projects"), 0o755)) // init makes only .nexus/
 			if cleanup := tc.plant(t, v); cleanup != nil {
 				defer cleanup()
 			}

@@ -183,6 +183,20 @@ var scanRules = sync.OnceValue(func() []scanRule {
 	return out
 })
 
+// orderedRules are scanRules with every rule whose hit refuses the write
+// everywhere before the quarantinable ones.
+var orderedRules = sync.OnceValue(func() []scanRule {
+	var refusing, quarantinable []scanRule
+	for _, r := range scanRules() {
+		if (&Error{Rule: r.name}).Quarantinable() {
+			quarantinable = append(quarantinable, r)
+		} else {
+			refusing = append(refusing, r)
+		}
+	}
+	return append(refusing, quarantinable...)
+})
+
 // mayMatch reports whether folded holds one of the rule's needed literals.
 func (r *scanRule) mayMatch(folded string) bool {
 	for _, n := range r.need {
@@ -256,7 +270,10 @@ func scan(s string) *Error {
 	}
 	folded := foldForScan(s)
 	words := "" // folded with punctuation turned into spaces, made on first need
-	for _, rule := range scanRules() {
+	// Refusing rules (secrets, exfiltration, persistence) are tried before
+	// the quarantinable ones (injection, role hijack): text holding both
+	// must be refused, not kept as quarantined evidence with a secret in it.
+	for _, rule := range orderedRules() {
 		if !rule.mayMatch(folded) {
 			continue
 		}
