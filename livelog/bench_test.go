@@ -50,12 +50,22 @@ func BenchmarkVerify(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
 }
 
-// BenchmarkParse is the parser alone, for comparison with BenchmarkVerify.
+// BenchmarkParse is the parser alone, for comparison with BenchmarkVerify:
+// one feed file of n entries.
 func BenchmarkParse(b *testing.B) {
 	const n = 20000
-	v, l := benchLog(b, n)
+	v := mustVault(b)
+	l := mustLog(b, v)
+	for done := 0; done < n; done += 5000 {
+		es := make([]Entry, 5000)
+		for i := range es {
+			es[i] = Entry{Channel: "bench", Kind: "note", Summary: fmt.Sprintf("generated entry %d", done+i), Body: strings.Repeat("generated body text ", 4)}
+		}
+		if _, err := l.AppendBatch("lyra", es); err != nil {
+			b.Fatal(err)
+		}
+	}
 	data, _ := os.ReadFile(segmentPath(l))
-	_ = v
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		p := newParser(data, 0, 1, streamLive, "x")
@@ -125,10 +135,40 @@ func BenchmarkUnreadCount(b *testing.B) {
 	}
 }
 
+// BenchmarkFsyncFloor is the anchor of the append benchmarks: a bare
+// write of one line and an fsync, on the same disk (the test's temp
+// folder), timed one by one. No append can be durable faster than this.
+func BenchmarkFsyncFloor(b *testing.B) {
+	f, err := os.OpenFile(b.TempDir()+"/floor.md", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	line := []byte("### 2026-11-29T15:05:37Z lyra [load/bench] one line, fsynced\n")
+	var lat []time.Duration
+	start := time.Now()
+	for b.Loop() {
+		t := time.Now()
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	wall := time.Since(start)
+	slices.Sort(lat)
+	b.ReportMetric(float64(len(lat))/wall.Seconds(), "fsyncs/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
 // BenchmarkAppend8Processes runs 8 OS processes appending at once, each
 // timing every append; it reports the total rate (target: 2,000/s) and the
 // p99 latency of one append (target: under 10 ms). Each iteration is
-// 8 × 500 appends.
+// 8 × 500 appends, over three writers' feeds (lyra, ella, mallory), as in
+// the soak. Run it with BenchmarkFsyncFloor, its anchor.
 func BenchmarkAppend8Processes(b *testing.B) {
 	const procs, per = 8, 500
 	var all []time.Duration
@@ -140,7 +180,7 @@ func BenchmarkAppend8Processes(b *testing.B) {
 		var outs []*bufio.Scanner
 		start := time.Now()
 		for p := range procs {
-			cmd := helperCmd(v, "bench", []string{"lyra", "ella"}[p%2], p, per, 0)
+			cmd := helperCmd(v, "bench", appenders[p%len(appenders)], p, per, 0)
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				b.Fatal(err)

@@ -68,6 +68,9 @@ type Finding struct {
 	// writer, so nothing acknowledged is missing. Listed, but a problem
 	// only when verification is strict.
 	Recovered bool `json:"recovered,omitempty"`
+	// Cited is, for an entry citing another feed's entry that is not
+	// here (removed, or not here yet), the entry it cites.
+	Cited *Cite `json:"cited,omitempty"`
 }
 
 // Report is the result of [Log.Verify].

@@ -271,6 +271,8 @@ func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream strin
 	// Cited entries of other feeds.
 	for _, ct := range cites {
 		f := ct.f
+		c := ct.c
+		f.Cited = &c
 		xs := bySeq[ct.c.Writer][ct.c.Seq]
 		if len(xs) > 0 {
 			p := citePrefix(ct.c.Hash)

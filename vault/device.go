@@ -14,6 +14,11 @@ import (
 // machine-local state: sync tools must not carry it to another machine.
 const DeviceFile = StateDir + "/device"
 
+// FormerDevicesFile lists the names this machine had before, one a line
+// (machine-local, like DeviceFile), so that its own older feeds and keys
+// are recognised as its own ([Vault.FormerDevices]).
+const FormerDevicesFile = StateDir + "/device-former"
+
 // MaxDeviceName bounds a device name.
 const MaxDeviceName = 64
 
@@ -113,8 +118,48 @@ func (v *Vault) SetDevice(name string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("set device name: %w", err)
 	}
+	if data, err := os.ReadFile(path); err == nil {
+		if old := string(bytes.TrimSpace(data)); old != name && CheckDeviceName(old) == nil {
+			if err := v.addFormerDevice(old); err != nil {
+				return fmt.Errorf("set device name: %w", err)
+			}
+		}
+	}
 	if err := WriteFile(path, []byte(name+"\n"), 0o644); err != nil {
 		return fmt.Errorf("set device name: %w", err)
 	}
 	return nil
+}
+
+// FormerDevices returns the device names this machine had before its
+// current one ([Vault.SetDevice] records them), oldest first.
+func (v *Vault) FormerDevices() ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(v.root, filepath.FromSlash(FormerDevicesFile)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read former device names: %w", err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); CheckDeviceName(line) == nil {
+			out = append(out, line)
+		}
+	}
+	return out, nil
+}
+
+func (v *Vault) addFormerDevice(name string) error {
+	former, err := v.FormerDevices()
+	if err != nil {
+		return err
+	}
+	for _, f := range former {
+		if f == name {
+			return nil
+		}
+	}
+	former = append(former, name)
+	return WriteFile(filepath.Join(v.root, filepath.FromSlash(FormerDevicesFile)), []byte(strings.Join(former, "\n")+"\n"), 0o644)
 }

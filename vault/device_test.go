@@ -71,6 +71,15 @@ func TestDeviceDefaultIsRecordedAndSettable(t *testing.T) {
 	if got, err := v.Device(); err != nil || got != "vps" {
 		t.Fatalf("after SetDevice: %q, %v", got, err)
 	}
+	// The names before are remembered, once each, oldest first.
+	for _, n := range []string{"vps2", "vps2", "vps"} {
+		if err := v.SetDevice(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if former, err := v.FormerDevices(); err != nil || strings.Join(former, ",") != SafeDeviceName(host)+",vps,vps2" {
+		t.Fatalf("FormerDevices() = %q, %v", former, err)
+	}
 	// A damaged file is an error, not a silent new name.
 	if err := os.WriteFile(filepath.Join(v.Root(), DeviceFile), []byte("Not/Valid\n"), 0o644); err != nil {
 		t.Fatal(err)

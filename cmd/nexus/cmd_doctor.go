@@ -26,6 +26,16 @@ func newDoctorCmd(g *globals) *cobra.Command {
   key-mode    private keys in .nexus/keys/ are mode 0600 (not on Windows)
   key-pair    each agent's private key matches the public key in IDENTITY.md
   log         the live log and decision log verify (signatures and chain)
+  forks       no feed has two branches (one agent appending on two machines
+              that share a device name)
+  cites       every entry another feed cites is here; one not here yet is
+              a note for a day (a sync tool still copying), then a problem
+  synced-keys no private key travelled: this machine's key is not listed
+              for another device or signing its feed, no key file in a
+              conflict copy or among the notes, none tracked by git
+  device-name no second machine uses this machine's device name (entries
+              in its own feeds it did not append, two keys of one device
+              taking turns)
   index       the search index is current with the markdown files
   locks       no lock under .nexus/state/locks/ stays held (a hung process)
   temp-files  no temp file (.NAME.tmp-*) left by an interrupted write

@@ -126,6 +126,7 @@ var commandCases = map[string][]cliCase{
 		{agent: "lyra", args: []string{"x", "--body-file", "-"}, stdin: strings.Repeat("a", 1<<20+1), code: 1},
 		{args: []string{"no agent"}, code: 2},
 		{agent: "nobody", args: []string{"x"}, code: 1},
+		{agent: "lyra", args: []string{"x"}, prepare: hungFeedLock, code: 3}, // a hung process holds the feed's lock
 	},
 	"nexus log read": {
 		{code: 0},
@@ -141,6 +142,8 @@ var commandCases = map[string][]cliCase{
 		{code: 0},
 		{args: []string{"--strict"}, code: 0},
 		{prepare: tamperLog, code: 1},
+		{prepare: hungWitnessLock, code: 3},    // could not check: a hung process holds a lock (lock_test.go)
+		{prepare: unreadableIdentity, code: 3}, // could not check: the keys cannot be read
 	},
 	"nexus memory add": {
 		{agent: "lyra", args: []string{"Deploys", "need", "a", "canary"}, code: 0},
@@ -189,10 +192,14 @@ var commandCases = map[string][]cliCase{
 	},
 	"nexus rollback": {
 		{code: 1}, // no snapshot yet
+		{args: []string{"--dry-run"}, code: 1},
 		{prep: [][]string{{"review", "approve", "--all"}}, agent: "lyra", code: 1},
-		{code: 0},
-		{args: []string{"s-nope"}, code: 1},
-		{args: []string{"../etc"}, code: 2},
+		{args: []string{"--dry-run"}, code: 0},
+		{code: 2}, // not a terminal: needs --yes
+		{args: []string{"--yes"}, code: 0},
+		{args: []string{"s-nope", "--yes"}, code: 1},
+		{args: []string{"s-nope", "--dry-run"}, code: 1},
+		{args: []string{"../etc", "--yes"}, code: 2},
 	},
 	"nexus search": {
 		{args: []string{"staging", "--hold", "0"}, code: 0},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/internal/atomicfile"
+	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -107,6 +108,10 @@ type Options struct {
 	// ReviewAge is the age from which a pending review is overdue (default
 	// one week).
 	ReviewAge time.Duration
+	// CiteAge is how long an entry another feed cites may be missing
+	// before it is a problem rather than a note "not here yet" (default
+	// one day).
+	CiteAge time.Duration
 }
 
 func (o *Options) defaults() {
@@ -128,6 +133,9 @@ func (o *Options) defaults() {
 	if o.ReviewAge <= 0 {
 		o.ReviewAge = 7 * 24 * time.Hour
 	}
+	if o.CiteAge <= 0 {
+		o.CiteAge = 24 * time.Hour
+	}
 }
 
 // checker runs the checks of one [Run].
@@ -138,6 +146,11 @@ type checker struct {
 	// stuck names the lock files (base names) found held for long; checks
 	// that need those locks skip rather than wait behind a hung process.
 	stuck map[string]bool
+	// The log, verified once for every check that reads it (feeds.go).
+	ll        *livelog.Log
+	verified  *livelog.Report
+	verifyErr error
+	here      []livelog.FeedHere
 }
 
 // check is one named check. It returns a one-line summary and the findings;
@@ -159,6 +172,10 @@ var checks = []check{
 	{"key-pair", (*checker).keyPairs, false},
 	{"locks", (*checker).locks, false}, // before the checks that take locks
 	{"log", (*checker).log, false},
+	{"forks", (*checker).forks, false},             // feeds.go
+	{"cites", (*checker).cites, false},             // feeds.go
+	{"synced-keys", (*checker).syncedKeys, false},  // feeds.go
+	{"device-name", (*checker).deviceNames, false}, // feeds.go
 	{"index", (*checker).index, false},
 	{"temp-files", (*checker).tempFiles, false},
 	{"review", (*checker).reviews, false},

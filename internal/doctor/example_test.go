@@ -35,6 +35,10 @@ func ExampleRun() {
 	// key-pair true
 	// locks true
 	// log true
+	// forks true
+	// cites true
+	// synced-keys true
+	// device-name true
 	// index true
 	// temp-files true
 	// review true

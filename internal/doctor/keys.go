@@ -75,7 +75,11 @@ func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
 		}
 		keyPath := c.abs(identity.KeyPath(n))
 		f := Finding{Path: identity.KeyPath(n), Problem: err.Error()}
-		switch _, serr := os.Stat(keyPath); {
+		_, serr := os.Stat(keyPath)
+		if notExist(serr) && !c.hadKey(n) {
+			continue // an agent of other machines: its key here is made on its first append here
+		}
+		switch {
 		case notExist(serr):
 			f.Problem = fmt.Sprintf("agent %s has no private key, so it cannot sign log entries or decisions", n)
 			f.Fix = "restore it from a backup: cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath) + " && chmod 600 " + Quote(keyPath)
@@ -103,4 +107,48 @@ func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
 		}
 	}
 	return fmt.Sprintf("%d agent(s): private keys match IDENTITY.md", len(names)), findings, nil
+}
+
+// hadKey reports whether this machine had a key for agent: IDENTITY.md
+// lists one for this machine's device name (or a name it had before), or
+// holds only an older vault's single key. An agent created on another
+// machine has no key here until it first appends here.
+func (c *checker) hadKey(agent string) bool {
+	id, err := identity.Load(c.v, agent)
+	if id == nil || (err != nil && !errors.Is(err, identity.ErrKey)) {
+		return true // cannot tell: report the missing key
+	}
+	own, err := c.ownDevices()
+	if err != nil {
+		return true
+	}
+	named := false
+	for _, dk := range id.DeviceKeys {
+		if dk.Device == "" {
+			continue
+		}
+		named = true
+		if own[dk.Device] {
+			return true
+		}
+	}
+	return !named
+}
+
+// ownDevices returns this machine's device name and the names it had
+// before.
+func (c *checker) ownDevices() (map[string]bool, error) {
+	d, err := c.v.Device()
+	if err != nil {
+		return nil, err
+	}
+	former, err := c.v.FormerDevices()
+	if err != nil {
+		return nil, err
+	}
+	own := map[string]bool{d: true}
+	for _, f := range former {
+		own[f] = true
+	}
+	return own, nil
 }

@@ -15,26 +15,14 @@ import (
 // Hand-typed unsigned text is counted, not reported: people may write in
 // the log.
 func (c *checker) log(ctx context.Context) (string, []Finding, error) {
-	for name := range c.stuck {
-		if strings.HasPrefix(name, "livelog") {
-			return "skipped: the log's lock " + name + " is held (see locks)", nil, nil
-		}
-	}
-	// Verify takes the log's locks; never wait behind a hung holder for long.
-	ctx, cancel := context.WithTimeout(ctx, logLockTimeout)
-	defer cancel()
-	l, err := livelog.Open(c.v, livelog.Options{Logger: c.opts.Logger})
-	if err != nil {
-		return "", nil, err
-	}
-	rep, err := l.Verify(ctx)
-	if err != nil {
-		return "", nil, err
+	rep, skip, err := c.verifyLog(ctx)
+	if skip != "" || err != nil {
+		return skip, nil, err
 	}
 	var findings []Finding
 	for _, f := range rep.Findings {
-		if f.Benign() {
-			continue
+		if f.Benign() || f.Status == livelog.StatusForked {
+			continue // forks: the forks check (feeds.go), one finding per feed
 		}
 		what := fmt.Sprintf("line %d: entry %s", f.Line, f.Status)
 		if f.Agent != "" {
