@@ -113,6 +113,10 @@ func runCuratorStatus(g *globals) error {
 			fmtDate(res.Installed), last, fmtDate(res.NextPass))
 		fmt.Fprintf(w, "Stale after %d days without recall, archive proposed after %d; spill at %d%%; promote at %d search reads from %d queries; merge at %d%% similar\n\n",
 			c["stale_days"], c["archive_days"], c["pressure_percent"], c["promote_recalls"], c["promote_queries"], c["merge_percent"])
+		if len(res.Agents) == 0 {
+			fmt.Fprintln(w, "No agents yet: add one with 'nexus agent add NAME --role \"...\"'.")
+			return
+		}
 		var tb table
 		tb.row("AGENT", "MEMORY", "USER", "ACTIVE", "STALE", "DUE", "PINNED", "ARCHIVED", "WAITING")
 		for _, a := range res.Agents {
