@@ -33,7 +33,7 @@ const pct = (xs, p) => {
 try {
   const vault = path.join(tmp, "vault");
   execFileSync(loggen, ["-vault", vault, "-n", String(n)]);
-  execFileSync(nexus, ["--vault", vault, "--agent", "ella", "log", "read", "--unread", "--ack"], { env });
+  execFileSync(nexus, ["--vault", vault, "--agent", "ella", "log", "read", "--unread", "--ack"], { env, stdio: "ignore" });
   let srv = null;
   let pluginConfig = { vault, agent: "ella", bin: nexus, timeoutMs: 30000 };
   if (http) {
