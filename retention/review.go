@@ -559,7 +559,11 @@ func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
 	if len(todo) == 0 {
 		return res, nil
 	}
-	snap, err := TakeSnapshot(v, fmt.Sprintf("before review approve --all (%d items)", len(todo)), affectedPaths(v, todo), d.Now)
+	noun := "items"
+	if len(todo) == 1 {
+		noun = "item"
+	}
+	snap, err := TakeSnapshot(v, fmt.Sprintf("before review approve --all (%d %s)", len(todo), noun), affectedPaths(v, todo), d.Now)
 	if err != nil {
 		return res, err
 	}

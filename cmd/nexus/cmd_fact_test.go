@@ -104,7 +104,7 @@ func TestFactCommands(t *testing.T) {
 func TestFactHelp(t *testing.T) {
 	for _, c := range [][]string{{"fact", "write"}, {"fact", "read"}, {"fact", "list"}, {"fact", "remove"}, {"retain"}, {"review"}, {"review", "approve"}, {"review", "reject"}, {"review", "show"}, {"snapshot", "list"}, {"rollback"}, {"journey"}} {
 		code, out, _ := factCLI(t, "", append(c, "--help")...)
-		if code != 0 || !strings.Contains(out, "Example:") {
+		if code != 0 || !strings.Contains(out, "\nExample") {
 			t.Errorf("%v --help: exit %d, no example:\n%s", c, code, out)
 		}
 	}

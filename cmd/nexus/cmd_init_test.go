@@ -89,7 +89,7 @@ func TestInitOnObsidianVault(t *testing.T) {
 		{"log", "verify", "--strict"}, {"log", "feeds"}, {"decisions"},
 		{"review", "list"}, {"journey"}, {"snapshot", "list"},
 		{"curator", "status"}, {"curator", "run", "--dry-run"},
-		{"search", "배포"}, {"index", "status"},
+		{"search", "배포"}, {"index", "status"}, {"rollback", "--dry-run"},
 	} {
 		code, out, errs := logCLI(t, "", append([]string{"--vault", dir}, args...)...)
 		wantCode := 0

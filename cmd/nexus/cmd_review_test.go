@@ -139,7 +139,7 @@ func TestApproveAllSnapshotRollbackCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, res.Snapshot) || !strings.Contains(out, "approve --all") {
 		t.Fatalf("snapshot list: %q", out)
 	}
-	code, out, errs = factCLI(t, "", "--vault", dir, "rollback")
+	code, out, errs = factCLI(t, "", "--vault", dir, "rollback", "--yes")
 	if code != 0 || !strings.Contains(out, "Restored") {
 		t.Fatalf("rollback: %d %q %q", code, out, errs)
 	}
@@ -150,7 +150,7 @@ func TestApproveAllSnapshotRollbackCommands(t *testing.T) {
 		t.Fatalf("after rollback, pending = %q", out)
 	}
 	// Roll back the rollback: the approvals are back, byte for byte.
-	if code, _, errs := factCLI(t, "", "--vault", dir, "rollback"); code != 0 {
+	if code, _, errs := factCLI(t, "", "--vault", dir, "rollback", "-y"); code != 0 {
 		t.Fatalf("rollback of rollback: %s", errs)
 	}
 	again, _ := os.ReadFile(index)

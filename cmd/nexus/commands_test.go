@@ -189,10 +189,14 @@ var commandCases = map[string][]cliCase{
 	},
 	"nexus rollback": {
 		{code: 1}, // no snapshot yet
+		{args: []string{"--dry-run"}, code: 1},
 		{prep: [][]string{{"review", "approve", "--all"}}, agent: "lyra", code: 1},
-		{code: 0},
-		{args: []string{"s-nope"}, code: 1},
-		{args: []string{"../etc"}, code: 2},
+		{args: []string{"--dry-run"}, code: 0},
+		{code: 2}, // not a terminal: needs --yes
+		{args: []string{"--yes"}, code: 0},
+		{args: []string{"s-nope", "--yes"}, code: 1},
+		{args: []string{"s-nope", "--dry-run"}, code: 1},
+		{args: []string{"../etc", "--yes"}, code: 2},
 	},
 	"nexus search": {
 		{args: []string{"staging", "--hold", "0"}, code: 0},
