@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gofrs/flock"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/identity"
@@ -320,11 +319,8 @@ func (m *Memory) hermesLock() (unlock func(), err error) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return func() {}, nil
 	}
-	fl := flock.New(path)
-	if err := fl.Lock(); err != nil {
-		return nil, fmt.Errorf("take Hermes Agent's lock %s.lock: %w", m.rel, err)
-	}
-	return func() { fl.Unlock(); fl.Close() }, nil
+	// Bounded like Nexus's own locks; Nexus never writes into it.
+	return m.v.LockFile(path, "Hermes Agent's "+m.rel+".lock")
 }
 
 // maxTextBytes bounds content and old_text: far above any sensible limit,

@@ -75,7 +75,15 @@ func LoadKeyring(v *vault.Vault) (Keyring, error) {
 	}
 	kr := Keyring{}
 	for _, n := range names {
-		if id, err := Load(v, n); id != nil && len(id.Keys()) > 0 && (err == nil || errors.Is(err, ErrKey)) {
+		id, err := Load(v, n)
+		var pe *fs.PathError
+		if id == nil && errors.As(err, &pe) {
+			// Unreadable (permissions, an I/O error), not absent or
+			// malformed: without its keys every entry of the agent would
+			// look forged, so the check cannot be made.
+			return nil, err
+		}
+		if id != nil && len(id.Keys()) > 0 && (err == nil || errors.Is(err, ErrKey)) {
 			kr[n] = id.Keys()
 		}
 	}

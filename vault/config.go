@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -31,6 +33,38 @@ type Config struct {
 	Curator CuratorConfig `yaml:"curator,omitempty"`
 	// Search holds the search command's settings.
 	Search SearchConfig `yaml:"search,omitempty"`
+	// LockTimeout bounds every wait for a lock ("30s", "2m", or a number
+	// of seconds); left out, zero or not a duration: [DefaultLockTimeout].
+	// See [Config.LockWait].
+	LockTimeout string `yaml:"lock_timeout,omitempty"`
+}
+
+// LockWait is how long a command waits for a lock (lock_timeout) before it
+// gives up and names the holder: [DefaultLockTimeout] unless lock_timeout
+// is a positive duration.
+func (c Config) LockWait() time.Duration {
+	d, err := ParseLockTimeout(c.LockTimeout)
+	if err != nil || d <= 0 {
+		return DefaultLockTimeout
+	}
+	return d
+}
+
+// ParseLockTimeout reads a lock_timeout value: a Go duration ("30s",
+// "1m30s", "500ms") or a whole number of seconds. "" is 0 (the default).
+func ParseLockTimeout(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("lock_timeout %q: want a duration like 30s or 2m", s)
+	}
+	return d, nil
 }
 
 // SearchConfig is the search: section.
@@ -84,6 +118,10 @@ review:
 
 # Snapshots of bulk changes (approve --all, rollback) to keep.
 snapshots_keep: 20
+
+# How long a command waits for a lock another process holds before it
+# gives up and names that process (docs/operations.md). Default 30s.
+# lock_timeout: 30s
 
 # Per-agent settings; 'nexus agent token NAME' stores token hashes here.
 agents: {}

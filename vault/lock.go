@@ -2,76 +2,277 @@ package vault
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
 )
 
+// DefaultLockTimeout is how long a lock is waited for before the wait gives
+// up with a [*LockTimeoutError] (lock_timeout in .nexus/config.yaml).
+// Nexus holds most locks for milliseconds (one fsynced append, one memory
+// write); the longest holds are seconds (approving a few hundred review
+// items in one go, the swap at the end of an index rebuild, a curator
+// pass). Thirty seconds is well above those on a loaded machine and short
+// enough that a person or a runtime hook waiting behind a hung process is
+// told so, with its PID, before giving up on the command.
+const DefaultLockTimeout = 30 * time.Second
+
+// ErrLockTimeout is wrapped by [*LockTimeoutError]: a lock was not free
+// within the bound. Nothing was done; the command may be run again.
+var ErrLockTimeout = errors.New("lock not free in time")
+
+// ErrReadOnly is wrapped by lock errors that come from not being able to
+// write the vault's machine-local state at all: the lock folder or file is
+// not writable by this user, the file system is read-only, or something
+// that is not a folder stands where the lock folder should be. Read-only
+// commands that only meant to refresh derived state (a witness, an index
+// file, a cache) go on without it; see [IsReadOnly].
+var ErrReadOnly = errors.New("no write access to the vault's state")
+
+// IsReadOnly reports whether err says that this process may not write
+// where it tried to: [ErrReadOnly], a permission error, a read-only file
+// system, or a file where a folder was needed.
+func IsReadOnly(err error) bool {
+	return errors.Is(err, ErrReadOnly) || errors.Is(err, fs.ErrPermission) ||
+		errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// LockTimeoutError is returned when a lock stays held by another process
+// (or another goroutine of this one) for the whole bound. It says which
+// process, when the lock file tells (Linux, macOS and other Unixes: every
+// holder writes its PID into the lock file), and what to do.
+type LockTimeoutError struct {
+	// Name is the lock's name ("livelog-live-lyra@vps"); Path its file.
+	Name, Path string
+	// Wait is how long it was waited for.
+	Wait time.Duration
+	// PID is the holder's process id, 0 when it cannot be known (Windows,
+	// or a holder that recorded none).
+	PID int
+	// Self is true when the holder is this very process.
+	Self bool
+}
+
+func (e *LockTimeoutError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lock %s was not free within %s: ", e.Name, e.Wait)
+	switch {
+	case e.Self:
+		fmt.Fprintf(&b, "this process (PID %d) holds it itself, in another of its operations", e.PID)
+	case e.PID > 0:
+		fmt.Fprintf(&b, "process %d holds it", e.PID)
+	default:
+		b.WriteString("another process holds it")
+	}
+	b.WriteString(". Nexus holds a lock for milliseconds (seconds for a bulk review or an index rebuild), so a holder that keeps it this long is probably hung")
+	switch {
+	case e.Self:
+		b.WriteString("; stop this process and run the command again")
+	case e.PID > 0 && runtime.GOOS == "windows":
+		fmt.Fprintf(&b, ": if it is, stop it (taskkill /PID %d) and run the command again", e.PID)
+	case e.PID > 0:
+		fmt.Fprintf(&b, ": check it (ps -p %d) and, if it is hung, stop it (kill %d), then run the command again", e.PID, e.PID)
+	case runtime.GOOS == "windows":
+		fmt.Fprintf(&b, ": find it (Resource Monitor, CPU tab, Associated Handles: %s), stop it, and run the command again", e.Path)
+	default:
+		fmt.Fprintf(&b, ": find it (fuser -v %s, or lsof), stop it if it is hung, and run the command again", e.Path)
+	}
+	b.WriteString("; if it is busy with long work, wait, or raise lock_timeout in .nexus/config.yaml")
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrLockTimeout) hold.
+func (e *LockTimeoutError) Is(target error) bool { return target == ErrLockTimeout }
+
 // inproc serialises lockers inside one process. flock alone would do on
 // Linux, but the race detector doesn't know about file locking, and on some
-// platforms two handles in one process do not exclude each other.
-var inproc sync.Map // lock file path -> *sync.Mutex
+// platforms two handles in one process do not exclude each other. Each
+// value is a channel of capacity one: holding the lock is holding its slot,
+// so a wait can end at a deadline.
+var inproc sync.Map // lock file path -> chan struct{}
 
 // Lock takes the cross-process lock called name (for example
-// "agents/lyra/MEMORY.md" or "livelog"), blocking until it is free. It
-// returns the function that releases it. Locks are advisory flock(2) locks
-// (LockFileEx on Windows) on files under .nexus/state/locks/; the kernel
-// drops them when a process dies, so a crash never leaves a stale lock.
+// "agents/lyra/MEMORY.md" or "livelog"), waiting at most the vault's
+// lock_timeout ([DefaultLockTimeout]) for it. It returns the function that
+// releases it. Locks are advisory flock(2) locks (LockFileEx on Windows) on
+// files under .nexus/state/locks/; the kernel drops them when a process
+// dies, so a crash never leaves a stale lock. While it holds a lock, a
+// process keeps its PID in the lock file (not on Windows), so that a wait
+// that gives up can say who holds it.
 func (v *Vault) Lock(name string) (unlock func(), err error) {
 	return v.LockContext(context.Background(), name)
 }
 
-// LockContext is [Vault.Lock] that gives up when ctx is done.
+// LockContext is [Vault.Lock] that also gives up when ctx is done. A wait
+// that reaches the vault's lock_timeout returns a [*LockTimeoutError]; one
+// ended by ctx returns ctx's error. A lock that cannot be taken because
+// the lock folder or file may not be written returns an error wrapping
+// [ErrReadOnly].
 func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), err error) {
 	path := v.LockPath(name)
-	muAny, _ := inproc.LoadOrStore(path, new(sync.Mutex))
-	mu := muAny.(*sync.Mutex)
-	if ctx.Done() == nil {
-		mu.Lock()
-	} else {
-		for !mu.TryLock() {
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("lock %s: %w", name, ctx.Err())
-			case <-time.After(time.Millisecond):
-			}
+	wait := v.Config().LockWait()
+	tctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	timedOut := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("lock %s: %w", name, err)
 		}
+		return &LockTimeoutError{Name: name, Path: path, Wait: wait}
 	}
+
+	slotAny, _ := inproc.LoadOrStore(path, make(chan struct{}, 1))
+	slot := slotAny.(chan struct{})
+	select {
+	case slot <- struct{}{}:
+	case <-tctx.Done():
+		err := timedOut()
+		var te *LockTimeoutError
+		if errors.As(err, &te) {
+			te.PID, te.Self = os.Getpid(), true
+		}
+		return nil, err
+	}
+	release := func() { <-slot }
+
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		mu.Unlock()
-		return nil, fmt.Errorf("lock %s: %w", name, err)
+		release()
+		return nil, lockOpenError(name, err)
 	}
-	fl := flock.New(path)
-	if ctx.Done() == nil {
-		err = fl.Lock()
-	} else {
-		var ok bool
-		ok, err = fl.TryLockContext(ctx, 2*time.Millisecond)
-		if err == nil && !ok {
-			err = ctx.Err()
+	fl := flock.New(path, flock.SetPermissions(0o644))
+	for delay := time.Millisecond; ; delay = min(2*delay, 25*time.Millisecond) {
+		ok, err := fl.TryLock()
+		if err != nil {
+			release()
+			return nil, lockOpenError(name, err)
 		}
+		if ok {
+			break
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+			continue
+		case <-tctx.Done():
+		}
+		t.Stop()
+		err = timedOut()
+		var te *LockTimeoutError
+		if errors.As(err, &te) {
+			if ok, _ := fl.TryLock(); ok { // freed at the last instant
+				break
+			}
+			te.PID = lockHolder(path)
+		}
+		fl.Close()
+		release()
+		return nil, err
 	}
-	if err != nil {
-		mu.Unlock()
-		return nil, fmt.Errorf("lock %s: %w", name, err)
-	}
+	pid := recordHolder(path)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			pid.clear()
 			fl.Unlock()
 			fl.Close()
-			mu.Unlock()
+			release()
 		})
 	}, nil
+}
+
+// lockOpenError wraps an error opening or creating a lock file, marking
+// those that mean "may not write here" with [ErrReadOnly].
+func lockOpenError(name string, err error) error {
+	if IsReadOnly(err) {
+		return fmt.Errorf("lock %s: %w (%w)", name, err, ErrReadOnly)
+	}
+	return fmt.Errorf("lock %s: %w", name, err)
 }
 
 // LockPath returns the lock file used for name.
 func (v *Vault) LockPath(name string) string {
 	safe := strings.NewReplacer("/", "~", `\`, "~", ":", "_", "..", "_").Replace(name)
 	return filepath.Join(v.root, filepath.FromSlash(LocksDir), safe+".lock")
+}
+
+// LockFile takes an flock on an existing file that is not one of Nexus's
+// own lock files — another program's lock, such as Hermes Agent's
+// MEMORY.md.lock — with the same bound as [Vault.Lock]. It neither creates
+// nor writes the file. what names it in errors.
+func (v *Vault) LockFile(path, what string) (unlock func(), err error) {
+	wait := v.Config().LockWait()
+	fl := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return nil, lockOpenError(what, err)
+	}
+	if !ok {
+		fl.Close()
+		return nil, &LockTimeoutError{Name: what, Path: path, Wait: wait, PID: procLocksHolder(path)}
+	}
+	return func() { fl.Unlock(); fl.Close() }, nil
+}
+
+// pidWidth is the width of the PID record in a lock file: the PID,
+// space-padded, then a newline. A fixed width lets the holder write and
+// clear it in place, without truncating.
+const pidWidth = 11
+
+// holderRecord is a held lock's PID record; clear blanks it.
+type holderRecord struct{ f *os.File }
+
+// recordHolder writes this process's PID into the lock file at path, which
+// it now holds. It is best effort: a lock works without it.
+func recordHolder(path string) holderRecord {
+	if runtime.GOOS == "windows" {
+		return holderRecord{} // the locked byte cannot be read by others anyway
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return holderRecord{}
+	}
+	rec := fmt.Sprintf("%-*d\n", pidWidth-1, os.Getpid())
+	if _, err := f.WriteAt([]byte(rec), 0); err != nil {
+		f.Close()
+		return holderRecord{}
+	}
+	return holderRecord{f}
+}
+
+func (r holderRecord) clear() {
+	if r.f == nil {
+		return
+	}
+	r.f.WriteAt([]byte(strings.Repeat(" ", pidWidth-1)+"\n"), 0)
+	r.f.Close()
+}
+
+// lockHolder returns the PID of the process holding the lock file at path,
+// or 0 if it cannot tell: the kernel's own record where there is one
+// (/proc/locks on Linux), else the PID the holder wrote into the file, if
+// that process is still alive.
+func lockHolder(path string) int {
+	if pid := procLocksHolder(path); pid > 0 {
+		return pid
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 || !processAlive(pid) {
+		return 0
+	}
+	return pid
 }

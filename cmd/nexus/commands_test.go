@@ -126,6 +126,7 @@ var commandCases = map[string][]cliCase{
 		{agent: "lyra", args: []string{"x", "--body-file", "-"}, stdin: strings.Repeat("a", 1<<20+1), code: 1},
 		{args: []string{"no agent"}, code: 2},
 		{agent: "nobody", args: []string{"x"}, code: 1},
+		{agent: "lyra", args: []string{"x"}, prepare: hungFeedLock, code: 3}, // a hung process holds the feed's lock
 	},
 	"nexus log read": {
 		{code: 0},
@@ -141,6 +142,8 @@ var commandCases = map[string][]cliCase{
 		{code: 0},
 		{args: []string{"--strict"}, code: 0},
 		{prepare: tamperLog, code: 1},
+		{prepare: hungWitnessLock, code: 3},    // could not check: a hung process holds a lock (lock_test.go)
+		{prepare: unreadableIdentity, code: 3}, // could not check: the keys cannot be read
 	},
 	"nexus memory add": {
 		{agent: "lyra", args: []string{"Deploys", "need", "a", "canary"}, code: 0},

@@ -21,7 +21,7 @@ const (
 	exitOK      = 0
 	exitRefused = 1 // refused or failed: a limit, the scan, no match, not found, tampering found
 	exitUsage   = 2 // bad usage: unknown command or flag, wrong arguments, invalid input
-	exitUnsure  = 3 // could not check: a verification that could not run (a lock, permissions)
+	exitUnsure  = 3 // could not check: a verification that could not run (a lock, permissions, I/O), or any command whose lock stayed held past lock_timeout
 )
 
 // usageError marks bad usage (exit 2).
@@ -46,8 +46,8 @@ func (g *globals) exitCode(err error) int {
 	var ue usageError
 	var un uncheckedError
 	switch {
-	case errors.As(err, &un):
-		return exitUnsure
+	case errors.As(err, &un), errors.Is(err, vault.ErrLockTimeout):
+		return exitUnsure // nothing was checked or done; retrying may succeed
 	case g.ran && errors.Is(err, vault.ErrTooLarge):
 		return exitRefused // a limit (SPEC §8), though the input is rejected
 	case !g.ran, errors.As(err, &ue), errors.Is(err, vault.ErrInvalid):

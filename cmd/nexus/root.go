@@ -56,7 +56,8 @@ commands and as MCP tools ('nexus serve').
 The vault is --vault, else $NEXUS_VAULT, else the nearest folder upward
 holding .nexus/. The agent is --agent, else $NEXUS_AGENT.
 
-Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage (docs/cli.md).
+Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage, 3 could not
+check or could not get a lock in time (docs/cli.md).
 With --json every command prints exactly one JSON document on stdout, for
 failures too ({"success": false, "error": ..., "exit_code": ...}).
 

@@ -52,6 +52,15 @@ func (c *checker) config(ctx context.Context) (string, []Finding, error) {
 			})
 		}
 	}
+	if lt, ok := raw["lock_timeout"]; ok && lt != nil {
+		if d, err := vault.ParseLockTimeout(fmt.Sprint(lt)); err != nil || d <= 0 {
+			findings = append(findings, Finding{
+				Path:    vault.ConfigFile,
+				Problem: fmt.Sprintf("lock_timeout is %v, not a positive duration; the default %s is used instead", lt, vault.DefaultLockTimeout),
+				Fix:     edit + " and set lock_timeout to a duration like 30s or 2m, or delete the line",
+			})
+		}
+	}
 	cfg := c.v.Config()
 	names := make([]string, 0, len(cfg.Agents))
 	for n := range cfg.Agents {

@@ -172,6 +172,14 @@ func TestPlantedProblems(t *testing.T) {
 			check: "config", path: ".nexus/config.yaml", fix: "user_char_limit",
 		},
 		{
+			name: "lock_timeout not a duration",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("lock_timeout: soon\n"), 0o644))
+				return nil
+			},
+			check: "config", path: ".nexus/config.yaml", fix: "lock_timeout",
+		},
+		{
 			name: "bad token hash",
 			plant: func(t *testing.T, v *vault.Vault) func() {
 				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("agents:\n  lyra:\n    token_sha256: nothex\n"), 0o644))

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package vault
+
+// procLocksHolder: only Linux has /proc/locks; elsewhere the PID comes from
+// the lock file (or is not known).
+func procLocksHolder(string) int { return 0 }
