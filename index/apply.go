@@ -40,12 +40,20 @@ func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []str
 type parsed struct {
 	f    diskFile
 	docs []doc
-	skip bool // unreadable or not text: drop from the index
+	skip bool  // unreadable or not text: drop from the index
+	from int64 // a log file read from this offset on (see loadLog): its documents before it stay
+	// warns are the file's warnings (binary, too big, malformed
+	// frontmatter); for a log file read from an offset, those of the new
+	// part.
+	warns []string
 }
 
 // load reads and parses one file. It re-reads until the file is stable
 // (same size and mtime before and after reading).
 func (ix *Index) load(f diskFile) parsed {
+	if logKind(f.key) != KindNote {
+		return ix.loadLog(f)
+	}
 	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
 	for attempt := 0; ; attempt++ {
 		st1, err := os.Lstat(abs)
@@ -53,9 +61,8 @@ func (ix *Index) load(f diskFile) parsed {
 			return parsed{f: f, skip: true}
 		}
 		if st1.Size() > ix.opts.MaxFileBytes {
-			ix.warn(fmt.Sprintf("%s: %d bytes, larger than %d; not indexed", f.key, st1.Size(), ix.opts.MaxFileBytes))
 			f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.st.Disk}
-			return parsed{f: f}
+			return parsed{f: f, warns: []string{fmt.Sprintf("%d bytes, larger than %d; not indexed", st1.Size(), ix.opts.MaxFileBytes)}}
 		}
 		data, err := os.ReadFile(abs)
 		if err != nil {
@@ -78,14 +85,10 @@ func (ix *Index) load(f diskFile) parsed {
 			head = head[:8000]
 		}
 		if bytes.IndexByte(head, 0) >= 0 {
-			ix.warn(fmt.Sprintf("%s: binary content, not indexed", f.key))
-			return parsed{f: f}
+			return parsed{f: f, warns: []string{"binary content, not indexed"}}
 		}
 		n := markdown.Parse(f.key, data)
-		for _, w := range n.Warnings {
-			ix.warn(f.key + ": " + w)
-		}
-		return parsed{f: f, docs: buildDocs(f.key, f.disk, n, st2.ModTime())}
+		return parsed{f: f, docs: buildDocs(f.key, f.disk, n, st2.ModTime()), warns: n.Warnings}
 	}
 }
 
@@ -93,10 +96,26 @@ func (ix *Index) load(f diskFile) parsed {
 // the index is known to hold none of these files (a rebuild), so no old
 // documents need deleting. ix.mu must be held.
 func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, gone []string, fresh bool, progress func(done, total int)) error {
-	total := len(changed) + len(gone)
-	if total == 0 {
+	if len(changed)+len(gone) == 0 {
 		return nil
 	}
+	if ix.ro == roDisk {
+		// The read-only index on disk is no longer fresh: index every
+		// file in memory instead.
+		files, err := ix.walk(ctx)
+		if err != nil {
+			return fmt.Errorf("scan vault: %w", err)
+		}
+		if bi, err = ix.toMemory(); err != nil {
+			return err
+		}
+		changed, gone, fresh = make([]diskFile, 0, len(files)), nil, true
+		for _, f := range files {
+			changed = append(changed, f)
+		}
+		sort.Slice(changed, func(i, j int) bool { return changed[i].key < changed[j].key })
+	}
+	total := len(changed) + len(gone)
 	batch := bi.NewBatch()
 	done := 0
 	// Batches are applied by one goroutine while the next is prepared, so
@@ -139,9 +158,18 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		if err := ix.deleteDocs(bi, batch, k); err != nil {
 			return err
 		}
+		ix.fileWarnings(k, nil, false)
 		delete(ix.man.Files, k)
 		ix.dirty = true
 		done++
+	}
+	// A log file is read from where its last indexing ended.
+	if !fresh {
+		for i := range changed {
+			if st, ok := ix.man.Files[changed[i].key]; ok && st.LogLine > 0 {
+				changed[i].prev = &st
+			}
+		}
 	}
 	// Parse in parallel, index in order.
 	workers := runtime.GOMAXPROCS(0)
@@ -184,12 +212,13 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		if firstErr != nil {
 			continue // drain
 		}
-		if !fresh {
+		if !fresh && (p.from == 0 || p.skip) {
 			if err := ix.deleteDocs(bi, batch, p.f.key); err != nil {
 				firstErr = err
 				continue
 			}
 		}
+		ix.fileWarnings(p.f.key, p.warns, p.from > 0 && !p.skip)
 		if p.skip {
 			delete(ix.man.Files, p.f.key)
 		} else {

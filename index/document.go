@@ -10,6 +10,7 @@ import (
 
 	"github.com/nexus-memory/nexus/internal/dates"
 	"github.com/nexus-memory/nexus/internal/markdown"
+	"github.com/nexus-memory/nexus/livelog"
 )
 
 // splitRunes is the note length (in code points of plain text) above which
@@ -19,8 +20,8 @@ const splitRunes = 2000
 // Document kinds.
 const (
 	KindNote     = "note"
-	KindLog      = "log"      // one live-log entry (log/live/*.md)
-	KindDecision = "decision" // one decision (log/decisions.md)
+	KindLog      = "log"      // one live-log entry (log/live/YYYY-MM/WRITER.md, log/live/YYYY-MM.md)
+	KindDecision = "decision" // one decision (log/decisions/WRITER.md, log/decisions.md)
 )
 
 // doc is one search document: a whole note, one of its sections, a log
@@ -49,28 +50,29 @@ type doc struct {
 func (d *doc) id() string { return d.Path + "#" + strconv.Itoa(d.Line) }
 
 var (
-	rfc3339Re   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)`)
-	agentRe     = regexp.MustCompile(`(?i)\bagent\W{0,4}\s*([a-z0-9][a-z0-9_-]{0,63})`)
-	logHeaderRe = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\S+)\s+([A-Za-z0-9][A-Za-z0-9_-]*)\s+\[([^\]/]+)/([^\]]+)\]\s*(.*)$`)
-	agentDirRe  = regexp.MustCompile(`^agents/([^/]+)/`)
+	rfc3339Re  = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)`)
+	agentRe    = regexp.MustCompile(`(?i)\bagent\W{0,4}\s*([a-z0-9][a-z0-9_-]{0,63})`)
+	agentDirRe = regexp.MustCompile(`^agents/([^/]+)/`)
 )
 
-// logKind says whether a vault path is a log whose "##" sections are each
-// a document.
+// logKind says whether a vault path is a file of the log (a feed, a
+// month file or an older vault's segment, as livelog reads them), whose
+// blocks are each a document, and which log.
 func logKind(rel string) string {
 	switch {
-	case rel == "log/decisions.md":
+	case !livelog.IsLogFile(rel):
+		return KindNote
+	case rel == "log/decisions.md" || strings.HasPrefix(rel, livelog.DecisionsDir+"/"):
 		return KindDecision
-	case strings.HasPrefix(rel, "log/live/"):
-		return KindLog
 	}
-	return KindNote
+	return KindLog
 }
 
 // buildDocs turns one parsed note into its search documents. rel is its
-// NFC key, disk its path as on disk; mtime is the fallback date.
+// NFC key, disk its path as on disk; mtime is the fallback date. Files of
+// the log are made into documents by logDocs instead.
 func buildDocs(rel, disk string, n *markdown.Note, mtime time.Time) []doc {
-	kind := logKind(rel)
+	kind := KindNote
 	props, kv := propFields(n.Props)
 	base := doc{
 		Path:    rel,
@@ -97,21 +99,13 @@ func buildDocs(rel, disk string, n *markdown.Note, mtime time.Time) []doc {
 	if base.Date.IsZero() {
 		base.Date = mtime.UTC()
 	}
-	if base.Type == "" && kind != KindNote {
-		base.Type = kind
-	}
 	total := 0
 	for _, s := range n.Sections {
 		total += utf8.RuneCountInString(s.Text)
 	}
-	var groups [][]markdown.Section
-	switch {
-	case kind != KindNote:
+	groups := [][]markdown.Section{n.Sections}
+	if total > splitRunes {
 		groups = group(n.Sections, 3)
-	case total > splitRunes:
-		groups = group(n.Sections, 3)
-	default:
-		groups = [][]markdown.Section{n.Sections}
 	}
 	docs := make([]doc, 0, len(groups))
 	for _, g := range groups {
@@ -144,30 +138,6 @@ func buildDocs(rel, disk string, n *markdown.Note, mtime time.Time) []doc {
 		d.Headings = strings.Join(heads, "\n")
 		d.Body = strings.Join(body, "\n")
 		d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Props, d.Headings, d.Body}, "\n")
-		if kind != KindNote && g[0].Level > 0 {
-			// A log entry or decision: "TIME AGENT [CHANNEL/KIND] SUMMARY"
-			// (livelog's header); else its own time and agent when it
-			// names them.
-			if m := logHeaderRe.FindStringSubmatch(g[0].Heading); m != nil {
-				if t, err := time.Parse(time.RFC3339, m[1]); err == nil {
-					d.Date = t.UTC()
-				}
-				d.Agent = strings.ToLower(m[2])
-				if m[5] != "" {
-					d.Title = m[5]
-				}
-			} else {
-				head := g[0].Heading + "\n" + firstLines(d.Body, 6)
-				if ts := rfc3339Re.FindString(head); ts != "" {
-					if t, err := time.Parse(time.RFC3339, ts); err == nil {
-						d.Date = t.UTC()
-					}
-				}
-				if m := agentRe.FindStringSubmatch(head); m != nil {
-					d.Agent = strings.ToLower(m[1])
-				}
-			}
-		}
 		docs = append(docs, d)
 	}
 	return docs

@@ -8,3 +8,7 @@ var ErrBusy = errors.New("search index is held by another process that does not 
 
 // ErrClosed is returned by calls on a closed [Index].
 var ErrClosed = errors.New("search index is closed")
+
+// ErrReadOnly is returned by [Index.Rebuild] when the vault's .nexus/index
+// cannot be written (searches still work: see [Index.ReadOnly]).
+var ErrReadOnly = errors.New("the vault's .nexus/index folder cannot be written (read-only vault); searches use the index as it is while it is fresh, else one built in memory")

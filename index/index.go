@@ -15,7 +15,7 @@ import (
 
 // schemaVersion changes whenever the mapping or the document model does;
 // an index of another version is rebuilt on open.
-const schemaVersion = 7
+const schemaVersion = 8
 
 const (
 	bleveSubdir  = "bleve"
@@ -101,6 +101,10 @@ type Index struct {
 	mu    sync.Mutex
 	man   manifest
 	dirty bool // man not yet saved
+	ro    int  // roNone, roDisk or roMemory (readonly.go)
+
+	fwarn      map[string][]string // warnings about indexed files, by key (warnings.go)
+	fwarnDirty bool                // fwarn not yet saved
 
 	// bmu protects bi and remote, swapped by Rebuild and takeover.
 	bmu    sync.RWMutex
@@ -123,6 +127,8 @@ type Index struct {
 	w        *watcher        // nil unless Start was called (and this process holds the index)
 	startCtx context.Context // Start's ctx, to start watching after a takeover
 	srv      *server         // nil when remote or NoServe
+
+	logParsed atomic.Int64 // bytes of log files read and parsed (the part after the last indexed block), for tests
 
 	lastAsked atomic.Int64 // unix nanoseconds of the last request served to another process
 	yieldOnce sync.Once

@@ -231,14 +231,44 @@ func TestHostileFiles(t *testing.T) {
 	if res := mustSearch(t, ix, Query{Text: "quixotic"}); len(res.Hits) != 1 || res.Hits[0].Path != "huge.md" {
 		t.Errorf("10 MB note: %v", paths(res))
 	}
-	warn := strings.Join(ix.Warnings(), "\n")
-	for _, w := range []string{"bad-yaml.md: malformed frontmatter", "binary.md: binary", "invalid-utf8.md: invalid UTF-8", "too-big.md: 20971528 bytes, larger than 20971520; not indexed"} {
+	fileWarns := func(ix *Index) string {
+		var lines []string
+		for _, fw := range ix.FileWarnings() {
+			for _, w := range fw.Warnings {
+				lines = append(lines, fw.Path+": "+w)
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	wantWarns := []string{"bad-yaml.md: malformed frontmatter", "binary.md: binary", "invalid-utf8.md: invalid UTF-8", "too-big.md: 20971528 bytes, larger than 20971520; not indexed"}
+	warn := fileWarns(ix)
+	for _, w := range wantWarns {
 		if !strings.Contains(warn, w) {
 			t.Errorf("warnings lack %q:\n%s", w, warn)
 		}
 	}
-	if strings.Contains(warn, ".obsidian") {
-		t.Errorf(".obsidian was looked at: %s", warn)
+	if strings.Contains(warn, ".obsidian") || strings.Contains(warn, "ok.md") {
+		t.Errorf("warnings about files that have no problem: %s", warn)
+	}
+	// The warnings are kept on disk: a later process sees them in Status
+	// without indexing anything; fixing a file drops its warning.
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix2 := mustOpen(t, v, Options{MaxFileBytes: 20 << 20})
+	st, err := ix2.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.FileWarnings) != 4 || fileWarns(ix2) != warn {
+		t.Errorf("after reopening: %+v, want\n%s", st.FileWarnings, warn)
+	}
+	writeFile(t, v, "binary.md", "now a text pelican")
+	if err := ix2.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if after := fileWarns(ix2); strings.Contains(after, "binary.md") || !strings.Contains(after, "bad-yaml.md") {
+		t.Errorf("after fixing binary.md: %s", after)
 	}
 }
 
@@ -543,16 +573,18 @@ func makeTempDir() (string, error) { return os.MkdirTemp("", "nexus-index-bench-
 
 func TestManifestRoundTrip(t *testing.T) {
 	m := manifest{Schema: schemaVersion, LastUpdate: time.Date(2026, 11, 29, 16, 0, 0, 5, time.UTC), Files: map[string]fileState{
-		"a.md":                 {Size: 1, Mtime: 2},
-		"노트/배포.md":             {Size: 300, Mtime: -5, Disk: "노트/배포.md"},
-		"tab\tand\nnewline.md": {Size: 0, Mtime: 0},
-		`"quoted".md`:          {Size: 9, Mtime: 9},
+		"a.md":                        {Size: 1, Mtime: 2},
+		"노트/배포.md":                    {Size: 300, Mtime: -5, Disk: "노트/배포.md"},
+		"tab\tand\nnewline.md":        {Size: 0, Mtime: 0},
+		`"quoted".md`:                 {Size: 9, Mtime: 9},
+		"log/live/2026-12/lyra@vm.md": {Size: 900, Mtime: 7, LogOff: 650, LogLine: 12, LogCRC: 0xdeadbeef},
+		"log/live/2026-12/로그@맥.md":    {Size: 0, Mtime: 7, Disk: "log/live/2026-12/로그@맥.md", LogOff: 0, LogLine: 1},
 	}}
 	got, err := decodeManifest(encodeManifest(m))
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(m) {
 		t.Fatalf("round trip:\n%v %v\n%v", got, err, m)
 	}
-	for _, bad := range []string{"", "json", manifestMagic + " schema=x", manifestMagic + "\n1\t2\n", manifestMagic + "\nx\t2\t\"a\"\t\n", manifestMagic + "\n1\t2\t\"\"\t\n"} {
+	for _, bad := range []string{"", "json", manifestMagic + " schema=x", manifestMagic + "\n1\t2\n", manifestMagic + "\nx\t2\t\"a\"\t\n", manifestMagic + "\n1\t2\t\"\"\t\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:0:00000000\n", manifestMagic + "\n1\t2\t\"a\"\t\t-1:1:00000000\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:1:0\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:1:00000000\tx\n"} {
 		if _, err := decodeManifest([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
@@ -560,7 +592,7 @@ func TestManifestRoundTrip(t *testing.T) {
 }
 
 func FuzzManifest(f *testing.F) {
-	f.Add(string(encodeManifest(manifest{Schema: 6, Files: map[string]fileState{"a.md": {1, 2, ""}, "b/c.md": {3, 4, "b/c.md"}}})))
+	f.Add(string(encodeManifest(manifest{Schema: 6, Files: map[string]fileState{"a.md": {Size: 1, Mtime: 2}, "b/c.md": {Size: 3, Mtime: 4, Disk: "b/c.md"}, "log/decisions/a@b.md": {Size: 5, Mtime: 6, LogOff: 3, LogLine: 2, LogCRC: 1}}})))
 	f.Add(manifestMagic + " schema=1\n1\t2\t\"x\"\t\"y\"\n\n")
 	f.Add(`"a\tb.md"`)
 	f.Add("-12")

@@ -21,8 +21,12 @@ import (
 // decode for 100,000 files, this format a fraction of that.
 //
 //	nexus-index-manifest 1 schema=6 last_update=2026-11-29T16:00:00Z
-//	SIZE<TAB>MTIME_UNIX_NANO<TAB>"key"<TAB>"disk path, when it differs"
-const manifestMagic = "nexus-index-manifest 1"
+//	SIZE<TAB>MTIME_UNIX_NANO<TAB>"key"<TAB>"disk path, when it differs"[<TAB>LOG]
+//
+// LOG, for a file of the log only, is OFFSET:LINE:CRC (decimal, decimal,
+// 8 hex digits): where its last indexed block starts and the CRC-32C of
+// the bytes before it.
+const manifestMagic = "nexus-index-manifest 2"
 
 func encodeManifest(m manifest) []byte {
 	var b bytes.Buffer
@@ -46,6 +50,15 @@ func encodeManifest(m manifest) []byte {
 		b.WriteByte('\t')
 		if f.Disk != "" {
 			b.WriteString(strconv.Quote(f.Disk))
+		}
+		if f.LogLine > 0 {
+			b.WriteByte('\t')
+			num = strconv.AppendInt(num[:0], f.LogOff, 10)
+			b.Write(num)
+			b.WriteByte(':')
+			num = strconv.AppendInt(num[:0], int64(f.LogLine), 10)
+			b.Write(num)
+			fmt.Fprintf(&b, ":%08x", f.LogCRC)
 		}
 		b.WriteByte('\n')
 	}
@@ -87,8 +100,9 @@ func decodeManifest(data []byte) (manifest, error) {
 		}
 		sizeB, line, ok1 := bytes.Cut(line, []byte("\t"))
 		mtimeB, line, ok2 := bytes.Cut(line, []byte("\t"))
-		keyB, diskB, ok3 := bytes.Cut(line, []byte("\t"))
-		if !ok1 || !ok2 || !ok3 || bytes.IndexByte(diskB, '\t') >= 0 {
+		keyB, line, ok3 := bytes.Cut(line, []byte("\t"))
+		diskB, logB, hasLog := bytes.Cut(line, []byte("\t"))
+		if !ok1 || !ok2 || !ok3 || bytes.IndexByte(logB, '\t') >= 0 {
 			return m, errBadManifest
 		}
 		size, err1 := parseInt(sizeB)
@@ -105,9 +119,31 @@ func decodeManifest(data []byte) (manifest, error) {
 			}
 			f.Disk = disk
 		}
+		if hasLog {
+			if err := parseLogMark(logB, &f); err != nil {
+				return m, err
+			}
+		}
 		m.Files[key] = f
 	}
 	return m, nil
+}
+
+// parseLogMark parses a log file's OFFSET:LINE:CRC into f.
+func parseLogMark(b []byte, f *fileState) error {
+	offB, rest, ok1 := bytes.Cut(b, []byte(":"))
+	lineB, crcB, ok2 := bytes.Cut(rest, []byte(":"))
+	if !ok1 || !ok2 || len(crcB) != 8 {
+		return errBadManifest
+	}
+	off, err1 := parseInt(offB)
+	line, err2 := parseInt(lineB)
+	crc, err3 := strconv.ParseUint(string(crcB), 16, 32)
+	if err1 != nil || err2 != nil || err3 != nil || off < 0 || line < 1 || line > math.MaxInt32 {
+		return errBadManifest
+	}
+	f.LogOff, f.LogLine, f.LogCRC = off, int(line), uint32(crc)
+	return nil
 }
 
 // parseInt is strconv.ParseInt(string(b), 10, 64) without the copy; it
@@ -163,6 +199,13 @@ type fileState struct {
 	Size  int64  // bytes
 	Mtime int64  // unix nanoseconds
 	Disk  string // on-disk relative path when it differs from the NFC key
+
+	// A file of the log (see logdocs.go): where its last block starts
+	// (byte offset and 1-based line; LogLine 0 for other files) and the
+	// CRC-32C of the bytes before it.
+	LogOff  int64
+	LogLine int
+	LogCRC  uint32
 }
 
 type manifest struct {
@@ -187,7 +230,10 @@ func (ix *Index) loadManifest() manifest {
 
 // saveManifest writes the manifest if it changed. ix.mu must be held.
 func (ix *Index) saveManifest() error {
-	if !ix.dirty {
+	if err := ix.saveWarnings(); err != nil {
+		return err
+	}
+	if !ix.dirty || ix.ro != roNone {
 		return nil
 	}
 	data := encodeManifest(ix.man)

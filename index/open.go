@@ -22,7 +22,16 @@ func Open(v *vault.Vault, opts Options) (*Index, error) {
 	ix := &Index{v: v, opts: opts, dir: filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir)), closed: make(chan struct{}), yielded: make(chan struct{})}
 	ix.ver.ch = make(chan struct{})
 	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("open index: %w", err)
+		if !readOnlyErr(err) {
+			return nil, fmt.Errorf("open index: %w", err)
+		}
+		// A read-only vault with no index folder: nobody can hold one.
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		if err := ix.openReadOnly(); err != nil {
+			return nil, fmt.Errorf("open index: %w", err)
+		}
+		return ix, nil
 	}
 	// A running holder answers at once; asking it first spares waiting
 	// for the lock to time out. A background holder of another version
@@ -66,12 +75,26 @@ func isLocked(err error) bool {
 	return errors.Is(err, bolterrors.ErrTimeout)
 }
 
+// writable reports whether a file can be created in dir.
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, ".nexus-probe-*")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
+}
+
 // openLocal opens (or creates) the bleve index and takes it over.
 func (ix *Index) openLocal() error {
 	// Opening, and above all creating or replacing a damaged index, is
 	// serialised across processes: without it one process could remove
 	// the index another has just created and holds.
 	unlock, err := ix.v.Lock("search-index-open")
+	if err != nil && readOnlyErr(err) {
+		return ix.openReadOnly()
+	}
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}
@@ -92,6 +115,10 @@ func (ix *Index) openLocal() error {
 		if isLocked(err) {
 			return err
 		}
+		if readOnlyErr(err) || !writable(ix.dir) {
+			// Not damaged: this process may not write it.
+			return ix.openReadOnly()
+		}
 		if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) && !errors.Is(err, bleve.ErrorIndexMetaMissing) {
 			// A damaged index is derived state: rebuild it.
 			ix.warn(fmt.Sprintf("index unreadable, recreating: %v", err))
@@ -106,6 +133,7 @@ func (ix *Index) openLocal() error {
 		os.Remove(filepath.Join(ix.dir, "manifest.json")) // the format before schema 6
 	}
 	ix.man = man
+	ix.loadWarnings()
 	ix.lastAsked.Store(time.Now().UnixNano())
 	ix.bmu.Lock()
 	ix.bi = bi

@@ -36,6 +36,9 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.ro != roNone {
+		return ErrReadOnly
+	}
 	ix.rebuilding.Store(true)
 	defer ix.rebuilding.Store(false)
 	newDir := filepath.Join(ix.dir, bleveSubdir+".new")
@@ -55,8 +58,9 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 		list = append(list, f)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].key < list[j].key })
-	oldMan := ix.man
+	oldMan, oldWarn := ix.man, ix.fwarn
 	ix.man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
+	ix.fwarn, ix.fwarnDirty = nil, true
 	var pf func(done, total int)
 	if progress != nil {
 		pf = func(done, total int) { progress(Progress{Done: done, Total: total}) }
@@ -65,7 +69,7 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	if err := ix.apply(ctx, nbi, list, nil, true, pf); err != nil {
 		nbi.Close()
 		os.RemoveAll(newDir)
-		ix.man = oldMan
+		ix.man, ix.fwarn = oldMan, oldWarn
 		return err
 	}
 	if len(list) == 0 {

@@ -29,6 +29,31 @@ type holderInfo struct {
 	PID     int    `json:"pid"`
 	Version int    `json:"version,omitempty"` // holderVersion of the holder's Nexus
 	Yields  bool   `json:"yields,omitempty"`  // it steps down when asked (Options.Yield)
+	Sock    bool   `json:"sock,omitempty"`    // it also answers on .nexus/index/holder.sock
+}
+
+// sockFile is the unix socket a holder answers on, next to serve.json. A
+// socket is reached through the file system, so processes that share only
+// the vault's files (containers with the vault mounted, separate network
+// namespaces) find the holder where a loopback address would not reach
+// it. Loopback TCP stays as the fallback: a socket path too long for the
+// system (about 104 bytes), a file system that cannot hold sockets, an
+// older Windows.
+const sockFile = "holder.sock"
+
+// maxSockPath is the longest socket path used (sun_path is 104 bytes on
+// macOS and the BSDs, 108 on Linux, both with the terminating NUL).
+const maxSockPath = 103
+
+// listenSock listens on dir's holder socket, replacing a stale one (the
+// caller holds the index, so no other holder is using it).
+func listenSock(dir string) (net.Listener, error) {
+	path := filepath.Join(dir, sockFile)
+	if len(path) > maxSockPath {
+		return nil, fmt.Errorf("socket path %s is longer than %d bytes", path, maxSockPath)
+	}
+	os.Remove(path)
+	return net.Listen("unix", path)
 }
 
 // holderVersion changes whenever what a holder answers changes (the
@@ -41,6 +66,7 @@ const holderVersion = schemaVersion*100 + 1
 type server struct {
 	ix    *Index
 	ln    net.Listener
+	sock  net.Listener // nil when the socket could not be made
 	hs    *http.Server
 	token string
 	path  string
@@ -101,16 +127,29 @@ func startServer(ix *Index) (*server, error) {
 		return struct{}{}, err
 	}))
 	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	info, _ := json.Marshal(holderInfo{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid(), Version: holderVersion, Yields: ix.opts.Yield})
+	if sock, err := listenSock(ix.dir); err == nil {
+		s.sock = sock
+	} else {
+		ix.opts.Logger.Debug("search index: answering on loopback TCP only", "err", err)
+	}
+	info, _ := json.Marshal(holderInfo{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid(), Version: holderVersion, Yields: ix.opts.Yield, Sock: s.sock != nil})
 	if err := vault.WriteFile(s.path, info, 0o600); err != nil {
 		ln.Close()
+		if s.sock != nil {
+			s.sock.Close()
+		}
 		return nil, err
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.hs.Serve(ln)
-	}()
+	for _, l := range []net.Listener{ln, s.sock} {
+		if l == nil {
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.hs.Serve(l)
+		}()
+	}
 	return s, nil
 }
 
@@ -153,6 +192,11 @@ func (s *server) handle(f func(ctx context.Context, body []byte, w http.Response
 func (s *server) close() {
 	s.hs.Close()
 	s.wg.Wait()
+	if s.sock != nil {
+		// This process still holds the index, so no later holder has
+		// made its socket yet.
+		os.Remove(filepath.Join(s.ix.dir, sockFile))
+	}
 	// serve.json is left in place: a later holder may already have
 	// replaced it (removing it could delete that holder's), and a stale
 	// one is harmless: nobody answers there, so openers hold the index
@@ -163,6 +207,7 @@ func (s *server) close() {
 type client struct {
 	info holderInfo
 	hc   *http.Client
+	host string // host:port in request URLs (a placeholder over the socket)
 }
 
 // dialHolder reads serve.json and checks that the holder answers.
@@ -175,7 +220,22 @@ func dialHolder(dir string) (*client, error) {
 	if err := json.Unmarshal(data, &info); err != nil || info.Addr == "" {
 		return nil, fmt.Errorf("read %s: bad content", serveFile)
 	}
-	c := &client{info: info, hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConns: 4}}}
+	if info.Sock {
+		// The socket first: it reaches the holder from any process that
+		// sees the vault's files. The path is this process's own view of
+		// the folder, which may differ from the holder's (another mount).
+		sock := filepath.Join(dir, sockFile)
+		var d net.Dialer
+		tr := &http.Transport{DisableCompression: true, MaxIdleConns: 4, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", sock)
+		}}
+		c := &client{info: info, hc: &http.Client{Transport: tr}, host: "nexus-index"}
+		if len(sock) <= maxSockPath && c.call(context.Background(), "ping", struct{}{}, nil, nil) == nil {
+			return c, nil
+		}
+		c.close()
+	}
+	c := &client{info: info, hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConns: 4}}, host: info.Addr}
 	if err := c.call(context.Background(), "ping", struct{}{}, nil, nil); err != nil {
 		c.close()
 		return nil, err
@@ -192,7 +252,7 @@ func (c *client) call(ctx context.Context, op string, in, out any, progress func
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.info.Addr+"/"+op, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.host+"/"+op, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

@@ -36,8 +36,16 @@ type Status struct {
 	// Rebuilding is true while a rebuild, or the first catch-up of a
 	// watcher, runs; Files and Pending are then not counted.
 	Rebuilding bool `json:"rebuilding,omitempty"`
-	// Warnings are recent warnings about odd files.
-	Warnings []string `json:"warnings,omitempty"`
+	// ReadOnly is "disk" when the vault cannot be written and the index on
+	// disk is used as it is (it is fresh), "memory" when it was built in
+	// memory for this process instead; "" normally.
+	ReadOnly string `json:"read_only,omitempty"`
+	// FileWarnings are what indexing found odd about files (binary, too
+	// big, malformed frontmatter), kept with the index until the file
+	// changes or goes; Warnings other recent warnings of this process or
+	// the holder (the watcher, a damaged index).
+	FileWarnings []FileWarning `json:"file_warnings,omitempty"`
+	Warnings     []string      `json:"warnings,omitempty"`
 }
 
 // Status reports the index's size and freshness. It walks the vault
@@ -74,7 +82,14 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 	}
 	ix.mu.Lock()
 	st.Watching = ix.w != nil
+	switch ix.ro {
+	case roDisk:
+		st.ReadOnly = "disk"
+	case roMemory:
+		st.ReadOnly = "memory"
+	}
 	st.Files = len(ix.man.Files)
+	st.FileWarnings = ix.fileWarningList()
 	st.LastUpdate = ix.man.LastUpdate
 	changed, gone := ix.diff(files)
 	ix.mu.Unlock()

@@ -16,6 +16,7 @@ type diskFile struct {
 	key  string // NFC vault-relative slash path
 	disk string // on-disk vault-relative slash path
 	st   fileState
+	prev *fileState // what the manifest held, for a log file (see loadLog)
 }
 
 // isNote reports whether a vault-relative path is a note the index covers:

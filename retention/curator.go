@@ -32,7 +32,10 @@ const (
 	// KindPromote proposes a fact recalled often, from several queries,
 	// for MEMORY.md.
 	KindPromote = "promote"
-	// KindMerge is reserved for proposals to merge related facts.
+	// KindMerge proposes making near-duplicate facts of one agent one:
+	// the most recalled (else newest) is kept with the others' distinct
+	// lines appended, and the others move to review/archive/facts/
+	// (curator_merge.go).
 	KindMerge = "merge"
 )
 
@@ -231,7 +234,7 @@ func CuratorStatus(v *vault.Vault, agent string, now time.Time) (CuratorStatusRe
 	res.Installed, res.LastPass = installedAt(st, rec), st.LastPass
 	res.NextPass = latest(res.Installed.Add(cfg.Every()), st.LastPass.Add(cfg.Every()))
 	res.Config = map[string]int{"stale_days": cfg.StaleDays(), "archive_days": cfg.ArchiveDays(), "pressure_percent": cfg.PressurePercent(),
-		"promote_recalls": cfg.PromoteRecalls(), "promote_queries": cfg.PromoteQueries(), "every_hours": int(cfg.Every() / time.Hour), "idle_seconds": int(cfg.Idle() / time.Second)}
+		"promote_recalls": cfg.PromoteRecalls(), "promote_queries": cfg.PromoteQueries(), "merge_percent": cfg.MergePercent(), "every_hours": int(cfg.Every() / time.Hour), "idle_seconds": int(cfg.Idle() / time.Second)}
 	names, err := curatedAgents(v, agent)
 	if err != nil {
 		return res, err

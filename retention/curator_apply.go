@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -35,6 +36,18 @@ type curatorPlan struct {
 	Ops     []agents.Op        `json:"ops,omitempty"`
 	Facts   []agents.FactInput `json:"facts,omitempty"`
 	Promote []string           `json:"promote,omitempty"`
+	// Merge: the fact kept (with its SHA-256 as proposed) and its body
+	// after the merge; the facts merged into it are in Archive; Links are
+	// the memory operations that point links to them at the kept fact.
+	Keep  *planFact   `json:"keep,omitempty"`
+	Body  string      `json:"body,omitempty"`
+	Links []planLinks `json:"links,omitempty"`
+}
+
+// planLinks are memory operations on one bounded-memory file.
+type planLinks struct {
+	Target string      `json:"target"`
+	Ops    []agents.Op `json:"ops"`
 }
 
 type planFact struct {
@@ -90,18 +103,39 @@ func (p curatorPlan) check() error {
 	if err := identity.ValidName(p.Agent); err != nil {
 		return bad("names no valid agent")
 	}
-	for _, f := range p.Archive {
+	facts := p.Archive
+	if p.Keep != nil {
+		facts = append([]planFact{*p.Keep}, facts...)
+	}
+	seen := map[string]bool{}
+	for _, f := range facts {
 		s := f.Slug
-		if s == "" || strings.ContainsAny(s, "/\\:\x00") || strings.HasPrefix(s, ".") || !utf8.ValidString(s) || strings.EqualFold(s, "index") {
+		if s == "" || strings.ContainsAny(s, "/\\:\x00") || strings.HasPrefix(s, ".") || !utf8.ValidString(s) || strings.EqualFold(s, "index") || seen[s] {
 			return bad(fmt.Sprintf("names the fact %q", s))
 		}
+		seen[s] = true
 	}
-	if p.Target != "" {
-		if _, err := agents.ParseTarget(p.Target); err != nil {
-			return bad(fmt.Sprintf("names the target %q", p.Target))
+	if p.Kind == KindMerge && (p.Keep == nil || len(p.Archive) == 0) {
+		return bad("merges no facts")
+	}
+	targets := []string{p.Target}
+	ops := p.Ops
+	for _, l := range p.Links {
+		if l.Target == "" {
+			return bad("names no target for its links")
+		}
+		targets = append(targets, l.Target)
+		ops = append(ops, l.Ops...)
+	}
+	for _, t := range targets {
+		if t == "" {
+			continue
+		}
+		if _, err := agents.ParseTarget(t); err != nil {
+			return bad(fmt.Sprintf("names the target %q", t))
 		}
 	}
-	for _, op := range p.Ops {
+	for _, op := range ops {
 		switch op.Action {
 		case agents.ActionAdd, agents.ActionReplace, agents.ActionRemove:
 		default:
@@ -122,6 +156,19 @@ func (p curatorPlan) touches(v *vault.Vault) []string {
 			out = append(out, agents.FactPath(p.Agent, f.Slug))
 		}
 		out = append(out, agents.HomePath(p.Agent, agents.IndexFile))
+	case KindMerge:
+		if p.Keep != nil {
+			out = append(out, agents.FactPath(p.Agent, p.Keep.Slug))
+		}
+		for _, f := range p.Archive {
+			out = append(out, agents.FactPath(p.Agent, f.Slug))
+		}
+		out = append(out, agents.HomePath(p.Agent, agents.IndexFile))
+		for _, l := range p.Links {
+			if t, err := agents.ParseTarget(l.Target); err == nil {
+				out = append(out, agents.HomePath(p.Agent, t.File()))
+			}
+		}
 	case KindSpill, KindPromote:
 		if t, err := agents.ParseTarget(p.Target); err == nil {
 			out = append(out, agents.HomePath(p.Agent, t.File()))
@@ -150,10 +197,16 @@ func curatorAffected(it Item) []string {
 }
 
 // applyCurator carries out an approved curator proposal; the review lock
-// is held. It takes a snapshot of every file it may change (and of the
-// item), re-checks the plan against the files as they are now, applies it
-// with agents.RemoveFact / agents.WriteFact / agents.Memory.Apply, and on
-// any failure restores the snapshot, so nothing is half-applied.
+// is held. It takes a snapshot of every file it may change and create (and
+// of the item), re-checks the plan against the files as they are now,
+// applies it with agents.RemoveFact / agents.WriteFact /
+// agents.Memory.Apply, and on any failure restores the snapshot, so
+// nothing is half-applied.
+//
+// A process killed while applying leaves the approval's marker (see
+// [approvalMarker]); the review intent then runs the decision again, which
+// first restores the killed attempt's snapshot and applies afresh, or,
+// when the marker says the change landed, only archives the item.
 func applyCurator(v *vault.Vault, it Item, now time.Time) (string, error) {
 	plan, err := parsePlan(it.Body)
 	if err != nil {
@@ -162,9 +215,23 @@ func applyCurator(v *vault.Vault, it Item, now time.Time) (string, error) {
 	if plan.Kind != it.Kind || plan.Agent != it.Agent {
 		return "", fmt.Errorf("the plan is for %s of %s but the item is %s of %s: %w", plan.Kind, plan.Agent, it.Kind, it.Agent, vault.ErrInvalid)
 	}
+	if mk, ok := readMarker(v, it.ID); ok && !mk.Done {
+		// A killed attempt: put back what it had changed.
+		if _, err := rollback(v, mk.Snapshot, now); err != nil {
+			return "", fmt.Errorf("an earlier approval of %s was interrupted and restoring its snapshot %s failed: %w", it.ID, mk.Snapshot, err)
+		}
+	}
 	paths := append(plan.touches(v), PendingPath(it.ID), ArchivePath(it.ID))
 	snap, err := TakeSnapshot(v, "before approving curator proposal "+it.ID, paths, now)
 	if err != nil {
+		return "", err
+	}
+	// What approval will create is recorded before it exists, so a
+	// rollback of a killed attempt removes it too.
+	if err := snap.addCreated(v, plan.creates(v, now)); err != nil {
+		return "", err
+	}
+	if err := writeMarker(v, it.ID, approvalMarker{Snapshot: snap.ID}); err != nil {
 		return "", err
 	}
 	created, err := carryOut(v, plan, now)
@@ -175,7 +242,15 @@ func applyCurator(v *vault.Vault, it Item, now time.Time) (string, error) {
 		if _, rerr := rollback(v, snap.ID, now); rerr != nil {
 			return "", fmt.Errorf("%w (and restoring snapshot %s failed: %v)", err, snap.ID, rerr)
 		}
+		removeMarker(v, it.ID)
 		return "", err
+	}
+	result := strings.Join(created, ", ")
+	if err := writeMarker(v, it.ID, approvalMarker{Snapshot: snap.ID, Done: true, Result: result, After: fileSums(v, append(plan.touches(v), created...))}); err != nil {
+		return "", err
+	}
+	if testHookCuratorApplied != nil {
+		testHookCuratorApplied()
 	}
 	// The pass's own snapshot learns what approval created, so rolling
 	// back to it undoes the whole pass.
@@ -184,7 +259,119 @@ func applyCurator(v *vault.Vault, it Item, now time.Time) (string, error) {
 			ps.addCreated(v, created)
 		}
 	}
-	return strings.Join(created, ", "), nil
+	return result, nil
+}
+
+// testHookCuratorApplied runs once a curator approval's change landed,
+// before the pass snapshot learns of it; testHookCuratorStep after each
+// file an approval changes. Tests kill the process there.
+var testHookCuratorApplied, testHookCuratorStep func()
+
+func curatorStep() {
+	if testHookCuratorStep != nil {
+		testHookCuratorStep()
+	}
+}
+
+// approvalMarker is written (machine-local, beside the review intents)
+// while a curator approval changes files, and marked done once it has.
+type approvalMarker struct {
+	Snapshot string `json:"snapshot"`
+	Done     bool   `json:"done,omitempty"`
+	Result   string `json:"result,omitempty"`
+	// After maps every file the approval changed or created to its
+	// SHA-256 once done ("" for a file it removed): the change counts as
+	// landed only while the files still hold it (a rollback since undid it).
+	After map[string]string `json:"after,omitempty"`
+}
+
+func fileSums(v *vault.Vault, paths []string) map[string]string {
+	out := map[string]string{}
+	for _, rel := range paths {
+		out[rel] = ""
+		if data, err := os.ReadFile(v.MustPath(rel)); err == nil {
+			sum := sha256.Sum256(data)
+			out[rel] = hex.EncodeToString(sum[:])
+		}
+	}
+	return out
+}
+
+const markersDir = vault.StateDir + "/curator/approvals"
+
+func markerPath(v *vault.Vault, id string) string { return v.MustPath(markersDir + "/" + id + ".json") }
+
+func readMarker(v *vault.Vault, id string) (approvalMarker, bool) {
+	var mk approvalMarker
+	data, err := os.ReadFile(markerPath(v, id))
+	if err != nil || json.Unmarshal(data, &mk) != nil || mk.Snapshot == "" {
+		return mk, false
+	}
+	return mk, true
+}
+
+func writeMarker(v *vault.Vault, id string, mk approvalMarker) error {
+	p := markerPath(v, id)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("record curator approval: %w", err)
+	}
+	data, _ := json.Marshal(mk)
+	if err := vault.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("record curator approval: %w", err)
+	}
+	return nil
+}
+
+func removeMarker(v *vault.Vault, id string) { os.Remove(markerPath(v, id)) }
+
+// curatorLanded reports whether a curator item's approval already changed
+// the files (a process killed before it archived the item), and what it
+// wrote.
+func curatorLanded(v *vault.Vault, it Item) (string, bool) {
+	mk, ok := readMarker(v, it.ID)
+	if !ok || !mk.Done || len(mk.After) == 0 {
+		return "", false
+	}
+	paths := make([]string, 0, len(mk.After))
+	for p := range mk.After {
+		if _, err := vault.CleanRel(p); err != nil {
+			return "", false
+		}
+		paths = append(paths, p)
+	}
+	now := fileSums(v, paths)
+	for p, sum := range mk.After {
+		if now[p] != sum {
+			return "", false
+		}
+	}
+	return mk.Result, true
+}
+
+// pruneMarkers removes the markers of items no longer pending.
+func pruneMarkers(v *vault.Vault) {
+	des, err := os.ReadDir(v.MustPath(markersDir))
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		id := strings.TrimSuffix(de.Name(), ".json")
+		if _, err := os.Lstat(v.MustPath(PendingPath(id))); errors.Is(err, fs.ErrNotExist) && validID(id) == nil {
+			removeMarker(v, id)
+		}
+	}
+}
+
+// creates lists the files approving the plan will create that touches
+// cannot name beforehand: the archived copies.
+func (p curatorPlan) creates(v *vault.Vault, now time.Time) []string {
+	var out []string
+	if p.Kind == KindArchive || p.Kind == KindMerge {
+		for _, f := range p.Archive {
+			out = append(out, archiveDest(v, p.Agent, f.Slug, now))
+		}
+	}
+	return out
 }
 
 func carryOut(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error) {
@@ -213,8 +400,11 @@ func carryOut(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error)
 				return created, err
 			}
 			created = append(created, dst)
+			curatorStep()
 		}
 		return created, nil
+	case KindMerge:
+		return carryOutMerge(v, plan, now)
 	case KindSpill, KindPromote:
 		t, err := agents.ParseTarget(plan.Target)
 		if err != nil {
@@ -237,6 +427,7 @@ func carryOut(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error)
 				return created, err
 			}
 			created = append(created, f.Path)
+			curatorStep()
 		}
 		res, err := m.Apply(plan.Ops...)
 		if err != nil {
@@ -248,4 +439,86 @@ func carryOut(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error)
 		return append(created, m.Path()), nil
 	}
 	return nil, fmt.Errorf("curator proposals of kind %q cannot be applied by this version: %w", plan.Kind, vault.ErrInvalid)
+}
+
+// checkFact re-reads a fact named in a plan: it must be there with the
+// bytes it had when proposed.
+func checkFact(v *vault.Vault, agent string, f planFact) ([]byte, error) {
+	data, err := os.ReadFile(v.MustPath(agents.FactPath(agent, f.Slug)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("fact %s is gone since the proposal; reject it: %w", f.Slug, vault.ErrRefused)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != f.SHA256 {
+		return nil, fmt.Errorf("fact %s changed since the proposal; reject it (the next pass looks again): %w", f.Slug, vault.ErrRefused)
+	}
+	return data, nil
+}
+
+// carryOutMerge re-reads every fact of a merge (each must be as proposed,
+// and none merged away may be pinned since), checks the link changes
+// against MEMORY.md/USER.md as they are now, and only then writes the kept
+// fact's merged body (agents.WriteFact, as 'nexus fact write --update'),
+// archives the others (agents.RemoveFact, as 'nexus fact remove') and
+// applies the link changes (agents.Memory.Apply).
+func carryOutMerge(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error) {
+	data, err := checkFact(v, plan.Agent, *plan.Keep)
+	if err != nil {
+		return nil, err
+	}
+	keep, err := agents.ParseFact(plan.Keep.Slug, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range plan.Archive {
+		data, err := checkFact(v, plan.Agent, f)
+		if err != nil {
+			return nil, err
+		}
+		if agents.FactPinned(data) {
+			return nil, fmt.Errorf("fact %s was pinned since the proposal, and a merge never archives a pinned fact; reject it: %w", f.Slug, vault.ErrRefused)
+		}
+	}
+	mems := make([]*agents.Memory, len(plan.Links))
+	for i, l := range plan.Links {
+		t, err := agents.ParseTarget(l.Target)
+		if err != nil {
+			return nil, err
+		}
+		if mems[i], err = agents.OpenMemory(v, plan.Agent, t, agents.WithClock(func() time.Time { return now })); err != nil {
+			return nil, err
+		}
+		if res, err := mems[i].Check(l.Ops...); err != nil {
+			return nil, fmt.Errorf("%s changed since the proposal: %s: %w", mems[i].Path(), res.Error, err)
+		}
+	}
+	var created []string
+	if plan.Body != keep.Body {
+		if _, err := agents.WriteFact(v, plan.Agent, agents.FactInput{Name: keep.Name, Description: keep.Description, Type: keep.Type, Body: plan.Body, Update: true}, now); err != nil {
+			return nil, err
+		}
+		curatorStep()
+	}
+	for _, f := range plan.Archive {
+		dst, err := agents.RemoveFact(v, plan.Agent, f.Slug, now)
+		if err != nil {
+			return created, err
+		}
+		created = append(created, dst)
+		curatorStep()
+	}
+	for i, l := range plan.Links {
+		res, err := mems[i].Apply(l.Ops...)
+		if err != nil {
+			return created, fmt.Errorf("%w: %s", err, res.Error)
+		}
+		if res.Backup != "" {
+			created = append(created, res.Backup)
+		}
+		curatorStep()
+	}
+	return append(created, agents.FactPath(plan.Agent, plan.Keep.Slug)), nil
 }

@@ -37,6 +37,14 @@ func curatorPasses(v *vault.Vault, add func(Event)) {
 			at = t.UTC()
 		}
 		per, _ := props["agents"].(string)
+		kinds := map[string]string{} // agent -> "archive 1, merge 2"
+		if ks, ok := props["kinds"].(string); ok {
+			for _, kv := range strings.Fields(ks) {
+				if agent, list, ok := strings.Cut(kv, "="); ok {
+					kinds[agent] = strings.ReplaceAll(strings.ReplaceAll(list, ":", " "), ",", ", ")
+				}
+			}
+		}
 		for _, kv := range strings.Fields(per) {
 			agent, n, ok := strings.Cut(kv, "=")
 			count, err := strconv.Atoi(n)
@@ -44,6 +52,9 @@ func curatorPasses(v *vault.Vault, add func(Event)) {
 				continue
 			}
 			title := fmt.Sprintf("%s: %d proposal(s) for a person's review", strings.TrimSuffix(name, ".md"), count)
+			if k := kinds[agent]; k != "" {
+				title += " (" + k + ")"
+			}
 			if count == 0 {
 				title = strings.TrimSuffix(name, ".md") + ": nothing to propose"
 			}

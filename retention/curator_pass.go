@@ -3,6 +3,7 @@ package retention
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -119,11 +120,12 @@ func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
 	if err != nil {
 		return res, err
 	}
-	rejected := rejectedArchives(v)
+	rejected, rejectedMerges := rejectedProposals(v)
+	pruneMarkers(v)
 	res.Ran = true
 	res.Agents = names
 	for _, a := range names {
-		props, notes, err := planAgent(v, a, rec, installed, o.Now, pending, rejected)
+		props, notes, err := planAgent(v, a, rec, installed, o.Now, pending, rejected, rejectedMerges)
 		if err != nil {
 			return res, err
 		}
@@ -170,29 +172,37 @@ func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
 	return res, saveCuratorState(v, st)
 }
 
-// rejectedArchives maps "agent/slug" to the latest time a person rejected
+// rejectedProposals reads the rejected curator items in review/archive/.
+// archives maps "agent/slug" to the latest time a person rejected
 // archiving that fact: a fact is proposed again only if it was not used
-// since... and archive_days passed again after the rejection.
-func rejectedArchives(v *vault.Vault) map[string]time.Time {
+// since... and archive_days passed again after the rejection. merges holds
+// the [mergeKey] of every rejected merge: the same facts, unchanged, are
+// not proposed for a merge again.
+func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges map[string]bool) {
 	out := map[string]time.Time{}
+	merges = map[string]bool{}
 	des, err := os.ReadDir(v.MustPath(vault.ArchiveDir))
 	if err != nil {
-		return out
+		return out, merges
 	}
 	for _, de := range des {
 		if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".md") {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(v.MustPath(vault.ArchiveDir), de.Name()))
-		if err != nil || !strings.Contains(string(data), "kind: "+KindArchive) {
+		if err != nil || !(strings.Contains(string(data), "kind: "+KindArchive) || strings.Contains(string(data), "kind: "+KindMerge)) {
 			continue
 		}
 		it, err := ParseItem(strings.TrimSuffix(de.Name(), ".md"), data)
-		if err != nil || it.Kind != KindArchive || it.Status != StatusRejected {
+		if err != nil || (it.Kind != KindArchive && it.Kind != KindMerge) || it.Status != StatusRejected {
 			continue
 		}
 		plan, err := parsePlan(it.Body)
 		if err != nil {
+			continue
+		}
+		if it.Kind == KindMerge {
+			merges[mergeKey(it.Agent, plan)] = true
 			continue
 		}
 		for _, f := range plan.Archive {
@@ -202,11 +212,11 @@ func rejectedArchives(v *vault.Vault) map[string]time.Time {
 			}
 		}
 	}
-	return out
+	return out, merges
 }
 
 // planAgent works out one agent's proposals.
-func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installed, now time.Time, pending []Item, rejected map[string]time.Time) ([]Proposal, []string, error) {
+func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installed, now time.Time, pending []Item, rejected map[string]time.Time, rejectedMerges map[string]bool) ([]Proposal, []string, error) {
 	var props []Proposal
 	var notes []string
 	waiting := map[string]bool{} // kinds (and targets) already waiting
@@ -220,6 +230,9 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 			for _, f := range plan.Archive {
 				inArchive[f.Slug] = true
 			}
+			if plan.Keep != nil {
+				inArchive[plan.Keep.Slug] = true // a merge waits on it
+			}
 			for _, s := range plan.Promote {
 				waiting["promote:"+s] = true
 			}
@@ -231,7 +244,9 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 	}
 	cfg := v.Config().Curator
 
-	// Archive: facts due, least recently used first, at most a quarter.
+	// Archive: facts due, least recently used first, at most a quarter
+	// (together with the facts merges archive).
+	quota := len(facts) / 4
 	var due []FactState
 	for _, f := range facts {
 		if f.State != StateArchive || inArchive[f.Slug] {
@@ -250,6 +265,41 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 		}
 		if len(due) > 0 {
 			props = append(props, archiveProposal(agent, due, now, cfg.ArchiveDays()))
+		}
+	}
+	quota -= len(due)
+
+	// Merge: near-duplicate facts, none of them waiting in another
+	// proposal or about to be proposed for archive.
+	skip := maps.Clone(inArchive)
+	for _, f := range due {
+		skip[f.Slug] = true
+	}
+	groups, sims := mergeGroups(v, agent, facts, skip)
+	nMerge := 0
+	for _, g := range groups {
+		if rejectedMerges[groupKey(agent, g)] {
+			continue // a person said no to exactly these files
+		}
+		if nMerge >= maxMergesPerPass {
+			notes = append(notes, fmt.Sprintf("%s: more near-duplicate facts (%s) wait for the next pass (at most %d merges a pass)", agent, groupSlugs(g), maxMergesPerPass))
+			continue
+		}
+		if len(g)-1 > quota {
+			notes = append(notes, fmt.Sprintf("%s: facts %s say nearly the same thing, but merging them would archive more than a quarter of the agent's %d facts in one pass; they wait for the next pass", agent, groupSlugs(g), len(facts)))
+			if quota < 1 {
+				continue
+			}
+			g = g[:quota+1]
+		}
+		prop, note := mergeProposal(v, agent, g, sims, now)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		if prop != nil {
+			props = append(props, *prop)
+			quota -= len(g) - 1
+			nMerge++
 		}
 	}
 
@@ -563,6 +613,9 @@ func stageProposal(v *vault.Vault, p Proposal, now time.Time) (Item, error) {
 	if p.Kind == KindArchive {
 		target = agents.HomePath(p.Agent, agents.FactsDir)
 	}
+	if p.Kind == KindMerge && p.plan.Keep != nil {
+		target = agents.FactPath(p.Agent, p.plan.Keep.Slug)
+	}
 	prov := Provenance{Agent: p.Agent, Session: p.plan.Pass, Source: "curator"}
 	if err := checkProvenance(&prov, p.Agent, now); err != nil {
 		return Item{}, err
@@ -577,14 +630,28 @@ func writeDiary(v *vault.Vault, res PassResult) (string, error) {
 	rel := CuratorDir + "/" + res.ID + ".md"
 	var b strings.Builder
 	counts := map[string]int{}
+	kinds := map[string]map[string]int{}
 	for _, p := range res.Proposals {
 		counts[p.Agent]++
+		if kinds[p.Agent] == nil {
+			kinds[p.Agent] = map[string]int{}
+		}
+		kinds[p.Agent][p.Kind]++
 	}
-	var per []string
+	var per, perKind []string
 	for _, a := range res.Agents {
 		per = append(per, fmt.Sprintf("%s=%d", a, counts[a]))
+		var ks []string
+		for _, k := range []string{KindArchive, KindSpill, KindPromote, KindMerge} {
+			if n := kinds[a][k]; n > 0 {
+				ks = append(ks, fmt.Sprintf("%s:%d", k, n))
+			}
+		}
+		if len(ks) > 0 {
+			perKind = append(perKind, a+"="+strings.Join(ks, ","))
+		}
 	}
-	fmt.Fprintf(&b, "---\npass: %s\ntime: %q\nsnapshot: %s\nproposals: %d\nagents: %q\n---\n", res.ID, res.Time.Format(time.RFC3339), res.Snapshot, len(res.Proposals), strings.Join(per, " "))
+	fmt.Fprintf(&b, "---\npass: %s\ntime: %q\nsnapshot: %s\nproposals: %d\nagents: %q\nkinds: %q\n---\n", res.ID, res.Time.Format(time.RFC3339), res.Snapshot, len(res.Proposals), strings.Join(per, " "), strings.Join(perKind, " "))
 	fmt.Fprintf(&b, "# Curator pass %s\n\n", res.Time.Format("2006-01-02 15:04 UTC"))
 	if res.Snapshot != "" {
 		fmt.Fprintf(&b, "Snapshot taken first: `%s` (`nexus rollback %s` puts back every file it covers).\n\n", res.Snapshot, res.Snapshot)

@@ -254,6 +254,10 @@ func finishRollback(v *vault.Vault, in *Intent) error {
 // left it so; applying again would fail ("already exists", "no entry
 // matches") or change it twice.
 func landed(v *vault.Vault, it Item) bool {
+	if isCuratorKind(it.Kind) {
+		_, ok := curatorLanded(v, it) // curator_apply.go
+		return ok
+	}
 	switch it.Kind {
 	case KindFact:
 		f, err := agents.ReadFact(v, it.Agent, it.Name)

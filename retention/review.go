@@ -252,6 +252,9 @@ var testHookApplied func()
 
 // resultPath is what an applied item wrote: its fact file or memory file.
 func resultPath(v *vault.Vault, it Item) string {
+	if r, ok := curatorLanded(v, it); ok {
+		return r
+	}
 	if it.Kind == KindMemory {
 		if t, err := agents.ParseTarget(it.Target); err == nil {
 			return agents.HomePath(it.Agent, t.File())

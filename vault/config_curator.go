@@ -25,6 +25,9 @@ type CuratorConfig struct {
 	// EveryHours between automatic passes (default 24); the first one
 	// waits this long after the curator first saw the vault.
 	EveryHoursN int `yaml:"every_hours,omitempty"`
+	// MergePercent is the shingle similarity (Jaccard, in percent) at
+	// which two facts of one agent are proposed as one (default 70).
+	MergePercentN int `yaml:"merge_percent,omitempty"`
 	// IdleSeconds without a write to the vault before an automatic pass
 	// may start (default 120).
 	IdleSecondsN int `yaml:"idle_seconds,omitempty"`
@@ -51,6 +54,9 @@ func (c CuratorConfig) PromoteRecalls() int { return orDefault(c.PromoteRecallsN
 
 // PromoteQueries is promote_queries or 3.
 func (c CuratorConfig) PromoteQueries() int { return orDefault(c.PromoteQueriesN, 3) }
+
+// MergePercent is merge_percent or 70 (at most 100).
+func (c CuratorConfig) MergePercent() int { return min(orDefault(c.MergePercentN, 70), 100) }
 
 // Every is every_hours (default 24) as a duration.
 func (c CuratorConfig) Every() time.Duration {

@@ -26,7 +26,7 @@ type curatorOptions struct {
 func newCuratorCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "curator",
-		Short: "See and run the curator: it proposes archive, spill and promote; a person decides",
+		Short: "See and run the curator: it proposes archive, spill, promote and merge; a person decides",
 		Long: `The curator keeps agents' memory useful over months. From recall signals
 this machine records (session starts, fact reads, search hits that were
 read) it proposes, as review items a person approves or rejects:
@@ -35,6 +35,9 @@ read) it proposes, as review items a person approves or rejects:
   spill     MEMORY.md/USER.md past curator.pressure_percent (default 80):
             the least-used entries move into fact files, a pointer stays
   promote   facts read after searches from several queries, for MEMORY.md
+  merge     facts of one agent that say nearly the same thing (shingle
+            similarity at least curator.merge_percent, default 70): one is
+            kept with the others' distinct lines, the others are archived
 
 Nothing is applied by the curator itself. 'nexus serve' and 'nexus watch'
 run a pass every curator.every_hours (default 24) when the vault is idle;
@@ -108,8 +111,8 @@ func runCuratorStatus(g *globals) error {
 		c := res.Config
 		fmt.Fprintf(w, "Curator watching since %s; last pass %s; next automatic pass after %s (from serve/watch, when the vault is idle)\n",
 			fmtDate(res.Installed), last, fmtDate(res.NextPass))
-		fmt.Fprintf(w, "Stale after %d days without recall, archive proposed after %d; spill at %d%%; promote at %d search reads from %d queries\n\n",
-			c["stale_days"], c["archive_days"], c["pressure_percent"], c["promote_recalls"], c["promote_queries"])
+		fmt.Fprintf(w, "Stale after %d days without recall, archive proposed after %d; spill at %d%%; promote at %d search reads from %d queries; merge at %d%% similar\n\n",
+			c["stale_days"], c["archive_days"], c["pressure_percent"], c["promote_recalls"], c["promote_queries"], c["merge_percent"])
 		var tb table
 		tb.row("AGENT", "MEMORY", "USER", "ACTIVE", "STALE", "DUE", "PINNED", "ARCHIVED", "WAITING")
 		for _, a := range res.Agents {

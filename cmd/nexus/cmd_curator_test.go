@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -119,5 +121,119 @@ func TestCuratorCommands(t *testing.T) {
 	}
 	if code, out, _ := nx("journey", "--agent", "lyra"); code != 0 || !strings.Contains(out, "curator pass") || !strings.Contains(out, "spill") {
 		t.Errorf("journey: %d %q", code, out)
+	}
+}
+
+// docBlock returns the lines of the first fenced code block after the
+// line starting with heading in docs/curation.md.
+func docBlock(t *testing.T, heading string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "curation.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	i := strings.Index(s, "\n"+heading)
+	if i < 0 {
+		t.Fatalf("docs/curation.md has no heading %q", heading)
+	}
+	s = s[i+1:]
+	start := strings.Index(s, "\n```")
+	if start < 0 {
+		t.Fatalf("docs/curation.md: no code block after %q", heading)
+	}
+	s = s[start+4:]
+	s = s[strings.Index(s, "\n")+1:]
+	end := strings.Index(s, "\n```")
+	if end < 0 {
+		t.Fatalf("docs/curation.md: the block after %q is not closed", heading)
+	}
+	return strings.Split(s[:end], "\n")
+}
+
+// shellWords splits a command line the way sh does for the simple lines
+// the docs hold: words separated by spaces, "double quotes" grouping.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inQuote, inWord := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			inQuote, inWord = !inQuote, true
+		case r == ' ' && !inQuote:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inQuote {
+		t.Fatalf("unbalanced quotes in %q", line)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// TestCurationDocTour runs the "A first look" block of docs/curation.md,
+// taken from the file itself, on a fresh vault: every line must succeed.
+// The configuration block, with every value changed, must be what
+// 'curator status' reports in force (so each documented key is real).
+func TestCurationDocTour(t *testing.T) {
+	dir := factVault(t)
+	lines := docBlock(t, "## A first look")
+	if len(lines) < 5 {
+		t.Fatalf("the tour has %d lines", len(lines))
+	}
+	for _, line := range lines {
+		words := shellWords(t, line)
+		if len(words) < 2 || words[0] != "nexus" {
+			t.Fatalf("tour line %q is not a nexus command", line)
+		}
+		if code, out, errs := factCLI(t, "", append([]string{"--vault", dir}, words[1:]...)...); code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", line, code, out, errs)
+		}
+	}
+
+	block := strings.Join(docBlock(t, "## Configuration"), "\n")
+	num := regexp.MustCompile(`(?m)^  ([a-z_]+): (\d+)`)
+	want := map[string]int{}
+	changed := num.ReplaceAllStringFunc(block, func(m string) string {
+		sm := num.FindStringSubmatch(m)
+		n, _ := strconv.Atoi(sm[2])
+		n += 7
+		if sm[1] == "pressure_percent" {
+			n = 90
+		}
+		want[sm[1]] = n
+		return "  " + sm[1] + ": " + strconv.Itoa(n)
+	})
+	if len(want) != 8 || !strings.Contains(block, "  off: false") || !strings.Contains(block, "  recall: true") {
+		t.Fatalf("the configuration block changed shape (%d numeric keys):\n%s", len(want), block)
+	}
+	cfg := filepath.Join(dir, ".nexus", "config.yaml")
+	old, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append(old, []byte("\n"+changed+"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := factCLI(t, "", "--vault", dir, "--json", "curator", "status")
+	var st struct{ Config map[string]int }
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("status: %d %s %s", code, out, errs)
+	}
+	for k, n := range want {
+		if st.Config[k] != n {
+			t.Errorf("config %s: status says %d, the documented key set %d", k, st.Config[k], n)
+		}
 	}
 }

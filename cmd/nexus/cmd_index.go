@@ -152,6 +152,17 @@ func runIndexStatus(g *globals) error {
 		default:
 			fmt.Fprintln(w, "held by:     nobody (run 'nexus watch' to keep it current)")
 		}
+		switch st.ReadOnly {
+		case "disk":
+			fmt.Fprintln(w, "read-only:   yes; searches use this index while it is fresh, else build one in memory")
+		case "memory":
+			fmt.Fprintln(w, "read-only:   yes; the index on disk is missing or stale, so searches build one in memory")
+		}
+		for _, fw := range st.FileWarnings {
+			for _, warn := range fw.Warnings {
+				fmt.Fprintf(w, "warning:     %s: %s\n", fw.Path, warn)
+			}
+		}
 		for _, warn := range st.Warnings {
 			fmt.Fprintf(w, "warning:     %s\n", warn)
 		}

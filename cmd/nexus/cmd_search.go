@@ -77,6 +77,11 @@ CI run (stderr not a terminal) starts no holder unless --hold,
 $NEXUS_SEARCH_HOLD or search.hold in .nexus/config.yaml sets a duration;
 0 or off in any of them turns it off.
 
+A read-only vault (its .nexus/ cannot be written: a read-only mount, another
+user's copy) is searched all the same and nothing is written: from the index
+on disk when no file changed since it was built, else from one built in memory
+for this search (it says so on stderr; slow on a big vault). No holder starts.
+
 Examples:
   nexus search "staging ssh port"
   nexus search "배포 실패" --limit 5
@@ -166,7 +171,10 @@ func runSearch(g *globals, o searchOptions, q index.Query) error {
 		return err
 	}
 	res, err := ix.Search(g.ctx, q)
-	local := !ix.Remote()
+	local := !ix.Remote() && !ix.ReadOnly()
+	if err == nil && ix.InMemory() {
+		fmt.Fprintln(g.stderr, "nexus: the vault's .nexus/index cannot be written and the index there is missing or stale, so this search indexed the vault in memory (slow on a big vault); run 'nexus index rebuild' where the vault is writable to make read-only searches fast again")
+	}
 	if cerr := ix.Close(); err == nil {
 		err = cerr
 	}

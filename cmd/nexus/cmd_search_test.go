@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -198,5 +201,166 @@ func TestWatchCommand(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("watch exit %d: %s", code, errb.String())
+	}
+}
+
+// TestSearchReadOnlyVault searches a vault whose files this process may
+// not write (as another user when the test runs as root): from the index
+// on disk while it is fresh, from one built in memory once a note
+// changed; nothing is written, no holder starts, and a rebuild is refused.
+func TestSearchReadOnlyVault(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("file modes do not make a folder read-only on Windows")
+	}
+	bin := buildBinary(t)
+	dir := searchVault(t)
+	if out, err := exec.Command(bin, "--vault", dir, "index", "rebuild").CombinedOutput(); err != nil {
+		t.Fatalf("rebuild: %v %s", err, out)
+	}
+	var asReader func(args ...string) *exec.Cmd
+	if os.Geteuid() == 0 {
+		// Root writes anything: run as nobody, who may read the vault only.
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("running as root without setpriv to drop to another user")
+		}
+		for p := dir; p != "/" && p != "."; p = filepath.Dir(p) {
+			if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o005 != 0o005 {
+				os.Chmod(p, st.Mode().Perm()|0o005)
+			}
+		}
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil {
+				mode := os.FileMode(0o644)
+				if d.IsDir() {
+					mode = 0o755
+				}
+				os.Chmod(p, mode)
+			}
+			return nil
+		})
+		os.Chmod(bin, 0o755)
+		asReader = func(args ...string) *exec.Cmd {
+			return exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin}, args...)...)
+		}
+	} else {
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o555)
+			}
+			return nil
+		})
+		t.Cleanup(func() {
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					os.Chmod(p, 0o755)
+				}
+				return nil
+			})
+		})
+		asReader = func(args ...string) *exec.Cmd { return exec.Command(bin, args...) }
+	}
+	before := treeState(t, dir)
+	search := func(q string) (index.Results, string) {
+		t.Helper()
+		cmd := asReader("--vault", dir, "--json", "search", "--hold", "10m", q)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("search %q: %v\n%s%s", q, err, out.String(), errb.String())
+		}
+		var res index.Results
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("search %q: %v\n%s", q, err, out.String())
+		}
+		return res, errb.String()
+	}
+	res, stderr := search("staging ssh")
+	if len(res.Hits) != 1 || res.Hits[0].Path != "projects/staging.md" || strings.Contains(stderr, "in memory") {
+		t.Fatalf("fresh index, read-only: %+v %s", res, stderr)
+	}
+	out, _ := asReader("--vault", dir, "--json", "index", "status").Output()
+	var st index.Status
+	if json.Unmarshal(out, &st) != nil || st.ReadOnly != "disk" || st.Pending != 0 || st.Files != 4 {
+		t.Fatalf("status: %s", out)
+	}
+	// A person (the owner) edits a note: the read-only search is as fresh
+	// as any other, from an index built in memory.
+	p := filepath.Join(dir, "projects", "deploy.md")
+	os.Chmod(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte("# Deploy\n\nthe wombat rollout\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before["projects/deploy.md"] = treeState(t, dir)["projects/deploy.md"]
+	res, stderr = search("wombat")
+	if len(res.Hits) != 1 || res.Hits[0].Path != "projects/deploy.md" || !strings.Contains(stderr, "in memory") {
+		t.Fatalf("stale index, read-only: %+v %s", res, stderr)
+	}
+	if res, _ := search("배포"); len(res.Hits) != 0 {
+		t.Fatalf("old text of the edited note found: %+v", res.Hits)
+	}
+	cmd := asReader("--vault", dir, "index", "rebuild")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "cannot be written") {
+		t.Fatalf("rebuild of a read-only vault: %v %s", err, out)
+	}
+	if after := treeState(t, dir); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("a read-only search changed files:\n%v\n%v", before, after)
+	}
+}
+
+// treeState is every file's size and mtime under dir (.nexus included).
+func treeState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			info, _ := d.Info()
+			rel, _ := filepath.Rel(dir, p)
+			out[filepath.ToSlash(rel)] = fmt.Sprint(info.Size(), info.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return out
+}
+
+// TestSearchFindsHolderAcrossNetworkNamespaces runs the search in a
+// network namespace of its own (loopback TCP to the holder cannot work
+// there, as between two containers sharing the vault): it finds the
+// holder through its socket in the vault's .nexus/index and gets the
+// holder's answer.
+func TestSearchFindsHolderAcrossNetworkNamespaces(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil || exec.Command(unshare, "-r", "-n", "true").Run() != nil {
+		t.Skip("needs unshare -r -n (Linux user and network namespaces)")
+	}
+	bin := buildBinary(t)
+	dir := searchVault(t)
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := index.Open(v, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := holder.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".nexus", "index", "holder.sock")); err != nil {
+		t.Fatalf("no holder socket: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "projects", "new.md"), []byte("tamarind fresh note"), 0o644)
+	holder.Notify("projects/new.md")
+	out, err := exec.Command(unshare, "-r", "-n", bin, "--vault", dir, "--json", "index", "status").Output()
+	var st index.Status
+	if err != nil || json.Unmarshal(out, &st) != nil || !st.Remote || st.HolderPID != os.Getpid() {
+		t.Fatalf("status from another network namespace: %v %s", err, out)
+	}
+	out, err = exec.Command(unshare, "-r", "-n", bin, "--vault", dir, "--json", "search", "tamarind").Output()
+	if err != nil || !strings.Contains(string(out), `"path": "projects/new.md"`) {
+		t.Fatalf("search from another network namespace: %v %s", err, out)
 	}
 }

@@ -113,8 +113,18 @@ func (c *checker) index(ctx context.Context) (string, []Finding, error) {
 	if st.Watching {
 		summary += fmt.Sprintf("; kept current by process %d", st.HolderPID)
 	}
+	// What the last indexing found odd about files (kept with the index).
+	var findings []Finding
+	for _, fw := range st.FileWarnings {
+		findings = append(findings, Finding{
+			Severity: SeverityNote,
+			Path:     fw.Path,
+			Problem:  "search indexing: " + strings.Join(fw.Warnings, "; "),
+			Fix:      "fix or remove the file if it should be searchable (a binary or oversized file is skipped on purpose); the warning goes when the file changes",
+		})
+	}
 	if st.Pending == 0 {
-		return summary, nil, nil
+		return summary, findings, nil
 	}
 	paths := strings.Join(st.PendingPaths, ", ")
 	if st.Pending > len(st.PendingPaths) {
@@ -122,18 +132,18 @@ func (c *checker) index(ctx context.Context) (string, []Finding, error) {
 	}
 	if st.Watching {
 		// A holder that watches should have caught up within indexWait.
-		return summary, []Finding{{
+		return summary, append(findings, Finding{
 			Path:    vault.IndexDir,
 			Problem: fmt.Sprintf("the search index is stale although process %d watches the vault: %d changed file(s) are not in it after %s (%s)", st.HolderPID, st.Pending, indexWait, paths),
 			Fix:     fmt.Sprintf("look at what process %d logged, stop it (kill %d; it is a 'nexus watch', 'nexus serve' or 'nexus index hold'), then run %s", st.HolderPID, st.HolderPID, c.cmd("index", "rebuild")),
-		}}, nil
+		}), nil
 	}
 	// No watcher: ordinary writes leave the index behind until the next
 	// search, which catches up before it answers. Nothing is wrong.
-	return summary, []Finding{{
+	return summary, append(findings, Finding{
 		Severity: SeverityNote,
 		Path:     vault.IndexDir,
 		Problem:  fmt.Sprintf("the search index is %s behind the markdown (%s); the next search indexes them before it answers", plural(st.Pending, "file", "files"), paths),
 		Fix:      "nothing is needed; to catch up now: " + c.cmd("index", "rebuild") + ", or keep it current as files change: " + c.cmd("watch"),
-	}}, nil
+	}), nil
 }

@@ -1,0 +1,247 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-memory/nexus/identity"
+)
+
+// BenchmarkHubMemoryLogGrowth runs 'nexus serve --http' as its own process
+// (the hub, which holds and watches the search index), connects 64 MCP
+// clients (8 agents, 8 sessions each) and has them append log entries as
+// fast as they can for a minute or until the log holds 100 MiB, sampling
+// the server's resident memory (VmRSS) every second. Bodies are 32 KiB of
+// words with a unique token per line, so that the log reaches 100 MiB
+// within the minute on a shared two-core machine; the index must keep up
+// by reading only the new bytes of each feed, and the server's memory must
+// stay flat.
+//
+//	go test ./mcpserver -run '^$' -bench HubMemoryLogGrowth -benchtime 1x
+//
+// NEXUS_HUB_SECONDS sets the longest run (default 60), NEXUS_HUB_MIB the
+// log size that ends it sooner (default 100), NEXUS_HUB_BODY the body size
+// in bytes (default 32768), NEXUS_HUB_CLIENTS the clients (default 64),
+// NEXUS_HUB_BIN another nexus binary to run as the hub (to compare with
+// an older build). Linux only (it reads /proc).
+func BenchmarkHubMemoryLogGrowth(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads /proc/PID/status")
+	}
+	seconds := envInt("NEXUS_HUB_SECONDS", 60)
+	clients := envInt("NEXUS_HUB_CLIENTS", 64)
+	targetMiB := float64(envInt("NEXUS_HUB_MIB", 100))
+	bodySize := envInt("NEXUS_HUB_BODY", 32768)
+	bin := nexusBin
+	if s := os.Getenv("NEXUS_HUB_BIN"); s != "" {
+		bin = s
+	}
+	names := []string{"lyra", "ella", "vega", "orion", "mira", "tomas", "juno", "kai"}
+	v := mustVault(b, names...)
+	tokens := map[string]string{}
+	for _, n := range names {
+		tok, err := identity.NewToken(v, n, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tokens[n] = tok
+	}
+	cmd := exec.Command(bin, "--vault", v.Root(), "serve", "--http", "127.0.0.1:0", "--log-level", "info")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}()
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		re := regexp.MustCompile(`addr=(\S+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addrc <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	var url string
+	select {
+	case addr := <-addrc:
+		url = "http://" + addr + "/mcp"
+	case <-time.After(30 * time.Second):
+		b.Fatal("server never said where it listens")
+	}
+	sessions := make([]*sdk.ClientSession, clients)
+	for i := range sessions {
+		sessions[i] = connectHTTP(b, url, tokens[names[i%len(names)]], "", nil)
+	}
+	words := strings.Fields("deploy rollback latency cache quota shard index replica queue worker 배포 장애 로그 검색 설정 timeout budget incident review merge")
+	bodyOf := func(client, step int) string {
+		var body strings.Builder
+		for i := 0; body.Len() < bodySize; i++ {
+			body.WriteString(words[(i*7+step)%len(words)])
+			if i%12 == 11 {
+				fmt.Fprintf(&body, " c%ds%dl%d.\n", client, step, i/12)
+			} else {
+				body.WriteByte(' ')
+			}
+		}
+		return body.String()
+	}
+
+	type sample struct {
+		at     time.Duration
+		rss    float64 // MiB
+		logMiB float64
+	}
+	var (
+		samples  []sample
+		appends  atomic.Int64
+		failures atomic.Int64
+		stop     = make(chan struct{})
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	sampleNow := func() {
+		samples = append(samples, sample{time.Since(start), procRSS(cmd.Process.Pid), float64(dirBytes(filepath.Join(v.Root(), "log"))) / (1 << 20)})
+	}
+	sampleNow()
+	b.ResetTimer()
+	for i, cs := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "log_append", Arguments: map[string]any{
+					"summary": fmt.Sprintf("client %d step %d: %s", i, n, words[n%len(words)]),
+					"body":    bodyOf(i, n),
+					"channel": "bench",
+				}})
+				if err != nil || res.IsError {
+					failures.Add(1)
+					continue
+				}
+				appends.Add(1)
+			}
+		}()
+	}
+	tick := time.NewTicker(time.Second)
+	deadline := time.After(time.Duration(seconds) * time.Second)
+loop:
+	for {
+		select {
+		case <-tick.C:
+			sampleNow()
+			if samples[len(samples)-1].logMiB >= targetMiB {
+				break loop
+			}
+		case <-deadline:
+			break loop
+		}
+	}
+	close(stop)
+	wg.Wait()
+	tick.Stop()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	sampleNow()
+
+	// The index kept up: the last entries are found by the hub's search.
+	probe := fmt.Sprintf("hubprobe%d", time.Now().UnixNano())
+	mustOK(b, sessions[0], "log_append", map[string]any{"summary": "probe " + probe})
+	found := false
+	for wait := time.Now(); time.Since(wait) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
+		m := mustOK(b, sessions[1], "memory_search", map[string]any{"query": probe})
+		if hits, _ := m["hits"].([]any); len(hits) > 0 {
+			found = true
+			b.ReportMetric(float64(time.Since(wait).Milliseconds()), "probe-visible-ms")
+			break
+		}
+	}
+	if !found {
+		b.Errorf("the index never showed an entry appended after the run")
+	}
+
+	// Memory once the log passed a tenth of its final size (after start-up
+	// and the first segments) against the peak and the end.
+	final := samples[len(samples)-1].logMiB
+	var early, peak float64
+	for _, s := range samples {
+		if early == 0 && s.logMiB >= final/10 {
+			early = s.rss
+		}
+		peak = max(peak, s.rss)
+	}
+	b.ReportMetric(float64(appends.Load())/elapsed.Seconds(), "appends/s")
+	b.ReportMetric(float64(failures.Load()), "failures")
+	b.ReportMetric(final, "log-MiB")
+	b.ReportMetric(samples[0].rss, "rss-idle-MiB")
+	b.ReportMetric(early, "rss-at-10%-MiB")
+	b.ReportMetric(peak, "rss-peak-MiB")
+	b.ReportMetric(samples[len(samples)-1].rss, "rss-end-MiB")
+	if testing.Verbose() {
+		for _, s := range samples {
+			b.Logf("%5.1fs rss %7.1f MiB log %7.1f MiB", s.at.Seconds(), s.rss, s.logMiB)
+		}
+	}
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// procRSS is a process's resident set in MiB (0 if unknown).
+func procRSS(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
