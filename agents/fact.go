@@ -397,7 +397,7 @@ func ListFacts(v *vault.Vault, agent string) ([]Fact, error) {
 	if err := identity.ValidName(agent); err != nil {
 		return nil, err
 	}
-	st, unlock, err := openFactStore(v, agent)
+	st, unlock, readOnly, err := openFactStoreRead(v, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -405,8 +405,10 @@ func ListFacts(v *vault.Vault, agent string) ([]Fact, error) {
 	if err := st.rescan(); err != nil {
 		return nil, err
 	}
-	if err := st.flush(); err != nil && !errors.Is(err, ErrIndexFull) {
-		return nil, err
+	if !readOnly { // without write access: listed from the files, INDEX.md left as it is
+		if err := st.flush(); err != nil && !errors.Is(err, ErrIndexFull) && !vault.IsReadOnly(err) {
+			return nil, err
+		}
 	}
 	c := st.entries
 	out := make([]Fact, 0, c.len())

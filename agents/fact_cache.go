@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -380,6 +381,12 @@ func writeDerived(path string, data []byte) (err error) {
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	// CreateTemp makes it 0600; INDEX.md is a note like any other, and the
+	// cache holds nothing secret: readable by whoever may read the vault.
+	if err = f.Chmod(0o644); err != nil && runtime.GOOS != "windows" {
 		f.Close()
 		return err
 	}

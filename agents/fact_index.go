@@ -86,6 +86,30 @@ func openFactStore(v *vault.Vault, agent string) (*factStore, func(), error) {
 	return st, release, nil
 }
 
+// openFactStoreRead is [openFactStore] for readers. Where the lock cannot
+// be taken because this process may not write the vault's state at all
+// (another user's vault, a read-only disk, a file where the lock folder
+// should be), it reads without the lock — the fact files are replaced
+// atomically, so each read sees whole files — and readOnly tells the caller
+// not to write (INDEX.md stays as it is).
+func openFactStoreRead(v *vault.Vault, agent string) (st *factStore, release func(), readOnly bool, err error) {
+	st, release, err = openFactStore(v, agent)
+	if err == nil || !vault.IsReadOnly(err) {
+		return st, release, false, err
+	}
+	st = &factStore{v: v, agent: agent}
+	if st.entries, err = loadFactCache(v, agent); err != nil && !vault.IsReadOnly(err) {
+		return nil, nil, true, err
+	}
+	if st.entries == nil || err != nil {
+		st.entries = newFactCache() // an unreadable cache: read the files
+		if err := st.rescan(); err != nil {
+			return nil, nil, true, err
+		}
+	}
+	return st, func() {}, true, nil
+}
+
 func (st *factStore) dir() string { return st.v.MustPath(HomePath(st.agent, FactsDir)) }
 
 // rescan brings the entries in step with the folder, re-reading only files
@@ -413,7 +437,7 @@ func SyncIndex(v *vault.Vault, agent string) error {
 	if err := identity.ValidName(agent); err != nil {
 		return err
 	}
-	st, unlock, err := openFactStore(v, agent)
+	st, unlock, readOnly, err := openFactStoreRead(v, agent)
 	if err != nil {
 		return err
 	}
@@ -421,7 +445,15 @@ func SyncIndex(v *vault.Vault, agent string) error {
 	if err := st.rescan(); err != nil {
 		return err
 	}
-	return st.flush()
+	if readOnly {
+		return fmt.Errorf("memory index of %s not brought in step with its fact files: %w", agent, vault.ErrReadOnly)
+	}
+	if err := st.flush(); vault.IsReadOnly(err) {
+		return fmt.Errorf("memory index of %s not brought in step with its fact files: %w", agent, err)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // SyncAllIndexes runs [SyncIndex] for every agent. It is what the watch and
@@ -448,8 +480,8 @@ const IndexBanner = "MEMORY INDEX (your fact files; read one with fact_read)"
 // after [SyncIndex], INDEX.md under a banner like the MEMORY block's, with
 // the line count and limit. An agent without facts renders as "".
 func RenderIndex(v *vault.Vault, agent string) (string, error) {
-	if err := SyncIndex(v, agent); err != nil && !errors.Is(err, ErrIndexFull) {
-		return "", err
+	if err := SyncIndex(v, agent); err != nil && !errors.Is(err, ErrIndexFull) && !vault.IsReadOnly(err) {
+		return "", err // without write access, INDEX.md is shown as it is
 	}
 	data, err := os.ReadFile(v.MustPath(HomePath(agent, IndexFile)))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -45,8 +45,8 @@ func (l *Log) Feeds(ctx context.Context) ([]FeedInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := l.refresh(stream, files); err != nil {
-			return nil, err
+		if _, err := l.refresh(stream, files); err != nil && !errors.Is(err, errWitnessReadOnly) {
+			return nil, err // read-only: each feed's witness as recorded before
 		}
 		wit := l.loadWitness()
 		byWriter := map[string]*FeedInfo{}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // witnessFile is this machine's witness: for every feed, the highest
@@ -82,9 +83,17 @@ func (l *Log) loadWitness() witness {
 	return w
 }
 
+// errWitnessReadOnly marks a witness that could not be saved because this
+// process may not write the vault's state (another user's vault, a
+// read-only disk): readers go on with the witness as it was.
+var errWitnessReadOnly = errors.New("this machine's witness of the log was not updated")
+
 // updateWitness applies fn to the witness under its lock and saves it.
 func (l *Log) updateWitness(fn func(w *witness) bool) error {
 	unlock, err := l.v.Lock(witnessLock)
+	if vault.IsReadOnly(err) {
+		return fmt.Errorf("%w: %w", errWitnessReadOnly, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -93,7 +102,11 @@ func (l *Log) updateWitness(fn func(w *witness) bool) error {
 	if !fn(&w) {
 		return nil
 	}
-	return l.writeState(witnessFile, w)
+	err = l.writeState(witnessFile, w)
+	if vault.IsReadOnly(err) {
+		return fmt.Errorf("%w: %w", errWitnessReadOnly, err)
+	}
+	return err
 }
 
 // writeState replaces a machine-local state file by rename, without

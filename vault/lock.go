@@ -148,7 +148,9 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 		release()
 		return nil, lockOpenError(name, err)
 	}
-	fl := flock.New(path, flock.SetPermissions(0o644))
+	// Mode 0600 (flock's default): other users cannot take, and so cannot
+	// hold up, this vault's locks; their reads need none (docs/operations.md).
+	fl := flock.New(path)
 	for delay := time.Millisecond; ; delay = min(2*delay, 25*time.Millisecond) {
 		ok, err := fl.TryLock()
 		if err != nil {

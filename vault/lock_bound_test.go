@@ -87,8 +87,8 @@ func TestLockRecordsHolder(t *testing.T) {
 	if strings.TrimSpace(string(data)) != "" || len(data) != pidWidth {
 		t.Fatalf("released: lock file holds %q", data)
 	}
-	if st, _ := os.Stat(v.LockPath("rec")); st.Mode().Perm() != 0o644 {
-		t.Fatalf("lock file mode %v: others could not even look at it", st.Mode())
+	if st, _ := os.Stat(v.LockPath("rec")); st.Mode().Perm() != 0o600 {
+		t.Fatalf("lock file mode %v: other users could hold up this vault's writers", st.Mode())
 	}
 	// A PID of a process that is gone is not named.
 	os.WriteFile(v.LockPath("dead"), []byte("2147483646\n"), 0o644)

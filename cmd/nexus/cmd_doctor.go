@@ -51,7 +51,9 @@ func newDoctorCmd(g *globals) *cobra.Command {
 
 Each finding is a problem or a note. A problem is something broken or at
 risk (a log entry that does not verify, a key others can read): exit 1
-while any is found. A note is worth knowing but normal use produces it (the
+while any is found. A check that could not run at all (a lock held too
+long, a file it may not read, an I/O error) is a problem too, but when
+nothing else is found the exit code is 3, "could not check", not 1. A note is worth knowing but normal use produces it (the
 index a few writes behind with no watcher running, an odd file): it is
 shown with what to do, and the exit code stays 0, so a health check run by
 cron alerts only on problems.
@@ -88,7 +90,13 @@ Examples:
 			}
 			rep.Fixed = fixed
 			var verr error
-			if !rep.OK {
+			switch {
+			case rep.OK:
+			case rep.Problems == rep.Unchecked:
+				// Nothing found wrong, but not everything could be
+				// looked at: exit 3, not 1.
+				verr = couldNotCheck(fmt.Errorf("doctor could not run %s (see above): the vault was not fully checked", plural(rep.Unchecked, "check", "checks")))
+			default:
 				verr = fmt.Errorf("doctor found %s: run the fix under each", plural(rep.Problems, "problem", "problems"))
 			}
 			return g.emit(rep, verr, func(w io.Writer) { printDoctor(w, rep) })

@@ -190,10 +190,16 @@ func factSetup(g *globals) (*vault.Vault, string, error) {
 		return nil, "", err
 	}
 	if err := agents.SyncIndex(v, agent); err != nil {
-		if !errors.Is(err, agents.ErrIndexFull) {
+		switch {
+		case vault.IsReadOnly(err):
+			// Another user's vault, a read-only disk: reading works;
+			// a write will say why it cannot.
+			fmt.Fprintf(g.stderr, "nexus: note: %v\n", err)
+		case !errors.Is(err, agents.ErrIndexFull):
 			return nil, "", err
+		default:
+			fmt.Fprintf(g.stderr, "nexus: warning: %v\n", err)
 		}
-		fmt.Fprintf(g.stderr, "nexus: warning: %v\n", err)
 	}
 	return v, agent, nil
 }

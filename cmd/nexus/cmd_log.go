@@ -466,6 +466,9 @@ Example:
 					}
 				}
 				fmt.Fprintln(w)
+				for _, n := range r.Notes {
+					fmt.Fprintf(w, "note: %s\n", n)
+				}
 				for _, f := range r.Findings {
 					who := f.Agent
 					if f.Writer != "" {

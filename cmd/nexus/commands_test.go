@@ -82,7 +82,10 @@ var commandCases = map[string][]cliCase{
 		{args: []string{"laptop"}, code: 0},
 		{args: []string{"../up"}, code: 2},
 	},
-	"nexus doctor":         {{code: 0}, {vaultless: true, code: 1}, {args: []string{"--lock-wait", "soon"}, code: 2}},
+	"nexus doctor": {
+		{code: 0}, {vaultless: true, code: 1}, {args: []string{"--lock-wait", "soon"}, code: 2},
+		{prepare: lockFolderIsAFile, code: 3}, // checks that could not run, nothing found wrong: could not check
+	},
 	"nexus curator run":    {{args: []string{"--dry-run"}, code: 0}, {code: 0}, {agent: "nobody", code: 1}, {args: []string{"extra"}, code: 2}},
 	"nexus curator status": {{code: 0}, {agent: "lyra", code: 0}, {agent: "nobody", code: 1}, {vaultless: true, code: 1}},
 	"nexus fact pin":       {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}, {agent: "lyra", code: 2}},

@@ -185,3 +185,16 @@ func unreadableIdentity(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// lockFolderIsAFile (a commandCases prepare): a file stands where
+// .nexus/state/locks/ should be, so no lock can be taken, for root too.
+func lockFolderIsAFile(t *testing.T, dir string) {
+	t.Helper()
+	locks := filepath.Join(dir, ".nexus", "state", "locks")
+	if err := os.RemoveAll(locks); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(locks, []byte("not a folder\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

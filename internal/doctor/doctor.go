@@ -51,6 +51,9 @@ type Finding struct {
 	// Fix is the command (or, where no command can do it, the action) that
 	// fixes the problem.
 	Fix string `json:"fix"`
+	// Unchecked marks the problem "the check could not run" (a lock held
+	// too long, a permission or I/O error): nothing was found either way.
+	Unchecked bool `json:"unchecked,omitempty"`
 }
 
 // Result is the outcome of one check.
@@ -74,6 +77,10 @@ type Report struct {
 	// Problems and Notes count the findings of each severity.
 	Problems int `json:"problems"`
 	Notes    int `json:"notes"`
+	// Unchecked counts the problems that are checks that could not run;
+	// when every problem is one, the vault could not be checked rather
+	// than found wanting ('nexus doctor' exits 3, not 1).
+	Unchecked int `json:"unchecked"`
 	// Results holds one entry per check, in the order they ran.
 	Results []Result `json:"results"`
 	// Fixed is what 'doctor --fix' repaired before the checks ran ([Fix]).
@@ -217,9 +224,10 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 				return nil, ctx.Err()
 			}
 			findings = append(findings, Finding{
-				Check:   ch.name,
-				Problem: "the check could not run: " + err.Error(),
-				Fix:     "fix the cause above, then run " + c.cmd("doctor"),
+				Check:     ch.name,
+				Problem:   "the check could not run: " + err.Error(),
+				Fix:       "fix the cause above, then run " + c.cmd("doctor"),
+				Unchecked: true,
 			})
 			if summary == "" {
 				summary = "could not run"
@@ -232,6 +240,9 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 				findings[i].Severity = SeverityProblem
 				res.OK = false
 				rep.Problems++
+				if findings[i].Unchecked {
+					rep.Unchecked++
+				}
 			} else {
 				rep.Notes++
 			}
