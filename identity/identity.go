@@ -176,13 +176,13 @@ device_keys:
 %s
 
 ## Priorities
-- 
+(none yet)
 
 ## Never without permission
-- 
+(none yet)
 
 ## Relation to other agents
-- 
+(none yet)
 `, id.Name, roleYAML, id.Created.Format(time.RFC3339), EncodePublicKey(id.PublicKey), id.DeviceKeys[0].String(), id.Name, role))
 }
 

@@ -154,3 +154,37 @@ func TestLoadMalformedKeepsBody(t *testing.T) {
 		t.Fatalf("Load = %+v, %v", id, err)
 	}
 }
+
+// TestNewIdentityHasNoEmptyBullets: a new IDENTITY.md shows a person (in
+// Obsidian) and the agent (in its prompt) a word under every heading, not
+// an empty "- " bullet, with or without a role.
+func TestNewIdentityHasNoEmptyBullets(t *testing.T) {
+	v := mustVault(t)
+	now := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	for name, role := range map[string]string{"lyra": "", "ella": "research"} {
+		if _, err := Create(v, name, role, now); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(v.MustPath(IdentityPath(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body, _ := strings.Cut(strings.TrimPrefix(string(data), "---\n"), "\n---\n")
+		lines := strings.Split(body, "\n")
+		for i, l := range lines {
+			if s := strings.TrimSpace(l); s == "-" || s == "*" {
+				t.Errorf("%s IDENTITY.md line %d is an empty bullet:\n%s", name, i+1, body)
+			}
+			if strings.HasPrefix(l, "## ") && (i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) == "") {
+				t.Errorf("%s IDENTITY.md: nothing under %q:\n%s", name, l, body)
+			}
+		}
+		want := "(not set)"
+		if role != "" {
+			want = role
+		}
+		if !strings.Contains(body, "## Role\n"+want+"\n") {
+			t.Errorf("%s: role section:\n%s", name, body)
+		}
+	}
+}

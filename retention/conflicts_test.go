@@ -238,7 +238,7 @@ func TestResolveIdentityFilesAConflictAndApprovingSwaps(t *testing.T) {
 	v := mustVault(t)
 	idRel := "agents/lyra/IDENTITY.md"
 	mine := readFile(t, v, idRel)
-	other := strings.Replace(mine, "## Priorities\n- ", "## Priorities\n- keep the build green", 1)
+	other := strings.Replace(mine, "## Priorities\n(none yet)", "## Priorities\n- keep the build green", 1)
 	copyRel := "agents/lyra/IDENTITY" + stCopy + ".md"
 	writeRel(t, v, copyRel, other)
 	rep := mustResolve(t, v)

@@ -27,14 +27,25 @@ const (
 	EventCuratorPass  = "curator pass"
 )
 
+// eventOrder orders events of the same instant (an approval at once
+// creates its fact) as they follow from each other.
+var eventOrder = map[string]int{
+	EventProposed: 0, EventApproved: 1, EventRejected: 1, EventFactCreated: 2,
+	EventFactUpdated: 3, EventFactArchived: 4, EventDecision: 5, EventCuratorPass: 6,
+}
+
 // Event is one moment in an agent's journey.
 type Event struct {
 	Time  time.Time `json:"time"`
 	Agent string    `json:"agent"`
 	Kind  string    `json:"kind"`
 	Title string    `json:"title"`
-	// Path is the vault-relative file the event comes from.
+	// Path is the vault-relative file the event happened to: for a fact,
+	// where it lived then (agents/NAME/memory/SLUG.md).
 	Path string `json:"path"`
+	// Now is where that file is now, when it has moved since (a fact that
+	// was archived later: review/archive/facts/NAME/SLUG.TIME.md).
+	Now string `json:"now,omitempty"`
 }
 
 // JourneyOptions filter a journey.
@@ -105,6 +116,9 @@ func Journey(v *vault.Vault, o JourneyOptions) ([]Event, error) {
 			kind = EventRejected
 		}
 		by := title + " (by " + it.DecidedBy
+		if it.DecidedBy == "" || it.DecidedBy == "obsidian" {
+			by = title + " (in Obsidian" // a status edit that named nobody
+		}
 		if it.Why != "" {
 			by += ": " + it.Why
 		}
@@ -122,7 +136,10 @@ func Journey(v *vault.Vault, o JourneyOptions) ([]Event, error) {
 		if !evs[i].Time.Equal(evs[j].Time) {
 			return evs[i].Time.Before(evs[j].Time)
 		}
-		return evs[i].Kind < evs[j].Kind
+		if ri, rj := eventOrder[evs[i].Kind], eventOrder[evs[j].Kind]; ri != rj {
+			return ri < rj
+		}
+		return evs[i].Title < evs[j].Title
 	})
 	return evs, nil
 }
@@ -154,10 +171,11 @@ func archivedFacts(v *vault.Vault, agent string, add func(Event)) {
 		if data, err := os.ReadFile(filepath.Join(v.MustPath(rel), name)); err == nil {
 			if f, err := agents.ParseFact(stem[:dot], data); err == nil {
 				title = f.Name
-				// What it was before it was archived.
-				add(Event{Time: f.Created, Agent: agent, Kind: EventFactCreated, Title: f.Name, Path: rel + "/" + name})
+				// What it was before it was archived, where it was then.
+				was := agents.FactPath(agent, stem[:dot])
+				add(Event{Time: f.Created, Agent: agent, Kind: EventFactCreated, Title: f.Name, Path: was, Now: rel + "/" + name})
 				if f.Updated.After(f.Created) {
-					add(Event{Time: f.Updated, Agent: agent, Kind: EventFactUpdated, Title: f.Name, Path: rel + "/" + name})
+					add(Event{Time: f.Updated, Agent: agent, Kind: EventFactUpdated, Title: f.Name, Path: was, Now: rel + "/" + name})
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package retention
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -56,8 +57,66 @@ func TestJourney(t *testing.T) {
 			t.Fatalf("journey = %v, want %v", got, want)
 		}
 	}
+	// A fact archived later was created where facts live, and the event
+	// says where the file is now; its archiving points at the archive.
+	for _, e := range evs {
+		if e.Title != "Gone" {
+			continue
+		}
+		switch e.Kind {
+		case EventFactCreated:
+			if e.Path != "agents/lyra/memory/gone.md" || !strings.HasPrefix(e.Now, "review/archive/facts/lyra/gone.") {
+				t.Errorf("creation of an archived fact: path %q, now %q", e.Path, e.Now)
+			}
+		case EventFactArchived:
+			if !strings.HasPrefix(e.Path, "review/archive/facts/lyra/gone.") || e.Now != "" {
+				t.Errorf("archiving: path %q, now %q", e.Path, e.Now)
+			}
+		}
+	}
 	since, err := Journey(v, JourneyOptions{Since: t0.Add(4 * time.Hour)})
 	if err != nil || len(since) != 2 {
 		t.Fatalf("since: %+v, %v", since, err)
+	}
+}
+
+// TestJourneySameInstant: a proposal approved in the same second as it was
+// made reads in the order things happened: proposed, approved, created.
+func TestJourneySameInstant(t *testing.T) {
+	v := mustVault(t)
+	it := mustRetain(t, v, "lyra", fact("Quick"), t0)
+	if _, err := Approve(v, it.ID, Decision{By: "alice", Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := Journey(v, JourneyOptions{Agent: "lyra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Kind)
+	}
+	if strings.Join(got, ", ") != "proposed, approved, fact created" {
+		t.Fatalf("journey = %v", got)
+	}
+}
+
+// TestJourneyObsidianDecision: a status edit in Obsidian that names nobody
+// reads "in Obsidian", not "by obsidian".
+func TestJourneyObsidianDecision(t *testing.T) {
+	v := mustVault(t)
+	it := mustRetain(t, v, "lyra", fact("Edited"), t0)
+	setStatus(t, v, it.Path, "approved", "")
+	if _, err := Reconcile(v, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := Journey(v, JourneyOptions{Agent: "lyra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Kind == EventApproved && e.Title != "fact: Edited — about Edited (in Obsidian)" {
+			t.Errorf("approval title %q", e.Title)
+		}
 	}
 }

@@ -102,7 +102,7 @@ func DefaultConfig() Config {
 
 const defaultConfigYAML = `# Nexus vault configuration. Edit freely; Nexus reads it at each start.
 
-# Bounded memory limits, in Unicode code points (SPEC §2).
+# Bounded memory limits, in Unicode code points (docs/memory.md).
 memory_char_limit: 2200   # agents/AGENT/MEMORY.md
 user_char_limit: 1375     # agents/AGENT/USER.md
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -410,5 +411,23 @@ func TestWritersMakeMissingFolders(t *testing.T) {
 	}
 	if err := WriteFile(v.MustPath("log/live/x.md"), []byte("c"), 0o644); err == nil {
 		t.Fatal("WriteFile under a file succeeded")
+	}
+}
+
+// TestDefaultConfigCitesDocsThatExist: the comments of a new config.yaml
+// point a person at documents this repository has (not at a "SPEC §2" it
+// does not ship).
+func TestDefaultConfigCitesDocsThatExist(t *testing.T) {
+	if strings.Contains(defaultConfigYAML, "SPEC") || strings.Contains(defaultConfigYAML, "§") {
+		t.Errorf("config.yaml cites the spec, which is not in the repository:\n%s", defaultConfigYAML)
+	}
+	cites := regexp.MustCompile(`docs/[a-z0-9-]+\.md`).FindAllString(defaultConfigYAML, -1)
+	if len(cites) == 0 {
+		t.Fatal("config.yaml points at no document for its limits")
+	}
+	for _, c := range cites {
+		if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(c))); err != nil {
+			t.Errorf("config.yaml cites %s: %v", c, err)
+		}
 	}
 }

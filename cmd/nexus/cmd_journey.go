@@ -50,7 +50,11 @@ Example:
 					return
 				}
 				for _, e := range evs {
-					fmt.Fprintf(w, "%s  %-8s %-14s %s  (%s)\n", e.Time.UTC().Format("2006-01-02 15:04"), e.Agent, e.Kind, e.Title, e.Path)
+					where := e.Path
+					if e.Now != "" {
+						where += ", now " + e.Now
+					}
+					fmt.Fprintf(w, "%s  %-8s %-14s %s  (%s)\n", e.Time.UTC().Format("2006-01-02 15:04"), e.Agent, e.Kind, e.Title, where)
 				}
 			})
 		},

@@ -470,24 +470,7 @@ Example:
 					fmt.Fprintf(w, "note: %s\n", n)
 				}
 				for _, f := range r.Findings {
-					who := f.Agent
-					if f.Writer != "" {
-						who = f.Writer
-						if f.Seq > 0 {
-							who += "#" + strconv.FormatInt(f.Seq, 10)
-						}
-					}
-					if who == "" {
-						who = "-"
-					}
-					at := f.File
-					if f.Line > 0 {
-						at += ":" + strconv.Itoa(f.Line)
-					}
-					if at == "" {
-						at = "-"
-					}
-					fmt.Fprintf(w, "%s: %s: %s %q — %s\n", at, f.Status, who, f.Summary, f.Detail)
+					fmt.Fprintln(w, verifyFindingLine(f))
 				}
 				if ok {
 					fmt.Fprintln(w, "OK")
@@ -599,4 +582,36 @@ func writeJSONLine(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// verifyFindingLine is one finding of 'nexus log verify' for a person:
+// FILE:LINE: STATUS: WRITER#SEQ "summary" — detail, leaving out what the
+// finding does not know (a removed entry has no file, line or summary).
+func verifyFindingLine(f livelog.Finding) string {
+	var b strings.Builder
+	if f.File != "" {
+		b.WriteString(f.File)
+		if f.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(f.Line))
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(string(f.Status))
+	who := f.Agent
+	if f.Writer != "" {
+		who = f.Writer
+		if f.Seq > 0 {
+			who += "#" + strconv.FormatInt(f.Seq, 10)
+		}
+	}
+	if who != "" {
+		b.WriteString(": " + who)
+	}
+	if f.Summary != "" {
+		fmt.Fprintf(&b, " %q", f.Summary)
+	}
+	if f.Detail != "" {
+		b.WriteString(" — " + f.Detail)
+	}
+	return b.String()
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nexus-memory/nexus/livelog"
 )
 
 // logCLI runs one nexus invocation in-process with stdin.
@@ -268,5 +270,75 @@ func TestLogTailFollow(t *testing.T) {
 	var first cliEntry
 	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Summary != "old entry" {
 		t.Fatalf("first line %q: %v", lines[0], err)
+	}
+}
+
+// TestVerifyFindingLines: a finding names only what it knows; no "-" or
+// ":0" placeholders and no empty quotes.
+func TestVerifyFindingLines(t *testing.T) {
+	for _, tc := range []struct {
+		f    livelog.Finding
+		want string
+	}{
+		{livelog.Finding{Status: livelog.StatusRemoved, Writer: "lyra@vm", Seq: 1, Detail: "every entry of lyra@vm is gone"},
+			`removed: lyra@vm#1 — every entry of lyra@vm is gone`},
+		{livelog.Finding{Status: livelog.StatusEdited, File: "log/live/2026-12/lyra@vm.md", Line: 4, Writer: "lyra@vm", Seq: 2, Summary: "배포 완료", Detail: "signature does not match"},
+			`log/live/2026-12/lyra@vm.md:4: edited: lyra@vm#2 "배포 완료" — signature does not match`},
+		{livelog.Finding{Status: livelog.StatusUnsigned, File: "log/live/2026-12.md", Detail: "hand-typed text"},
+			`log/live/2026-12.md: unsigned — hand-typed text`},
+		{livelog.Finding{Status: livelog.StatusTruncated, Agent: "ella"}, `truncated: ella`},
+	} {
+		if got := verifyFindingLine(tc.f); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}
+
+// TestVerifyEmptiedFeed: a feed emptied by hand is reported as removed
+// entries, in plain words.
+func TestVerifyEmptiedFeed(t *testing.T) {
+	dir := logVault(t)
+	for _, s := range []string{"one", "two"} {
+		if code, _, errs := logCLI(t, "", "--vault", dir, "--agent", "lyra", "log", "append", s); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	feeds, _ := filepath.Glob(filepath.Join(dir, "log", "live", "*", "lyra@*.md"))
+	if len(feeds) != 1 {
+		t.Fatalf("feeds %v", feeds)
+	}
+	if err := os.WriteFile(feeds[0], nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := logCLI(t, "", "--vault", dir, "log", "verify")
+	if code != exitRefused || !strings.Contains(out, "removed: lyra@") {
+		t.Fatalf("verify of an emptied feed: %d\n%s", code, out)
+	}
+	for _, bad := range []string{`""`, "-: ", ":0:"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("verify output has %q:\n%s", bad, out)
+		}
+	}
+}
+
+// TestAckCountInWords: "1 entry acknowledged", "2 entries acknowledged".
+func TestAckCountInWords(t *testing.T) {
+	dir := logVault(t)
+	for _, step := range []struct {
+		append []string
+		want   string
+	}{
+		{[]string{"one"}, "(1 entry acknowledged for ella)\n"},
+		{[]string{"two", "three"}, "(2 entries acknowledged for ella)\n"},
+	} {
+		for _, s := range step.append {
+			if code, _, errs := logCLI(t, "", "--vault", dir, "--agent", "lyra", "log", "append", s); code != 0 {
+				t.Fatal(errs)
+			}
+		}
+		code, out, errs := logCLI(t, "", "--vault", dir, "--agent", "ella", "log", "read", "--unread", "--ack")
+		if code != 0 || !strings.HasSuffix(out, step.want) {
+			t.Errorf("read --unread --ack: %d\n%s%s", code, out, errs)
+		}
 	}
 }

@@ -72,6 +72,38 @@ func TestHealthyVault(t *testing.T) {
 		if r.Summary == "" {
 			t.Errorf("check %s has no summary", r.Check)
 		}
+		if strings.Contains(r.Summary, "(s)") {
+			t.Errorf("check %s: %q counts with \"(s)\"; say \"1 agent\", \"2 agents\"", r.Check, r.Summary)
+		}
+	}
+}
+
+// TestSummariesCountInWords: one of a thing is singular, in every summary
+// that counts (the healthy vault has two agents and two keys).
+func TestSummariesCountInWords(t *testing.T) {
+	v, _, err := vault.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agents.Add(v, "lyra", "ops", t0); err != nil {
+		t.Fatal(err)
+	}
+	rep := mustRun(t, v.Root())
+	got := map[string]string{}
+	for _, r := range rep.Results {
+		got[r.Check] = r.Summary
+	}
+	for check, want := range map[string]string{
+		"key-pair": "1 agent: private keys match IDENTITY.md",
+		"review":   "0 items pending review",
+		"config":   "parses; no agent has settings of its own",
+	} {
+		if got[check] != want {
+			t.Errorf("%s: %q, want %q", check, got[check], want)
+		}
+	}
+	if runtime.GOOS != "windows" && got["key-mode"] != "1 key file, mode 0600 expected" {
+		t.Errorf("key-mode: %q", got["key-mode"])
 	}
 }
 

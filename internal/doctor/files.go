@@ -58,7 +58,7 @@ func (c *checker) locks(ctx context.Context) (string, []Finding, error) {
 					Fix:     lockFix(p),
 				})
 			}
-			return fmt.Sprintf("%d lock file(s)", len(entries)), findings, nil
+			return plural(len(entries), "lock file", "lock files"), findings, nil
 		case <-tick.C:
 			still := held[:0]
 			for _, p := range held {
@@ -69,7 +69,7 @@ func (c *checker) locks(ctx context.Context) (string, []Finding, error) {
 			held = still
 		}
 	}
-	return fmt.Sprintf("%d lock file(s), none held for long", len(entries)), nil, nil
+	return plural(len(entries), "lock file", "lock files") + ", none held for long", nil, nil
 }
 
 // isHeld reports whether another process (or another handle in this one)
@@ -140,7 +140,7 @@ func (c *checker) tempFiles(ctx context.Context) (string, []Finding, error) {
 		return "", findings, err
 	}
 	sort.Slice(findings, func(i, j int) bool { return findings[i].Path < findings[j].Path })
-	return fmt.Sprintf("%d file(s) scanned for leftover temp files", scanned), findings, nil
+	return plural(scanned, "file", "files") + " scanned for leftover temp files", findings, nil
 }
 
 // IsTempName reports whether a file name is an atomic write's temp file:

@@ -39,7 +39,7 @@ func (c *checker) keyModes(ctx context.Context) (string, []Finding, error) {
 		return "", nil, err
 	}
 	if !modesApply {
-		return fmt.Sprintf("%d key file(s); file modes are not checked on this system", len(keys)), nil, nil
+		return plural(len(keys), "key file", "key files") + "; file modes are not checked on this system", nil, nil
 	}
 	var findings []Finding
 	for _, k := range keys {
@@ -55,7 +55,7 @@ func (c *checker) keyModes(ctx context.Context) (string, []Finding, error) {
 			})
 		}
 	}
-	return fmt.Sprintf("%d key file(s), mode 0600 expected", len(keys)), findings, nil
+	return plural(len(keys), "key file", "key files") + ", mode 0600 expected", findings, nil
 }
 
 // keyPairs checks that every agent's private key matches the public key in
@@ -106,7 +106,7 @@ func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
 			})
 		}
 	}
-	return fmt.Sprintf("%d agent(s): private keys match IDENTITY.md", len(names)), findings, nil
+	return plural(len(names), "agent", "agents") + ": private keys match IDENTITY.md", findings, nil
 }
 
 // hadKey reports whether this machine had a key for agent: IDENTITY.md

@@ -60,7 +60,7 @@ func (c *checker) reviews(ctx context.Context) (string, []Finding, error) {
 			Fix:     c.cmd("review", "list") + " (any command finishes it; if it stays, the error it prints says why)",
 		})
 	}
-	return fmt.Sprintf("%d item(s) pending review", len(items)), findings, nil
+	return plural(len(items), "item", "items") + " pending review", findings, nil
 }
 
 func days(d time.Duration) string {

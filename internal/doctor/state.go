@@ -41,9 +41,9 @@ func (c *checker) log(ctx context.Context) (string, []Finding, error) {
 			Fix:     logFix(c, f),
 		})
 	}
-	summary := fmt.Sprintf("%d signed entries verified in %d file(s)", rep.Entries, len(rep.Files))
+	summary := plural(rep.Entries, "signed entry", "signed entries") + " verified in " + plural(len(rep.Files), "file", "files")
 	if n := rep.Counts[livelog.StatusUnsigned]; n > 0 {
-		summary += fmt.Sprintf("; %d block(s) of hand-typed text (fine)", n)
+		summary += "; " + plural(n, "block", "blocks") + " of hand-typed text (fine)"
 	}
 	return summary, findings, nil
 }
@@ -109,7 +109,7 @@ func (c *checker) index(ctx context.Context) (string, []Finding, error) {
 			return "", nil, err
 		}
 	}
-	summary := fmt.Sprintf("%d file(s), %d document(s) indexed", st.Files, st.Documents)
+	summary := plural(st.Files, "file", "files") + ", " + plural(int(st.Documents), "document", "documents") + " indexed"
 	if st.Watching {
 		summary += fmt.Sprintf("; kept current by process %d", st.HolderPID)
 	}
@@ -134,7 +134,7 @@ func (c *checker) index(ctx context.Context) (string, []Finding, error) {
 		// A holder that watches should have caught up within indexWait.
 		return summary, append(findings, Finding{
 			Path:    vault.IndexDir,
-			Problem: fmt.Sprintf("the search index is stale although process %d watches the vault: %d changed file(s) are not in it after %s (%s)", st.HolderPID, st.Pending, indexWait, paths),
+			Problem: fmt.Sprintf("the search index is stale although process %d watches the vault: %s not in it after %s (%s)", st.HolderPID, plural(st.Pending, "changed file is", "changed files are"), indexWait, paths),
 			Fix:     fmt.Sprintf("look at what process %d logged, stop it (kill %d; it is a 'nexus watch', 'nexus serve' or 'nexus index hold'), then run %s", st.HolderPID, st.HolderPID, c.cmd("index", "rebuild")),
 		}), nil
 	}

@@ -48,7 +48,7 @@ func (c *checker) conflicts(ctx context.Context) (string, []Finding, error) {
 	}
 	summary := "no conflict copies or conflict markers"
 	if len(found) > 0 || waiting > 0 {
-		summary = fmt.Sprintf("%d conflict copie(s) or file(s) with conflict markers, %d conflict(s) waiting for a person", len(found), waiting)
+		summary = plural(len(found), "conflict copy or file with conflict markers", "conflict copies or files with conflict markers") + ", " + plural(waiting, "conflict", "conflicts") + " waiting for a person"
 	}
 	return summary, findings, nil
 }

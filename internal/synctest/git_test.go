@@ -118,7 +118,7 @@ func TestGitTwoMachines(t *testing.T) {
 			// ella's identity.
 			a.nx("--agent", "lyra", "memory", "add", agentEntry)
 			idPath := "agents/ella/IDENTITY.md"
-			a.write(idPath, strings.Replace(a.read(idPath), "## Priorities\n- ", "## Priorities\n- keep reviews short", 1))
+			a.write(idPath, strings.Replace(a.read(idPath), "## Priorities\n(none yet)", "## Priorities\n- keep reviews short", 1))
 			a.git("add", "-A")
 			a.git("commit", "-q", "-m", "a: lyra learns the port")
 
@@ -128,7 +128,7 @@ func TestGitTwoMachines(t *testing.T) {
 			b.write(memPath, b.read(memPath)+"\n§\n"+personEntry)
 			pending := "review/pending/" + staged.ID + ".md"
 			b.write(pending, strings.Replace(b.read(pending), "status: pending", "status: approved", 1))
-			b.write(idPath, strings.Replace(b.read(idPath), "## Priorities\n- ", "## Priorities\n- never merge on Fridays", 1))
+			b.write(idPath, strings.Replace(b.read(idPath), "## Priorities\n(none yet)", "## Priorities\n- never merge on Fridays", 1))
 			b.git("add", "-A")
 			b.git("commit", "-q", "-m", "b: a person's edits")
 			b.git("push", "-q")

@@ -374,14 +374,14 @@ func TestSyncthingTwoMachines(t *testing.T) {
 	// Machine a: an agent writes memory; a person edits ella's identity
 	// and the proposal's text.
 	a.nx("--agent", "lyra", "memory", "add", agentEntry)
-	a.write(idPath, strings.Replace(a.read(idPath), "## Priorities\n- ", "## Priorities\n- keep reviews short", 1))
+	a.write(idPath, strings.Replace(a.read(idPath), "## Priorities\n(none yet)", "## Priorities\n- keep reviews short", 1))
 	a.write(pending, strings.Replace(a.read(pending), "Deploys happen on Tuesdays\n", "Deploys happen on Tuesdays, before noon\n", 1))
 	// Machine b, in Obsidian: a person adds to lyra's memory, approves
 	// the proposal, edits ella's identity differently.
 	time.Sleep(1100 * time.Millisecond) // b's saves are the newer ones
 	b.write(memPath, b.read(memPath)+"\n§\n"+personEntry)
 	b.write(pending, strings.Replace(b.read(pending), "status: pending", "status: approved", 1))
-	b.write(idPath, strings.Replace(b.read(idPath), "## Priorities\n- ", "## Priorities\n- never merge on Fridays", 1))
+	b.write(idPath, strings.Replace(b.read(idPath), "## Priorities\n(none yet)", "## Priorities\n- never merge on Fridays", 1))
 	time.Sleep(5 * time.Second) // b's keeper carries out the approval
 
 	// They find each other again.
