@@ -293,7 +293,7 @@ func (st *factStore) update(slug string, in FactInput, now time.Time) (Fact, err
 			return Fact{}, err
 		}
 		err = vault.ReplaceIf(p, old, data, 0o644)
-		if errors.Is(err, vault.ErrConflict) && attempt < 5 {
+		if errors.Is(err, vault.ErrConflict) && attempt < vault.CASAttempts {
 			continue
 		}
 		if err != nil {

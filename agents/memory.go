@@ -130,7 +130,7 @@ type Memory struct {
 
 // maxCASAttempts bounds how often a write starts over because a person (or
 // a process not taking the lock) saved the file in between.
-const maxCASAttempts = 50
+const maxCASAttempts = vault.CASAttempts
 
 // testHookBeforeReplace, when set by a test, runs just before the
 // compare-and-swap, to simulate a person saving the file at that moment.

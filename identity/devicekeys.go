@@ -125,7 +125,7 @@ func SignerFor(v *vault.Vault, agent, device string) (*Signer, error) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, vault.ErrConflict) || attempt > 10 {
+		if !errors.Is(err, vault.ErrConflict) || attempt >= vault.CASAttempts {
 			return nil, fmt.Errorf("add device key to IDENTITY.md of %s: %w", agent, err)
 		}
 	}

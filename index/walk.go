@@ -20,9 +20,10 @@ type diskFile struct {
 }
 
 // isNote reports whether a vault-relative path is a note the index covers:
-// a .md file outside every dot-folder.
+// a .md file outside every dot-folder, other than the derived timeline of
+// the log (its entries are indexed from the feeds themselves).
 func isNote(rel string) bool {
-	return strings.EqualFold(filepath.Ext(rel), ".md") && !vault.Hidden(rel)
+	return strings.EqualFold(filepath.Ext(rel), ".md") && !vault.Hidden(rel) && rel != vault.TimelineFile
 }
 
 // walk lists every note in the vault with its size and mtime. It never
@@ -70,6 +71,9 @@ func walkTree(ctx context.Context, root, sub string) (map[string]diskFile, error
 			key := r
 			if !isASCII(r) {
 				key = norm.NFC.String(r)
+			}
+			if key == vault.TimelineFile {
+				continue // derived from the feeds, which are indexed
 			}
 			local = append(local, diskFile{key: key, disk: r, st: n.st})
 		}

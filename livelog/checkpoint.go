@@ -256,7 +256,7 @@ func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (
 		if err == nil {
 			return c, nil
 		}
-		if !errors.Is(err, vault.ErrConflict) || attempt >= 10 {
+		if !errors.Is(err, vault.ErrConflict) || attempt >= vault.CASAttempts {
 			return c, fmt.Errorf("save checkpoint: %w", err)
 		}
 	}

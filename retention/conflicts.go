@@ -933,7 +933,7 @@ func applyConflict(v *vault.Vault, it Item) (string, error) {
 			return "", err
 		}
 		err = vault.ReplaceIf(target, cur, data, 0o644)
-		if errors.Is(err, vault.ErrConflict) && attempt < 10 {
+		if errors.Is(err, vault.ErrConflict) && attempt < vault.CASAttempts {
 			continue
 		}
 		if err != nil {

@@ -442,3 +442,129 @@ func TestJourneyShowsCuratorOutcomes(t *testing.T) {
 		t.Fatalf("proposals %+v", res.Proposals)
 	}
 }
+
+// TestCuratorRejectedStaysRejected: a spill or promotion a person
+// rejected is not proposed again while the pass would propose exactly the
+// same change; once the fact changes, its promotion is proposed afresh.
+func TestCuratorRejectedStaysRejected(t *testing.T) {
+	v := mustVault(t)
+	m, err := agents.OpenMemory(v, "lyra", agents.TargetMemory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		if _, err := m.Apply(agents.Op{Action: agents.ActionAdd, Content: memoryEntry(i, 258)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := agents.WriteFact(v, "lyra", agents.FactInput{Name: "Staging SSH", Description: "port 2222", Type: agents.FactProject, Body: "Staging listens on 2222."}, t0); err != nil {
+		t.Fatal(err)
+	}
+	rec := agents.Recall(v)
+	for i, q := range []string{"staging port", "ssh staging", "which port"} {
+		at := t0.Add(time.Duration(i+1) * time.Hour)
+		p := agents.FactPath("lyra", "staging-ssh")
+		rec.Record(agents.RecallEvent{Time: at, Agent: "lyra", Kind: agents.RecallHits, Query: q, Hits: []string{p}})
+		rec.Record(agents.RecallEvent{Time: at.Add(time.Second), Agent: "lyra", Kind: agents.RecallRead, Path: p})
+	}
+	now := t0.Add(day)
+	if _, err := RunCurator(v, PassOptions{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	spills := pendingOf(t, v, KindSpill)
+	if len(spills) != 1 {
+		t.Fatalf("spills %+v", spills)
+	}
+	if _, err := Reject(v, spills[0].ID, Decision{By: "person", Why: "I keep these", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing moved, so MEMORY.md is still past its threshold and no
+	// promotion is proposed; a person makes room by hand, the next pass
+	// proposes the promotion, and the person rejects it.
+	entries, _ := m.Entries()
+	if _, err := m.Apply(agents.Op{Action: agents.ActionRemove, OldText: entries[7]}, agents.Op{Action: agents.ActionRemove, OldText: entries[6]}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunCurator(v, PassOptions{Now: now.Add(day)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := pendingOf(t, v, KindSpill); len(s) != 0 {
+		t.Errorf("spill proposed again after rejection and a change below the threshold: %+v", s)
+	}
+	proms := pendingOf(t, v, KindPromote)
+	if len(proms) != 1 {
+		t.Fatalf("promotions %+v (notes %v)", proms, res.Notes)
+	}
+	if _, err := Reject(v, proms[0].ID, Decision{By: "person", Why: "not in memory", Now: now.Add(day)}); err != nil {
+		t.Fatal(err)
+	}
+	// Back past the threshold with the same entries: the same spill is
+	// not proposed again, and the diary says why; the same promotion
+	// neither.
+	for _, e := range entries[6:] {
+		if _, err := m.Apply(agents.Op{Action: agents.ActionAdd, Content: e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err = RunCurator(v, PassOptions{Now: now.Add(2 * day)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := pendingOf(t, v, KindSpill); len(s) != 0 {
+		t.Errorf("a rejected spill proposed again: %+v", s)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "a person rejected moving the same entries") }) {
+		t.Errorf("notes %v", res.Notes)
+	}
+	entries, _ = m.Entries()
+	if _, err := m.Apply(agents.Op{Action: agents.ActionRemove, OldText: entries[7]}, agents.Op{Action: agents.ActionRemove, OldText: entries[6]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunCurator(v, PassOptions{Now: now.Add(3 * day)}); err != nil {
+		t.Fatal(err)
+	}
+	if p := pendingOf(t, v, KindPromote); len(p) != 0 {
+		t.Errorf("a rejected promotion proposed again: %+v", p)
+	}
+	// The fact changes: its promotion is a new proposal.
+	if _, err := agents.WriteFact(v, "lyra", agents.FactInput{Name: "Staging SSH", Description: "port 2222", Type: agents.FactProject, Body: "Staging listens on 2222 (ssh -p 2222).", Update: true}, now.Add(3*day)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunCurator(v, PassOptions{Now: now.Add(4 * day)}); err != nil {
+		t.Fatal(err)
+	}
+	if p := pendingOf(t, v, KindPromote); len(p) != 1 {
+		t.Errorf("the changed fact's promotion: %+v", p)
+	}
+}
+
+// TestCuratorPassesInOneSecond: two passes within the same second keep
+// two diaries, and the journey shows both.
+func TestCuratorPassesInOneSecond(t *testing.T) {
+	v := mustVault(t)
+	a, err := RunCurator(v, PassOptions{Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := RunCurator(v, PassOptions{Now: t0.Add(300 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID == b.ID || a.Diary == b.Diary || !exists(v, a.Diary) || !exists(v, b.Diary) {
+		t.Fatalf("passes %q (%s) and %q (%s)", a.ID, a.Diary, b.ID, b.Diary)
+	}
+	evs, err := Journey(v, JourneyOptions{Agent: "lyra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Kind == EventCuratorPass {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d pass events, want 2", n)
+	}
+}

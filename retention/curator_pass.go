@@ -2,6 +2,7 @@ package retention
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -92,6 +93,15 @@ func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
 		}
 		defer unlock()
 	}
+	if !o.DryRun {
+		// Two passes within one second get distinct ids (and diaries).
+		for i, base := 2, res.ID; ; i++ {
+			if _, err := os.Lstat(v.MustPath(CuratorDir + "/" + res.ID + ".md")); err != nil {
+				break
+			}
+			res.ID = fmt.Sprintf("%s-%d", base, i)
+		}
+	}
 	st, err := loadCuratorState(v, o.Now)
 	if err != nil {
 		return res, err
@@ -176,8 +186,9 @@ func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
 // archives maps "agent/slug" to the latest time a person rejected
 // archiving that fact: a fact is proposed again only if it was not used
 // since... and archive_days passed again after the rejection. merges holds
-// the [mergeKey] of every rejected merge: the same facts, unchanged, are
-// not proposed for a merge again.
+// the [mergeKey] of every rejected merge (the same facts, unchanged, are
+// not proposed for a merge again) and the [opsKey] of every rejected spill
+// and promotion (the same change is not proposed again).
 func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges map[string]bool) {
 	out := map[string]time.Time{}
 	merges = map[string]bool{}
@@ -190,19 +201,23 @@ func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges ma
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(v.MustPath(vault.ArchiveDir), de.Name()))
-		if err != nil || !(strings.Contains(string(data), "kind: "+KindArchive) || strings.Contains(string(data), "kind: "+KindMerge)) {
+		if err != nil || !strings.Contains(string(data), "source: curator") {
 			continue
 		}
 		it, err := ParseItem(strings.TrimSuffix(de.Name(), ".md"), data)
-		if err != nil || (it.Kind != KindArchive && it.Kind != KindMerge) || it.Status != StatusRejected {
+		if err != nil || !isCuratorKind(it.Kind) || it.Status != StatusRejected {
 			continue
 		}
 		plan, err := parsePlan(it.Body)
 		if err != nil {
 			continue
 		}
-		if it.Kind == KindMerge {
+		switch it.Kind {
+		case KindMerge:
 			merges[mergeKey(it.Agent, plan)] = true
+			continue
+		case KindSpill, KindPromote:
+			merges[opsKey(it.Kind, it.Agent, plan)] = true
 			continue
 		}
 		for _, f := range plan.Archive {
@@ -213,6 +228,12 @@ func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges ma
 		}
 	}
 	return out, merges
+}
+
+// opsKey names a spill or promotion by the memory change it makes.
+func opsKey(kind, agent string, plan curatorPlan) string {
+	ops, _ := json.Marshal(plan.Ops)
+	return kind + "/" + agent + "/" + plan.Target + "/" + string(ops)
 }
 
 // planAgent works out one agent's proposals.
@@ -320,6 +341,10 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 		if err != nil {
 			return nil, nil, err
 		}
+		if prop != nil && rejectedMerges[opsKey(KindSpill, agent, prop.plan)] {
+			notes = append(notes, fmt.Sprintf("%s: %s is at %s; a person rejected moving the same entries (%s), so it is not proposed again; consolidate it by hand or raise pressure_percent", agent, t.File(), p.Usage, prop.Summary))
+			continue
+		}
 		if note != "" {
 			notes = append(notes, note)
 		}
@@ -347,6 +372,9 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 			continue
 		}
 		prop, note := promoteProposal(v, agent, f, m, room)
+		if prop != nil && rejectedMerges[opsKey(KindPromote, agent, prop.plan)] {
+			continue // a person rejected this very entry; a changed fact is proposed afresh
+		}
 		if note != "" {
 			notes = append(notes, note)
 		}

@@ -579,6 +579,8 @@ func FuzzParsePlan(f *testing.F) {
 	f.Add("x\n" + planFence + "\n{\"kind\":\"archive\",\"agent\":\"lyra\",\"archive\":[{\"slug\":\"a\"}]}\n```\n")
 	f.Add(planFence + "\n{\"kind\":\"archive\",\"agent\":\"lyra\",\"archive\":[{\"slug\":\"../../../etc/passwd\"}]}\n```")
 	f.Add(planFence + "\n{\"kind\":\"spill\",\"agent\":\"lyra\",\"target\":\"memory\",\"facts\":[{\"name\":\"../../etc\"}]}\n```")
+	f.Add(planFence + "\n{\"kind\":\"merge\",\"agent\":\"lyra\",\"keep\":{\"slug\":\"../../x\"},\"archive\":[{\"slug\":\"b\"}]}\n```")
+	f.Add(planFence + "\n{\"kind\":\"merge\",\"agent\":\"lyra\",\"keep\":{\"slug\":\"a\"},\"archive\":[{\"slug\":\"b\"}],\"links\":[{\"target\":\"../x\",\"ops\":[]}]}\n```")
 	f.Add("no plan")
 	f.Fuzz(func(t *testing.T, body string) {
 		plan, err := parsePlan(body)

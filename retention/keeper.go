@@ -28,7 +28,8 @@ type KeeperOptions struct {
 // merges the conflict copies sync tools leave ([ResolveConflicts]),
 // carries out status: approved/rejected edits ([Reconcile]) and brings every
 // agent's memory/INDEX.md in step with its fact files
-// ([agents.SyncAllIndexes]). Its goroutine is owned: [Keeper.Close] stops it
+// ([agents.SyncAllIndexes]), and rewrites the log's derived timeline when
+// new entries arrived. Its goroutine is owned: [Keeper.Close] stops it
 // and waits.
 type Keeper struct {
 	v      *vault.Vault
@@ -101,6 +102,7 @@ func (k *Keeper) RunOnce() {
 	if err := agents.SyncAllIndexes(k.v); err != nil {
 		k.opts.Logger.Warn("sync memory indexes", "err", err)
 	}
+	k.keepTimeline()
 	k.curate()
 }
 

@@ -195,7 +195,7 @@ func (v *Vault) UpdateConfig(fn func(*Config) error) error {
 		// A person may be saving config.yaml right now: never overwrite
 		// their save, redo the change on top of it.
 		err = ReplaceIf(path, old, data, 0o644)
-		if errors.Is(err, ErrConflict) && try < 20 {
+		if errors.Is(err, ErrConflict) && try < CASAttempts {
 			continue
 		}
 		if err != nil {

@@ -22,11 +22,20 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	return atomicfile.WriteFile(path, data, perm)
 }
 
+// CASAttempts is how often a writer of a file a person may edit starts
+// over when [ReplaceIf] reports [ErrConflict] before it gives up: every
+// such writer (memory, facts, pins, INDEX.md, checkpoints, IDENTITY.md,
+// config.yaml, ignore files) retries the same number of times. Each
+// conflict is a save the writer did not overwrite; fifty in a row would
+// take a person saving continuously for seconds.
+const CASAttempts = 50
+
 // ReplaceIf is a compare-and-swap [WriteFile]: it writes only if the file
 // still holds old (old == nil: the file must not exist), and otherwise
 // returns [ErrConflict] having written nothing. Use it for every file a
 // person may edit in Obsidian, re-reading and recomputing on conflict.
-// A missing parent folder is created, as by [WriteFile].
+// A missing parent folder is created, as by [WriteFile]. Writers retry up
+// to [CASAttempts] times.
 func ReplaceIf(path string, old, data []byte, perm fs.FileMode) error {
 	if err := mkParent(path); err != nil {
 		return err

@@ -214,7 +214,7 @@ func ensureIgnoreFile(t IgnoreTarget) (bool, error) {
 			return false, nil
 		}
 		err = ReplaceIf(t.Path, old, data, 0o644)
-		if errors.Is(err, ErrConflict) && attempt < 20 {
+		if errors.Is(err, ErrConflict) && attempt < CASAttempts {
 			continue
 		}
 		if err != nil {

@@ -202,6 +202,51 @@ func TestCurationDocTour(t *testing.T) {
 		}
 	}
 
+	// Two proposals (MEMORY.md and USER.md nearly full), decided with the
+	// block of "Deciding", its ids replaced by theirs in order.
+	nx := func(args ...string) (int, string, string) {
+		return factCLI(t, "", append([]string{"--vault", dir, "--agent", "lyra"}, args...)...)
+	}
+	long := strings.Repeat("deploys roll out in waves, ", 9)
+	for i := range 8 {
+		if code, _, errs := nx("memory", "add", "Note "+strconv.Itoa(i)+" about staging: "+long); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	for i := range 5 {
+		if code, _, errs := nx("memory", "add", "--target", "user", "사용자 메모 "+strconv.Itoa(i)+": "+long); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	code, out, errs := factCLI(t, "", "--vault", dir, "--json", "curator", "run")
+	var pass struct{ Proposals []struct{ ID string } }
+	if code != 0 || json.Unmarshal([]byte(out), &pass) != nil || len(pass.Proposals) != 2 {
+		t.Fatalf("curator run: %d %s %s", code, out, errs)
+	}
+	decide := docBlock(t, "### Deciding")
+	docIDs := regexp.MustCompile(`r-[0-9a-f]{6}`)
+	seen := map[string]string{}
+	for _, line := range decide {
+		line = docIDs.ReplaceAllStringFunc(line, func(id string) string {
+			if seen[id] == "" {
+				seen[id] = pass.Proposals[len(seen)].ID
+			}
+			return seen[id]
+		})
+		words := shellWords(t, line)
+		if code, out, errs := factCLI(t, "", append([]string{"--vault", dir}, words[1:]...)...); code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", line, code, out, errs)
+		}
+	}
+	if len(seen) != 2 {
+		t.Fatalf("the Deciding block names %d proposals, want 2", len(seen))
+	}
+	for _, p := range pass.Proposals {
+		if _, err := os.Stat(filepath.Join(dir, "review", "pending", p.ID+".md")); !os.IsNotExist(err) {
+			t.Errorf("%s is still pending after the Deciding block", p.ID)
+		}
+	}
+
 	block := strings.Join(docBlock(t, "## Configuration"), "\n")
 	num := regexp.MustCompile(`(?m)^  ([a-z_]+): (\d+)`)
 	want := map[string]int{}
@@ -226,7 +271,7 @@ func TestCurationDocTour(t *testing.T) {
 	if err := os.WriteFile(cfg, append(old, []byte("\n"+changed+"\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := factCLI(t, "", "--vault", dir, "--json", "curator", "status")
+	code, out, errs = factCLI(t, "", "--vault", dir, "--json", "curator", "status")
 	var st struct{ Config map[string]int }
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
 		t.Fatalf("status: %d %s %s", code, out, errs)

@@ -94,6 +94,11 @@ var commandCases = map[string][]cliCase{
 	"nexus fact unpin":     {{agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}, {agent: "lyra", code: 2}},
 	"nexus fact stats":     {{agent: "lyra", code: 0}, {agent: "lyra", args: []string{"deploy-rule"}, code: 0}, {agent: "lyra", args: []string{"nope"}, code: 1}},
 	"nexus log feeds":      {{code: 0}, {vaultless: true, code: 1}, {args: []string{"extra"}, code: 2}},
+	"nexus log timeline": {
+		{prep: [][]string{{"--agent", "lyra", "log", "append", "shipped the timeline"}}, code: 0},
+		{args: []string{"--last", "0"}, code: 2},
+		{vaultless: true, code: 1},
+	},
 	"nexus log clear": {
 		{agent: "lyra", args: []string{"abc", "--by", "jane"}, code: 1}, // a person's decision
 		{args: []string{"nosuchhash", "--by", "jane"}, code: 2},

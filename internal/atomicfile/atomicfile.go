@@ -6,10 +6,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"time"
 )
 
 // ErrConflict is returned by [ReplaceIf] when the file no longer holds the
@@ -26,36 +29,51 @@ var createTemp = os.CreateTemp
 // rename itself is durable. On any error the temporary file is removed and
 // path is untouched.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	return replace(path, data, perm, func() error { return nil })
+	return replace(path, data, perm, nil)
 }
 
-// ReplaceIf is [WriteFile] with a compare-and-swap: just before the rename it
-// checks that path still holds exactly old; old == nil means path must not
-// exist yet. If not, nothing is written and the error is [ErrConflict].
+// ReplaceIf is [WriteFile] with a compare-and-swap: path must still hold
+// exactly old (old == nil: path must not exist yet), or nothing is written
+// and the error is [ErrConflict]; the caller re-reads and starts over.
 //
-// The check and the rename are two steps, so a save landing in the
-// microseconds between them can still be overwritten; Nexus processes that
-// share a file also hold a lock, which closes the window among them. The
-// check is there for people and their editors, who take no lock.
+// The comparison is the last step before the rename: the new bytes are
+// written and fsynced first, then path is opened and compared, then
+// renamed over. The handle of the compared file stays open across the
+// rename, so a save that lands in it after the comparison — a person's
+// editor saving in place, truncate then write, as Obsidian does — is seen
+// after the rename: ReplaceIf waits for that save to finish, puts its
+// bytes back in path (a compare-and-swap against the bytes it had just
+// written) and returns [ErrConflict], so the caller starts over from the
+// person's bytes and the save is not lost. Should the file change yet again
+// meanwhile, the save is kept beside it as "NAME (Nexus conflicted copy
+// TIME).EXT", which doctor and the conflict handling report like a sync
+// tool's conflict copy. A new file (old == nil) is linked into place, which
+// fails if a file appeared meanwhile. What is left is a file *replaced* by
+// another program's own rename between the comparison and ours (editors
+// that save through a temp file): the two renames are microseconds apart;
+// see docs/vault.md. Windows cannot rename over a file that is open, so
+// there the handle is closed before the rename and the window is the time
+// between the comparison and the rename.
+//
+// Nexus processes that share a file also hold a lock, which closes the
+// window among them; the comparison is there for people and their
+// editors, who take no lock.
 func ReplaceIf(path string, old, data []byte, perm fs.FileMode) error {
-	return replace(path, data, perm, func() error {
-		cur, err := os.ReadFile(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if old == nil {
-				return nil
-			}
-			return ErrConflict
-		case err != nil:
-			return fmt.Errorf("re-read %s: %w", filepath.Base(path), err)
-		case old == nil || !bytes.Equal(cur, old):
-			return ErrConflict
-		}
-		return nil
-	})
+	return replace(path, data, perm, &swap{old: old})
 }
 
-func replace(path string, data []byte, perm fs.FileMode, check func() error) (err error) {
+// swap is the expectation of a compare-and-swap: the bytes path holds.
+// late puts the fsync after the rename (see putBack).
+type swap struct {
+	old  []byte
+	late bool
+}
+
+// Test hooks: testHookBeforeRename runs between the comparison and the
+// rename of a compare-and-swap, testHookAfterRename right after it.
+var testHookBeforeRename, testHookAfterRename func(path string)
+
+func replace(path string, data []byte, perm fs.FileMode, cas *swap) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -78,8 +96,10 @@ func replace(path string, data []byte, perm fs.FileMode, check func() error) (er
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", base, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", base, err)
+	if cas == nil || !cas.late {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", base, err)
+		}
 	}
 	if runtime.GOOS != "windows" {
 		if err = f.Chmod(perm); err != nil {
@@ -91,11 +111,185 @@ func replace(path string, data []byte, perm fs.FileMode, check func() error) (er
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", base, err)
 	}
-	if err = check(); err != nil {
-		return err
+	switch {
+	case cas == nil:
+		if err = rename(tmp, path); err != nil {
+			return fmt.Errorf("rename into %s: %w", base, err)
+		}
+		return SyncDir(dir)
+	case cas.old == nil:
+		return createNew(tmp, path, dir)
 	}
-	if err = rename(tmp, path); err != nil {
+	return swapIn(tmp, path, dir, data, perm, cas)
+}
+
+// createNew puts tmp in place at path only if path does not exist. A hard
+// link fails when a file of that name appeared, so no window is left; file
+// systems without hard links fall back to checking, then renaming.
+func createNew(tmp, path, dir string) error {
+	base := filepath.Base(path)
+	if runtime.GOOS != "windows" {
+		err := os.Link(tmp, path)
+		if err == nil {
+			os.Remove(tmp)
+			return SyncDir(dir)
+		}
+		if errors.Is(err, fs.ErrExist) {
+			return ErrConflict
+		}
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return ErrConflict
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("re-read %s: %w", base, err)
+	}
+	if testHookBeforeRename != nil {
+		testHookBeforeRename(path)
+	}
+	if err := rename(tmp, path); err != nil {
 		return fmt.Errorf("rename into %s: %w", base, err)
 	}
 	return SyncDir(dir)
+}
+
+// swapIn renames tmp (holding data) over path if path holds cas.old, and
+// afterwards makes sure no save landed in the replaced file meanwhile.
+func swapIn(tmp, path, dir string, data []byte, perm fs.FileMode, cas *swap) error {
+	base := filepath.Base(path)
+	h, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ErrConflict
+	}
+	if err != nil {
+		return fmt.Errorf("re-read %s: %w", base, err)
+	}
+	defer h.Close()
+	cur, err := io.ReadAll(h)
+	if err != nil {
+		return fmt.Errorf("re-read %s: %w", base, err)
+	}
+	if !bytes.Equal(cur, cas.old) {
+		return ErrConflict
+	}
+	if runtime.GOOS == "windows" {
+		h.Close() // Windows cannot rename over an open file
+	} else if hs, err := h.Stat(); err == nil {
+		// Another program's rename since we opened it: that is new bytes.
+		if ps, err := os.Lstat(path); err != nil || !os.SameFile(hs, ps) {
+			return ErrConflict
+		}
+	}
+	if testHookBeforeRename != nil {
+		testHookBeforeRename(path)
+	}
+	if err := rename(tmp, path); err != nil {
+		return fmt.Errorf("rename into %s: %w", base, err)
+	}
+	if testHookAfterRename != nil {
+		testHookAfterRename(path)
+	}
+	// Before anything slow (the fsyncs): until a displaced save is put
+	// back, readers see ours.
+	if runtime.GOOS != "windows" {
+		if lost, changed := savedMeanwhile(h, cas.old); changed {
+			err := putBack(path, h, data, lost, perm)
+			SyncDir(dir)
+			return err
+		}
+	}
+	if cas.late {
+		if g, err := os.Open(path); err == nil {
+			g.Sync()
+			g.Close()
+		}
+	}
+	err = SyncDir(dir)
+	// Once more, after the fsync: an editor's open that found the old
+	// file just before our rename may truncate it a moment after it (the
+	// kernel looks the name up, then truncates).
+	if runtime.GOOS != "windows" {
+		if lost, changed := savedMeanwhile(h, cas.old); changed {
+			return putBack(path, h, data, lost, perm)
+		}
+	}
+	return err
+}
+
+// Waiting for an in-place save that landed in the replaced file: an
+// editor truncates, then writes.
+const (
+	emptyPollFast = 50 * time.Microsecond // the first emptyFast: most writes follow at once
+	emptyFast     = 20 * time.Millisecond
+	emptyPoll     = 2 * time.Millisecond
+	emptyMax      = time.Second // a truncated file still empty this long is the save
+)
+
+// savedMeanwhile reports whether the replaced file h (read as old before
+// the rename) was written since, and then its bytes. It returns at once
+// when the file holds bytes; an empty file is watched for up to emptyMax
+// for the write that follows a truncate.
+func savedMeanwhile(h *os.File, old []byte) ([]byte, bool) {
+	cur, ok := readAt0(h)
+	if !ok || bytes.Equal(cur, old) {
+		return nil, false
+	}
+	for start := time.Now(); len(cur) == 0 && time.Since(start) < emptyMax; {
+		if time.Since(start) < emptyFast {
+			time.Sleep(emptyPollFast)
+		} else {
+			time.Sleep(emptyPoll)
+		}
+		if cur, ok = readAt0(h); !ok {
+			break
+		}
+	}
+	return cur, !bytes.Equal(cur, old)
+}
+
+func readAt0(h *os.File) ([]byte, bool) {
+	b, err := io.ReadAll(io.NewSectionReader(h, 0, 1<<62))
+	return b, err == nil
+}
+
+// putBack puts a save that our rename displaced (lost, read from the
+// replaced file h) back into path, if path still holds ours, and returns
+// ErrConflict so the caller starts over from it. Time counts here: until
+// the save is back, a reader sees ours, so the fsync comes after the
+// rename (the editor never fsynced those bytes either). A save still being
+// written into h is followed: put back again until h stops changing. If
+// path changed again meanwhile, the save is kept as a conflict copy beside
+// it.
+func putBack(path string, h *os.File, ours, lost []byte, perm fs.FileMode) error {
+	for round := 0; ; round++ {
+		err := replace(path, lost, perm, &swap{old: ours, late: true})
+		if err != nil && !(errors.Is(err, ErrConflict) && bytes.Equal(readOrNil(path), lost)) {
+			if !errors.Is(err, ErrConflict) {
+				return fmt.Errorf("%w; a save made meanwhile could not be put back: %v", ErrConflict, err)
+			}
+			aside := ConflictCopyName(path, time.Now())
+			if cerr := replace(aside, lost, perm, &swap{}); cerr != nil {
+				return fmt.Errorf("%w; a save made meanwhile could not be kept in %s: %v", ErrConflict, filepath.Base(aside), cerr)
+			}
+			return fmt.Errorf("%w; a save made meanwhile is kept in %s", ErrConflict, filepath.Base(aside))
+		}
+		again, ok := readAt0(h)
+		if !ok || bytes.Equal(again, lost) || round >= 10 {
+			return ErrConflict
+		}
+		ours, lost = lost, again
+	}
+}
+
+func readOrNil(path string) []byte {
+	b, _ := os.ReadFile(path)
+	return b
+}
+
+// ConflictCopyName is where [ReplaceIf] keeps a person's save it could
+// not put back: "NAME (Nexus conflicted copy 2026-12-01 101500).EXT" beside
+// path, a name the conflict-copy checks recognise (Dropbox style).
+func ConflictCopyName(path string, now time.Time) string {
+	dir, base := filepath.Split(path)
+	ext := filepath.Ext(base)
+	return filepath.Join(dir, strings.TrimSuffix(base, ext)+" (Nexus conflicted copy "+now.UTC().Format("2006-01-02 150405.000")+")"+ext)
 }
