@@ -117,3 +117,16 @@ func TestLockFileBounded(t *testing.T) {
 		t.Fatalf("Hermes's lock file changed: %q", data)
 	}
 }
+
+// BenchmarkLockUnlock is one uncontended Lock and unlock: the in-process
+// slot, the flock, and the PID written into the lock file and blanked.
+func BenchmarkLockUnlock(b *testing.B) {
+	v := mustInit(b)
+	for b.Loop() {
+		unlock, err := v.Lock("bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		unlock()
+	}
+}

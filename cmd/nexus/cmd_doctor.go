@@ -95,7 +95,7 @@ Examples:
 			case rep.Problems == rep.Unchecked:
 				// Nothing found wrong, but not everything could be
 				// looked at: exit 3, not 1.
-				verr = couldNotCheck(fmt.Errorf("doctor could not run %s (see above): the vault was not fully checked", plural(rep.Unchecked, "check", "checks")))
+				verr = couldNotCheck(fmt.Errorf("doctor found nothing wrong, but could not check %s (the \"could not\" lines above): the vault was not fully checked", plural(rep.Unchecked, "thing", "things")))
 			default:
 				verr = fmt.Errorf("doctor found %s: run the fix under each", plural(rep.Problems, "problem", "problems"))
 			}

@@ -429,7 +429,11 @@ what this machine saw before, and name what is wrong, entry by entry:
   unsigned      text a person typed in by hand
 
 Exit 0 when the log is intact, 1 when it is not, 3 when it could not be
-checked at all (a lock held too long, a file it may not read). Unsigned
+checked at all: a lock another process holds past lock_timeout (default
+30s; the message names that process), a feed or IDENTITY.md it may not
+read, an I/O error. Without write access to .nexus/state/ (another user's
+vault) it still checks, against the witness as it was, and says so in a
+note. Unsigned
 text, entries not here yet and a torn tail that a later append already
 stepped over (a crashed append that was never acknowledged) are listed but
 allowed, unless --strict.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -83,6 +84,11 @@ func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
 		case notExist(serr):
 			f.Problem = fmt.Sprintf("agent %s has no private key, so it cannot sign log entries or decisions", n)
 			f.Fix = "restore it from a backup: cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath) + " && chmod 600 " + Quote(keyPath)
+		case errors.Is(err, fs.ErrPermission) || errors.Is(serr, fs.ErrPermission):
+			// Not a bad key: this user may not read it (keys are 0600).
+			f.Problem = fmt.Sprintf("could not check agent %s's key pair: %v", n, err)
+			f.Fix = "run " + c.cmd("doctor") + " as the user who owns the vault (keys are readable by it alone)"
+			f.Unchecked = true
 		case errors.Is(err, identity.ErrKey) && strings.Contains(err.Error(), "does not match"):
 			f.Fix = "restore the agent's own key from a backup (cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath) +
 				"), or, if the key in IDENTITY.md is the wrong one, restore " + Quote(c.abs(identity.IdentityPath(n))) + " from a backup; then run " + c.cmd("doctor")
