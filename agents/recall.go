@@ -56,6 +56,11 @@ type RecallEvent struct {
 	// Query and Hits are a search and the paths it returned (RecallHits).
 	Query string   `json:"q,omitempty"`
 	Hits  []string `json:"h,omitempty"`
+	// From and To are the 1-based lines a read of a log file returned
+	// (To 0: to the end); a search hit PATH#LINE ([LogHit]) inside them
+	// counts as a read of that log entry.
+	From int `json:"f,omitempty"`
+	To   int `json:"l,omitempty"`
 	// Via is the face that recorded it: "mcp" or "cli".
 	Via string `json:"v,omitempty"`
 	// Millis is Time in Unix milliseconds, as stored.
@@ -202,7 +207,28 @@ func RecordRead(v *vault.Vault, reader, rel, via string, data []byte, from, to i
 	if data != nil && isMemoryFile(rel) {
 		e.Entries = EntryIDsInLines(data, from, to)
 	}
+	if strings.HasPrefix(rel, "log/") {
+		e.From, e.To = max(from, 1), to
+	}
 	Recall(v).Record(e)
+}
+
+// LogHit names a search hit on a log entry in the hits of [RecordHits]:
+// the feed file and the entry's first line, "PATH#LINE". A later read of
+// PATH whose lines cover LINE is a read of that entry.
+func LogHit(path string, line int) string { return path + "#" + strconv.Itoa(line) }
+
+// splitLogHit undoes [LogHit]; ok is false for a plain path.
+func splitLogHit(h string) (path string, line int, ok bool) {
+	i := strings.LastIndexByte(h, '#')
+	if i < 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(h[i+1:])
+	if err != nil || n < 1 {
+		return "", 0, false
+	}
+	return h[:i], n, true
 }
 
 // RecordHits records a search by agent and the paths it returned.
@@ -288,6 +314,10 @@ type RecallSummary struct {
 	Files map[string]*Use `json:"files"`
 	// Entries: "agents/A/MEMORY.md#ID" -> use of one bounded-memory entry.
 	Entries map[string]*Use `json:"entries"`
+	// Logs: agent -> "PATH#LINE" ([LogHit]) -> that agent's reads of one
+	// log entry it had found with a search (only such reads are known to
+	// be of one entry, so Reads == SearchReads).
+	Logs map[string]map[string]*Use `json:"logs,omitempty"`
 	// Sessions: agent -> its session starts.
 	Sessions map[string]*Starts `json:"sessions"`
 	// First is the time of the first event ever recorded on this machine.
@@ -316,6 +346,10 @@ func (s *RecallSummary) Entry(rel, id string) Use {
 	}
 	return Use{}
 }
+
+// LogEntries returns agent's recalled log entries, "PATH#LINE" -> use
+// (nil if none). The map belongs to the summary.
+func (s *RecallSummary) LogEntries(agent string) map[string]*Use { return s.Logs[agent] }
 
 // Session returns an agent's session starts.
 func (s *RecallSummary) Session(agent string) Starts {
@@ -365,7 +399,7 @@ func (s *RecallSummary) fold(e RecallEvent) {
 				}
 			}
 		}
-		bump := func(m map[string]*Use, key string) {
+		bump := func(m map[string]*Use, key string, found bool, query string) {
 			u := m[key]
 			if u == nil {
 				u = &Use{}
@@ -396,9 +430,34 @@ func (s *RecallSummary) fold(e RecallEvent) {
 				u.Queries[q]++
 			}
 		}
-		bump(s.Files, e.Path)
+		bump(s.Files, e.Path, found, query)
 		for _, id := range e.Entries {
-			bump(s.Entries, e.Path+"#"+id)
+			bump(s.Entries, e.Path+"#"+id, found, query)
+		}
+		if e.From > 0 {
+			// A read of a log file: each log hit of a recent search inside
+			// the lines read is a read of that entry, with the newest
+			// search's query.
+			seen := map[string]bool{}
+			for i := len(rec) - 1; i >= 0; i-- {
+				if d := e.Millis - rec[i].Millis; d < 0 || d > searchWindow.Milliseconds() {
+					continue
+				}
+				for _, h := range rec[i].Paths {
+					p, line, ok := splitLogHit(h)
+					if !ok || seen[h] || p != e.Path || line < e.From || (e.To > 0 && line > e.To) {
+						continue
+					}
+					seen[h] = true
+					if s.Logs == nil {
+						s.Logs = map[string]map[string]*Use{}
+					}
+					if s.Logs[e.Agent] == nil {
+						s.Logs[e.Agent] = map[string]*Use{}
+					}
+					bump(s.Logs[e.Agent], h, true, rec[i].Query)
+				}
+			}
 		}
 	}
 }

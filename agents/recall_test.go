@@ -289,3 +289,33 @@ func FuzzPinProperty(f *testing.F) {
 		}
 	})
 }
+
+// TestRecallLogHit: a search hit on a log entry (PATH#LINE) followed by a
+// read of its feed covering the line is a search read of that entry, for
+// the reader; a read of other lines is not.
+func TestRecallLogHit(t *testing.T) {
+	v := memTestVault(t, 0, 0)
+	feed := "log/live/2026-12/orion@vps.md"
+	RecordHits(v, "lyra", "staging port", "mcp", []string{"projects/a.md", LogHit(feed, 12), LogHit(feed, 40)})
+	RecordRead(v, "lyra", feed, "mcp", nil, 10, 30)
+	RecordRead(v, "lyra", feed, "mcp", nil, 41, 0) // past both lines? 40 < 41: neither
+	RecordHits(v, "lyra", "Staging  PORT", "cli", []string{LogHit(feed, 40)})
+	RecordRead(v, "lyra", feed, "cli", nil, 1, 0) // to the end: covers 40
+	s, err := LoadRecall(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := s.LogEntries("lyra")
+	if u := logs[LogHit(feed, 12)]; u == nil || u.SearchReads != 2 || u.Queries["staging port"] != 2 {
+		t.Errorf("entry at 12: %+v", u) // the first search is still recent at the third read
+	}
+	if u := logs[LogHit(feed, 40)]; u == nil || u.SearchReads != 1 || u.Queries["staging port"] != 1 {
+		t.Errorf("entry at 40: %+v", u)
+	}
+	if len(logs) != 2 {
+		t.Errorf("logs %v", logs)
+	}
+	if u := s.File(feed); u.Reads != 3 {
+		t.Errorf("feed file reads %+v", u)
+	}
+}

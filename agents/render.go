@@ -65,7 +65,9 @@ func RenderSessionStart(v *vault.Vault, agent string) (string, error) {
 //	# lyra
 //	...
 //
-// It returns "" for an identity with an empty body.
+// A paragraph failing the security scan (a person's edit, or one a sync
+// tool brought from another machine) is shown as its [BLOCKED: ...] line,
+// like a memory entry. It returns "" for an identity with an empty body.
 func RenderIdentityBlock(id *identity.Identity) string {
 	if id == nil {
 		return ""
@@ -74,8 +76,15 @@ func RenderIdentityBlock(id *identity.Identity) string {
 	if body == "" {
 		return ""
 	}
-	title := fmt.Sprintf("IDENTITY (who you are: %s)", identity.IdentityPath(id.Name))
-	return blockRule + "\n" + title + "\n" + blockRule + "\n" + body
+	path := identity.IdentityPath(id.Name)
+	paras := strings.Split(body, "\n\n")
+	for i, p := range paras {
+		if rule := scan.RuleOf(p); rule != "" {
+			paras[i] = fmt.Sprintf("[BLOCKED: %s — a paragraph of %s failed the security scan and is left out; edit the file to remove it]", rule, path)
+		}
+	}
+	title := fmt.Sprintf("IDENTITY (who you are: %s)", path)
+	return blockRule + "\n" + title + "\n" + blockRule + "\n" + strings.Join(paras, "\n\n")
 }
 
 // RenderMemoryBlock renders one bounded-memory file for the session-start

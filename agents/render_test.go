@@ -206,3 +206,18 @@ func TestSnapshotSurvivesMalformedIdentity(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderIdentityBlockScansParagraphs(t *testing.T) {
+	body := "# lyra\n\n## Role\ndeploys and watches the staging cluster\n\n" +
+		"## Notes\nthe deploy key is AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n\n" +
+		"## 우선순위\n배포 전에 항상 로그를 확인한다"
+	got := RenderIdentityBlock(&identity.Identity{Name: "lyra", Body: body})
+	for _, want := range []string{"deploys and watches the staging cluster", "배포 전에 항상 로그를 확인한다", "[BLOCKED: ", "agents/lyra/IDENTITY.md"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("render lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "AKIAIOSFODNN7EXAMPLE") || strings.Contains(got, "## Notes") {
+		t.Errorf("the paragraph with a secret reached the render:\n%s", got)
+	}
+}

@@ -246,7 +246,7 @@ func snapshotTree(tb testing.TB, v *vault.Vault) map[string]string {
 		rel = filepath.ToSlash(rel)
 		// Machine-local state and derived files the server's keeper
 		// rewrites in the background, whatever a call did.
-		if strings.HasPrefix(rel, ".nexus/state/") || strings.HasPrefix(rel, ".nexus/index/") || rel == vault.TimelineFile {
+		if strings.HasPrefix(rel, ".nexus/state/") || strings.HasPrefix(rel, ".nexus/index/") || rel == vault.TimelineFile || strings.HasPrefix(rel, "log/.timeline.local.md.tmp-") {
 			return nil
 		}
 		b, _ := os.ReadFile(p)

@@ -57,7 +57,11 @@ func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 	if size > maxNoteBytes {
 		// A note too large to load whole (a search hit can point into
 		// one) is streamed: only the asked lines are kept.
-		return readLines(f, clean, from, n)
+		res, err := readLines(f, clean, from, n)
+		if err == nil && res.Lines > 0 {
+			agents.RecordRead(s.vault(), c.agent, clean, "mcp", nil, from, from+res.Lines-1) // a recall signal (a large feed file's log entries)
+		}
+		return res, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxNoteBytes+1))
 	if err != nil {

@@ -65,8 +65,12 @@ func (s *Server) memorySearch(ctx context.Context, c *call) (any, error) {
 func recordHits(s *Server, agent, query string, res *index.Results) {
 	paths := make([]string, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		if len(paths) == 0 || paths[len(paths)-1] != h.Path {
-			paths = append(paths, h.Path)
+		p := h.Path
+		if h.Kind == index.KindLog && h.Line > 0 {
+			p = agents.LogHit(h.Path, h.Line) // a read covering the line is a read of that entry
+		}
+		if len(paths) == 0 || paths[len(paths)-1] != p {
+			paths = append(paths, p)
 		}
 	}
 	agents.RecordHits(s.vault(), agent, query, "mcp", paths)

@@ -36,6 +36,8 @@ type curatorPlan struct {
 	Ops     []agents.Op        `json:"ops,omitempty"`
 	Facts   []agents.FactInput `json:"facts,omitempty"`
 	Promote []string           `json:"promote,omitempty"`
+	// Log: a promoted log entry, "PATH#LINE" (agents.LogHit).
+	Log []string `json:"log,omitempty"`
 	// Merge: the fact kept (with its SHA-256 as proposed) and its body
 	// after the merge; the facts merged into it are in Archive; Links are
 	// the memory operations that point links to them at the kept fact.

@@ -218,6 +218,9 @@ func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges ma
 			continue
 		case KindSpill, KindPromote:
 			merges[opsKey(it.Kind, it.Agent, plan)] = true
+			for _, l := range plan.Log {
+				merges["promote-log/"+it.Agent+"/"+l] = true // a log entry never changes: never again
+			}
 			continue
 		}
 		for _, f := range plan.Archive {
@@ -256,6 +259,9 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 			}
 			for _, s := range plan.Promote {
 				waiting["promote:"+s] = true
+			}
+			for _, s := range plan.Log {
+				waiting["promote-log:"+s] = true
 			}
 		}
 	}
@@ -384,6 +390,7 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 			n++
 		}
 	}
+	notes = append(notes, promoteLogs(v, agent, rec, m, entries, &room, &n, mp.Over, waiting, rejectedMerges, &props)...)
 	return props, notes, nil
 }
 
