@@ -10,6 +10,8 @@ import (
 	"sort"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 )
 
 // Progress reports how far a rebuild is.
@@ -76,6 +78,11 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 		ix.man.LastUpdate = ix.opts.Now().UTC()
 		ix.bump()
 	}
+	// Let the merges a long-lived holder would do run now: a rebuild
+	// leaves many segments, and every short-lived process that opened
+	// the index (a cold 'nexus search') would otherwise start merging them
+	// and be cut off when it exits, doing that work again and again.
+	settle(ctx, nbi)
 	// Swap: close both, move the new one in place, reopen.
 	if err := nbi.Close(); err != nil {
 		return fmt.Errorf("close new index: %w", err)
@@ -108,4 +115,18 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	ix.bi = bi
 	ix.dirty = true
 	return ix.saveManifest()
+}
+
+// settle runs scorch's merges by its ordinary merge plan until there is
+// nothing left to merge (not into one segment: that would need memory in
+// proportion to the whole index).
+func settle(ctx context.Context, bi bleve.Index) {
+	adv, err := bi.Advanced()
+	if err != nil {
+		return
+	}
+	if sc, ok := adv.(*scorch.Scorch); ok {
+		opts := mergeplan.DefaultMergePlanOptions
+		sc.ForceMerge(ctx, &opts)
+	}
 }

@@ -46,6 +46,8 @@ type options struct {
 	nexusBin string
 	saves    int
 	jsonOut  bool
+	cold     bool
+	coldRuns int
 }
 
 func main() {
@@ -59,6 +61,8 @@ func main() {
 	flag.StringVar(&o.nexusBin, "nexus", "", "path to a built nexus binary, to time cold 'nexus search' processes")
 	flag.IntVar(&o.saves, "saves", 40, "saves for the save-to-search latency while watching")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
+	flag.BoolVar(&o.cold, "cold", false, "only compare cold 'nexus search' processes (nobody holding the index) with ripgrep on the indexed vault in -dir (needs -nexus and rg)")
+	flag.IntVar(&o.coldRuns, "cold-runs", 40, "queries for -cold")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ftsBuildOnly := flag.Bool("fts-build-only", false, "only build the FTS5 index of -dir and exit (run as a child, for its peak memory)")
 	flag.Parse()
@@ -78,6 +82,21 @@ func main() {
 	}
 	if o.dir == "" {
 		o.dir = fmt.Sprintf("/tmp/nexus-bench-%d", o.notes)
+	}
+	if o.cold {
+		rep, err := runCold(o, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "nexus-bench:", err)
+			os.Exit(1)
+		}
+		if o.jsonOut {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+			return
+		}
+		rep.print(os.Stdout)
+		return
 	}
 	rep, err := run(context.Background(), o, os.Stderr)
 	if err != nil {
@@ -539,7 +558,9 @@ func coldSearch(o options, queries []string, env []string) (float64, error) {
 func coldSearchAutoHold(o options, queries []string) (first, p50 float64, err error) {
 	qs := queries[:min(30, len(queries))]
 	search := func(q string) (time.Duration, error) {
-		cmd := exec.Command(o.nexusBin, "--vault", o.dir, "--json", "search", q)
+		// Not from a terminal, so the holder must be asked for (as
+		// search.hold in config.yaml would).
+		cmd := exec.Command(o.nexusBin, "--vault", o.dir, "--json", "search", "--hold", "10m", q)
 		cmd.Env = append(os.Environ(), "NEXUS_SEARCH_HOLD=")
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
