@@ -51,7 +51,11 @@ func curatorPasses(v *vault.Vault, add func(Event)) {
 			if !ok || err != nil {
 				continue
 			}
-			title := fmt.Sprintf("%s: %d proposal(s) for a person's review", strings.TrimSuffix(name, ".md"), count)
+			noun := "proposals"
+			if count == 1 {
+				noun = "proposal"
+			}
+			title := fmt.Sprintf("%s: %d %s for a person's review", strings.TrimSuffix(name, ".md"), count, noun)
 			if k := kinds[agent]; k != "" {
 				title += " (" + k + ")"
 			}

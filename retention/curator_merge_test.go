@@ -433,7 +433,7 @@ func TestJourneyShowsCuratorOutcomes(t *testing.T) {
 		}
 		t.Errorf("the journey has no %q event at %s with %q:\n%+v", kind, at, parts, evs)
 	}
-	has(EventCuratorPass, now, res.ID, "2 proposal(s)", "(merge 2)", res.Diary)
+	has(EventCuratorPass, now, res.ID, "2 proposals", "(merge 2)", res.Diary)
 	has(EventProposed, now, "merge: merge 2 near-duplicate facts into "+slugs["Deployment sequence"], ArchivePath(enID))
 	has(EventApproved, now.Add(time.Hour), "merge: ", "(by alice)", ArchivePath(enID))
 	has(EventRejected, now.Add(2*time.Hour), "merge: ", "(by bob: two different rules)", ArchivePath(koID))

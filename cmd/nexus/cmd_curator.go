@@ -113,6 +113,10 @@ func runCuratorStatus(g *globals) error {
 			fmtDate(res.Installed), last, fmtDate(res.NextPass))
 		fmt.Fprintf(w, "Stale after %d days without recall, archive proposed after %d; spill at %d%%; promote at %d search reads from %d queries; merge at %d%% similar\n\n",
 			c["stale_days"], c["archive_days"], c["pressure_percent"], c["promote_recalls"], c["promote_queries"], c["merge_percent"])
+		if len(res.Agents) == 0 {
+			fmt.Fprintln(w, "No agents yet: add one with 'nexus agent add NAME --role \"...\"'.")
+			return
+		}
 		var tb table
 		tb.row("AGENT", "MEMORY", "USER", "ACTIVE", "STALE", "DUE", "PINNED", "ARCHIVED", "WAITING")
 		for _, a := range res.Agents {
@@ -158,11 +162,11 @@ func runCurator(g *globals, o curatorOptions) error {
 		case o.dryRun && len(res.Proposals) == 0:
 			fmt.Fprintln(w, "Dry run: a pass now would propose nothing.")
 		case o.dryRun:
-			fmt.Fprintf(w, "Dry run: a pass now would propose %d change(s); nothing was written.\n", len(res.Proposals))
+			fmt.Fprintf(w, "Dry run: a pass now would propose %s; nothing was written.\n", plural(len(res.Proposals), "change", "changes"))
 		case len(res.Proposals) == 0:
 			fmt.Fprintf(w, "Pass %s: nothing to propose (diary %s).\n", res.ID, res.Diary)
 		default:
-			fmt.Fprintf(w, "Pass %s: %d proposal(s) wait for review (snapshot %s, diary %s).\n", res.ID, len(res.Proposals), res.Snapshot, res.Diary)
+			fmt.Fprintf(w, "Pass %s: %s for review (snapshot %s, diary %s).\n", res.ID, waiting(len(res.Proposals)), res.Snapshot, res.Diary)
 		}
 		for _, p := range res.Proposals {
 			id := p.ID
@@ -327,4 +331,12 @@ func recordSearch(g *globals, v *vault.Vault, query string, res *index.Results) 
 	}
 	agents.RecordHits(v, agent, query, "cli", paths)
 	agents.FlushRecall()
+}
+
+// waiting is "1 proposal waits", "3 proposals wait".
+func waiting(n int) string {
+	if n == 1 {
+		return "1 proposal waits"
+	}
+	return plural(n, "proposal", "proposals") + " wait"
 }

@@ -282,3 +282,14 @@ func TestCurationDocTour(t *testing.T) {
 		}
 	}
 }
+
+func TestCuratorStatusWithoutAgents(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := factCLI(t, "", "init", dir); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := factCLI(t, "", "--vault", dir, "curator", "status")
+	if code != 0 || !strings.Contains(out, "No agents yet") || strings.Contains(out, "AGENT  MEMORY") {
+		t.Fatalf("curator status, no agents: %d %q %q", code, out, errs)
+	}
+}
