@@ -425,13 +425,15 @@ func (r *promptRun) unread() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	all, err := l.Unread(r.agent)
-	if err != nil {
-		return "", fmt.Errorf("read the unread log entries: %w", err)
-	}
 	maxEntries := r.opts.MaxEntries
 	if maxEntries <= 0 {
 		maxEntries = r.v.Config().PromptLogEntries
+	}
+	// Only the entries that can be shown are kept: an agent that never
+	// acknowledged a big log has all of it unread.
+	all, total, err := l.UnreadEnd(r.agent, maxEntries, r.opts.Ack)
+	if err != nil {
+		return "", fmt.Errorf("read the unread log entries: %w", err)
 	}
 	budget := r.opts.MaxChars
 	if budget <= 0 {
@@ -454,7 +456,7 @@ func (r *promptRun) unread() (string, error) {
 		lines = append(lines, line)
 		n++
 	}
-	shown := &UnreadShown{Total: len(all)}
+	shown := &UnreadShown{Total: total}
 	if r.opts.Ack {
 		shown.Entries = all[:n]
 	} else {
@@ -462,9 +464,9 @@ func (r *promptRun) unread() (string, error) {
 		slices.Reverse(lines)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Unread log entries (%d)\n", len(all))
+	fmt.Fprintf(&b, "## Unread log entries (%d)\n", total)
 	switch more := shown.More(); {
-	case len(all) == 0:
+	case total == 0:
 		b.WriteString("Nothing new in the live log.\n")
 	case more > 0 && r.opts.Ack:
 		fmt.Fprintf(&b, "(%d newer unread %s not shown yet; they stay unread and come next time; log_read shows them now.)\n", more, entriesWord(more))

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,5 +286,36 @@ func TestDecisionsTampering(t *testing.T) {
 				t.Fatalf("want %s: %v %+v", c.want, r.Counts, r.Findings)
 			}
 		})
+	}
+}
+
+// TestUnreadEnd: n entries from either end of what is unread, oldest
+// first, and the total; nothing acknowledged.
+func TestUnreadEnd(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	for i := range 7 {
+		mustAppend(t, l, []string{"lyra", "mallory"}[i%2], fmt.Sprintf("e%d", i))
+	}
+	cases := []struct {
+		n      int
+		oldest bool
+		want   string
+	}{
+		{3, true, "e0 e1 e2"},
+		{3, false, "e4 e5 e6"},
+		{10, false, "e0 e1 e2 e3 e4 e5 e6"},
+		{10, true, "e0 e1 e2 e3 e4 e5 e6"},
+		{0, false, ""},
+		{0, true, ""},
+	}
+	for _, c := range cases {
+		es, total, err := l.UnreadEnd("ella", c.n, c.oldest)
+		if err != nil || total != 7 || strings.Join(summaries(es), " ") != c.want {
+			t.Errorf("UnreadEnd(%d, %v) = %v, %d, %v; want %q of 7", c.n, c.oldest, summaries(es), total, err, c.want)
+		}
+	}
+	if n, _, _ := l.UnreadCount("ella"); n != 7 {
+		t.Fatalf("UnreadEnd acknowledged: %d unread", n)
 	}
 }

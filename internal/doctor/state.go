@@ -73,9 +73,6 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// logLockTimeout bounds the log check, which waits for the log's locks.
-const logLockTimeout = 30 * time.Second
-
 // indexWait is how long a watched index may take to catch up before its
 // pending files are reported.
 const indexWait = 2 * time.Second
