@@ -151,33 +151,42 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 	// Mode 0600 (flock's default): other users cannot take, and so cannot
 	// hold up, this vault's locks; their reads need none (docs/operations.md).
 	fl := flock.New(path)
-	for delay := time.Millisecond; ; delay = min(2*delay, 25*time.Millisecond) {
-		ok, err := fl.TryLock()
-		if err != nil {
-			release()
-			return nil, lockOpenError(name, err)
-		}
-		if ok {
-			break
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-			continue
-		case <-tctx.Done():
-		}
-		t.Stop()
-		err = timedOut()
-		var te *LockTimeoutError
-		if errors.As(err, &te) {
-			if ok, _ := fl.TryLock(); ok { // freed at the last instant
-				break
-			}
-			te.PID = lockHolder(path)
-		}
-		fl.Close()
+	ok, err := fl.TryLock()
+	if err != nil {
 		release()
-		return nil, err
+		return nil, lockOpenError(name, err)
+	}
+	if !ok {
+		// Busy: wait in the kernel (a blocking flock), which hands the
+		// lock over the moment it is released. Polling with a backoff
+		// cost 8 contending appenders most of their throughput and a
+		// p99 of hundreds of milliseconds. A blocking flock cannot be
+		// cancelled, so a wait that gives up leaves the waiting
+		// goroutine to release the lock as soon as it gets it.
+		done := make(chan error, 1)
+		go func() { done <- fl.Lock() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				fl.Close()
+				release()
+				return nil, lockOpenError(name, err)
+			}
+		case <-tctx.Done():
+			go func() {
+				if err := <-done; err == nil {
+					fl.Unlock()
+				}
+				fl.Close()
+			}()
+			release()
+			err := timedOut()
+			var te *LockTimeoutError
+			if errors.As(err, &te) {
+				te.PID = lockHolder(path)
+			}
+			return nil, err
+		}
 	}
 	pid := recordHolder(path)
 	var once sync.Once
