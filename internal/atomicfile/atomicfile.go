@@ -41,7 +41,9 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // renamed over. The handle of the compared file stays open across the
 // rename, so a save that lands in it after the comparison — a person's
 // editor saving in place, truncate then write, as Obsidian does — is seen
-// after the rename: ReplaceIf waits for that save to finish, puts its
+// after the rename (ReplaceIf looks right after it, while the fsyncs run,
+// after them, and on Linux waits while anyone holds the replaced file open
+// for writing): ReplaceIf waits for that save to finish, puts its
 // bytes back in path (a compare-and-swap against the bytes it had just
 // written) and returns [ErrConflict], so the caller starts over from the
 // person's bytes and the save is not lost. Should the file change yet again
@@ -188,31 +190,87 @@ func swapIn(tmp, path, dir string, data []byte, perm fs.FileMode, cas *swap) err
 	if testHookAfterRename != nil {
 		testHookAfterRename(path)
 	}
+	if runtime.GOOS == "windows" {
+		return syncSwapped(path, dir, cas.late)
+	}
 	// Before anything slow (the fsyncs): until a displaced save is put
 	// back, readers see ours.
-	if runtime.GOOS != "windows" {
-		if lost, changed := savedMeanwhile(h, cas.old); changed {
-			err := putBack(path, h, data, lost, perm)
-			SyncDir(dir)
+	if lost, changed := savedMeanwhile(h, cas.old); changed {
+		err := putBack(path, h, data, lost, perm)
+		SyncDir(dir)
+		return err
+	}
+	// An editor's open that found the old file just before our rename may
+	// truncate and write it a moment after it (the kernel looks the name
+	// up, then truncates). The fsyncs take milliseconds, and far longer on
+	// a busy disk, so the replaced file is watched while they run: a save
+	// that lands in it is put back at once, not when the disk is done.
+	synced := make(chan error, 1)
+	go func() { synced <- syncSwapped(path, dir, cas.late) }()
+	for wait := watchPollMin; ; wait = min(2*wait, watchPollMax) {
+		select {
+		case err := <-synced:
+			// Once more, after the fsyncs, and then for as long as an
+			// editor holds the replaced file open for writing: its open
+			// counted as a writer before it truncates, and the truncate
+			// can wait many milliseconds on a busy disk's journal.
+			lost, changed := savedMeanwhile(h, cas.old)
+			if !changed && awaitWriters(h) {
+				lost, changed = savedMeanwhile(h, cas.old)
+			}
+			if changed {
+				return putBack(path, h, data, lost, perm)
+			}
 			return err
+		case <-time.After(wait):
+			if lost, changed := savedMeanwhile(h, cas.old); changed {
+				err := putBack(path, h, data, lost, perm)
+				<-synced
+				return err
+			}
 		}
 	}
-	if cas.late {
+}
+
+// Watching the replaced file while the fsyncs after a swap run: the first
+// look after watchPollMin, then twice as long each time, up to
+// watchPollMax.
+const (
+	watchPollMin = 100 * time.Microsecond
+	watchPollMax = 2 * time.Millisecond
+)
+
+// writersMax bounds the wait for a writer of the replaced file.
+const writersMax = 2 * time.Second
+
+// awaitWriters waits, up to writersMax, until no process holds h's file
+// open for writing, and reports whether one did.
+func awaitWriters(h *os.File) bool {
+	if !openForWriting(h) {
+		return false
+	}
+	for start, wait := time.Now(), watchPollMin; time.Since(start) < writersMax && openForWriting(h); wait = min(2*wait, watchPollMax) {
+		time.Sleep(wait)
+	}
+	return true
+}
+
+// testHookSyncSwapped runs at the start of syncSwapped.
+var testHookSyncSwapped func(path string)
+
+// syncSwapped makes a swap durable: path's bytes, when late (see putBack),
+// then the folder's entry.
+func syncSwapped(path, dir string, late bool) error {
+	if testHookSyncSwapped != nil {
+		testHookSyncSwapped(path)
+	}
+	if late {
 		if g, err := os.Open(path); err == nil {
 			g.Sync()
 			g.Close()
 		}
 	}
-	err = SyncDir(dir)
-	// Once more, after the fsync: an editor's open that found the old
-	// file just before our rename may truncate it a moment after it (the
-	// kernel looks the name up, then truncates).
-	if runtime.GOOS != "windows" {
-		if lost, changed := savedMeanwhile(h, cas.old); changed {
-			return putBack(path, h, data, lost, perm)
-		}
-	}
-	return err
+	return SyncDir(dir)
 }
 
 // Waiting for an in-place save that landed in the replaced file: an

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -140,4 +141,98 @@ func assertNoTemp(t *testing.T, dir string) {
 			t.Errorf("temp file left: %s", de.Name())
 		}
 	}
+}
+
+// TestSaveDuringTheFsyncIsPutBackAtOnce: an editor that looked the name up
+// just before the rename truncates and writes the replaced file while the
+// folder's fsync runs — on a busy disk that takes tens or hundreds of
+// milliseconds, and a person reading the file meanwhile sees the agent's
+// version without their save. The save must be put back while the fsync
+// is still running, not after it: the fsync here does not finish until
+// the person's bytes are back in the file (or 10 s have passed).
+func TestSaveDuringTheFsyncIsPutBackAtOnce(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows cannot keep the compared file open across the rename")
+	}
+	p := filepath.Join(t.TempDir(), "MEMORY.md")
+	os.WriteFile(p, []byte("old"), 0o644)
+	var (
+		editor        *os.File // opened before the first rename: the old file
+		opened, first sync.Once
+		putBackInTime bool
+	)
+	withHooks(t, func(string) {
+		opened.Do(func() {
+			var err error
+			if editor, err = os.OpenFile(p, os.O_WRONLY, 0); err != nil {
+				t.Error(err)
+			}
+		})
+	}, nil)
+	testHookSyncSwapped = func(string) {
+		first.Do(func() { // not the put-back's own fsync
+			editor.Truncate(0)
+			editor.WriteAt([]byte("person's save"), 0)
+			editor.Close()
+			for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
+				if got, _ := os.ReadFile(p); string(got) == "person's save" {
+					putBackInTime = true
+					return
+				}
+			}
+		})
+	}
+	t.Cleanup(func() { testHookSyncSwapped = nil })
+	err := ReplaceIf(p, []byte("old"), []byte("agent's write"), 0o644)
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("err = %v, want ErrConflict", err)
+	}
+	if !putBackInTime {
+		t.Error("the save made during the fsync was put back only after the fsync finished")
+	}
+	if got, _ := os.ReadFile(p); string(got) != "person's save" {
+		t.Fatalf("file = %q, want the person's save", got)
+	}
+	assertNoTemp(t, filepath.Dir(p))
+}
+
+// TestEditorStillOpeningIsWaitedFor: an editor looked the name up and
+// opened the old file for writing just before the rename, but its
+// truncate and write come long after the fsyncs (on a busy disk the
+// truncate waits for the journal). While it holds the replaced file open
+// for writing, ReplaceIf waits for it, then puts its save back.
+func TestEditorStillOpeningIsWaitedFor(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux tells who holds a file open for writing (a read lease); elsewhere the window stays (docs/vault.md)")
+	}
+	p := filepath.Join(t.TempDir(), "MEMORY.md")
+	os.WriteFile(p, []byte("old"), 0o644)
+	done := make(chan struct{})
+	var opened sync.Once
+	withHooks(t, func(string) {
+		opened.Do(func() {
+			editor, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				t.Error(err)
+				close(done)
+				return
+			}
+			go func() {
+				defer close(done)
+				time.Sleep(200 * time.Millisecond)
+				editor.Truncate(0)
+				editor.WriteAt([]byte("person's save"), 0)
+				editor.Close()
+			}()
+		})
+	}, nil)
+	err := ReplaceIf(p, []byte("old"), []byte("agent's write"), 0o644)
+	<-done
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("err = %v, want ErrConflict: the save landed in the replaced file after ReplaceIf had returned", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "person's save" {
+		t.Fatalf("file = %q, want the person's save", got)
+	}
+	assertNoTemp(t, filepath.Dir(p))
 }
