@@ -77,7 +77,7 @@ func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTa
 	var h feedHint
 	hintOK := false
 	// The target is opened once, for checking the hint and reading its end.
-	f, err := os.Open(l.abs(target))
+	f, err := openFile(l.abs(target), os.O_RDONLY, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return t, fmt.Errorf("open %s: %w", target, err)
 	}
@@ -446,11 +446,11 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 		}
 	}
 	path := l.abs(target)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	created := false
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			f, err = openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		}
 	}
 	if err != nil {

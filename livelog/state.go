@@ -97,7 +97,7 @@ func readStateDoc(path string) ([]byte, error) {
 		if try == 3 {
 			p = nextStatePath(path)
 		}
-		data, err := os.ReadFile(p)
+		data, err := readFile(p)
 		if err != nil {
 			if try == 3 {
 				return nil, fmt.Errorf("%w: %s", errTornState, path)
