@@ -1,3 +1,5 @@
+//go:build !lite
+
 package main
 
 import (
@@ -251,16 +253,4 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q", s)
 	}
 	return n * mult, nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

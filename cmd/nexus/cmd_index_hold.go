@@ -1,3 +1,5 @@
+//go:build !lite
+
 package main
 
 import (
@@ -193,20 +195,6 @@ func (p holderPolicy) maybeStart(g *globals, v *vault.Vault) {
 	}
 	fmt.Fprintf(g.stderr, "nexus: keeping the search index open in the background for %s after the last search, so the next ones are fast ('nexus index hold --stop' ends it; search.hold: off in .nexus/config.yaml turns it off).\n", p.idle)
 	_ = vault.WriteFile(marker, []byte("the background index holder was explained on this terminal\n"), 0o644)
-}
-
-// isTerminal reports whether w is a terminal (through the syncWriter
-// every command's stderr is wrapped in).
-func isTerminal(w io.Writer) bool {
-	if s, ok := w.(*syncWriter); ok {
-		w = s.w
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // startHolder starts 'nexus index hold' in the background, detached from

@@ -8,8 +8,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-memory/nexus/identity"
-	"github.com/nexus-memory/nexus/mcpserver"
 )
+
+// mcpEndpointPath is mcpserver.EndpointPath, where 'nexus serve --http'
+// serves MCP, kept here so that 'agent token' does not link the MCP server
+// (and its package init) into the lean build; a test keeps them equal.
+const mcpEndpointPath = "/mcp"
 
 // newAgentTokenCmd is 'nexus agent token NAME [--rotate]'.
 func newAgentTokenCmd(g *globals) *cobra.Command {
@@ -45,10 +49,10 @@ Example:
 				Token    string `json:"token"`
 				Rotated  bool   `json:"rotated"`
 				Endpoint string `json:"endpoint_path"`
-			}{args[0], token, rotate, mcpserver.EndpointPath}
+			}{args[0], token, rotate, mcpEndpointPath}
 			return g.emit(res, nil, func(w io.Writer) {
 				fmt.Fprintf(w, "%s\n", token)
-				fmt.Fprintf(g.stderr, "Token for %s (shown once; only its hash is stored). Send it as 'Authorization: Bearer TOKEN' to %s.\n", args[0], mcpserver.EndpointPath)
+				fmt.Fprintf(g.stderr, "Token for %s (shown once; only its hash is stored). Send it as 'Authorization: Bearer TOKEN' to %s.\n", args[0], mcpEndpointPath)
 			})
 		},
 	}

@@ -20,7 +20,9 @@ toolchain recorded them, and the Go version and platform. 'go install
 github.com/nexus-memory/nexus/cmd/nexus@v1.2.0' reports v1.2.0; a build in a
 git checkout reports a pseudo-version with the commit (+dirty when files
 were modified); only a build that recorded neither ('go run') reports "dev".
-'nexus serve' reports the same version to MCP clients (serverInfo).
+'nexus serve' reports the same version to MCP clients (serverInfo). The
+lean build (nexus-lite, docs/cli.md) adds "(lean build, nexus-lite)" and,
+with --json, "build": "lite".
 
 Examples:
   nexus version
@@ -33,6 +35,14 @@ Examples:
 
 func runVersion(g *globals) error {
 	info := version.Get()
+	if liteBuild {
+		// The lean build says so; the full build's output is as it was.
+		res := struct {
+			version.Info
+			Build string `json:"build"`
+		}{info, "lite"}
+		return g.emit(res, nil, func(w io.Writer) { fmt.Fprintln(w, versionLine(info)+" (lean build, nexus-lite)") })
+	}
 	return g.emit(info, nil, func(w io.Writer) { fmt.Fprintln(w, versionLine(info)) })
 }
 

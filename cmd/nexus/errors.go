@@ -45,7 +45,10 @@ func couldNotCheck(err error) error { return uncheckedError{err} }
 func (g *globals) exitCode(err error) int {
 	var ue usageError
 	var un uncheckedError
+	var nf noFullError
 	switch {
+	case errors.As(err, &nf):
+		return exitUsage
 	case errors.As(err, &un), errors.Is(err, vault.ErrLockTimeout):
 		return exitUnsure // nothing was checked or done; retrying may succeed
 	case g.ran && errors.Is(err, vault.ErrTooLarge):
@@ -74,7 +77,7 @@ func (g *globals) fail(cmd *cobra.Command, err error) int {
 		}{false, msg, code})
 	}
 	fmt.Fprintf(g.stderr, "nexus: %s\n", msg)
-	if code == exitUsage {
+	if code == exitUsage && !errors.As(err, new(noFullError)) {
 		path := "nexus"
 		if cmd != nil {
 			path = cmd.CommandPath()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +29,10 @@ type globals struct {
 	// ran is set once a command's own code starts: errors before it are
 	// usage errors from flag and argument parsing.
 	ran bool
+
+	// args are the command line as given, for a lean build to pass on
+	// to the full nexus (build_lite.go).
+	args []string
 
 	ctx    context.Context
 	stdin  io.Reader
@@ -60,6 +65,11 @@ Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage, 3 could not
 check or could not get a lock in time (docs/cli.md).
 With --json every command prints exactly one JSON document on stdout, for
 failures too ({"success": false, "error": ..., "exit_code": ...}).
+
+nexus-lite is the same commands built without the MCP server and the
+search index (go build -tags lite): it starts several times faster, and
+runs serve, search, index, watch, doctor and demo through the full nexus
+found beside it or on $PATH (docs/cli.md, "The lean build").
 
 Examples:
   nexus init ~/vault && export NEXUS_VAULT=~/vault
@@ -96,6 +106,9 @@ Examples:
 	for _, f := range subcommands {
 		cmds = append(cmds, f(g))
 	}
+	// The lean build's stand-ins for the commands it leaves out; none in
+	// the full build, where those commands register themselves.
+	cmds = append(cmds, forwardedCommands(g)...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
 	for _, c := range cmds {
 		root.AddCommand(c)
@@ -150,7 +163,7 @@ func wire(g *globals, c *cobra.Command) {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Long-running commands (watch, serve) log from several goroutines.
 	stderr = &syncWriter{w: stderr}
-	g := &globals{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
+	g := &globals{ctx: ctx, args: args, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -160,6 +173,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
+	}
+	var fe forwardedExit
+	if errors.As(err, &fe) {
+		return fe.code
 	}
 	return g.fail(cmd, err)
 }
