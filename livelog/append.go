@@ -354,11 +354,19 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 			return res, nil
 		}
 	}
-	heads, err := l.refresh(stream, files)
+	// What is new in the other feeds: read now, recorded in the witness
+	// once, with this append (one witness write per append).
+	scan, err := l.scanFeeds(stream, files)
 	if err != nil {
 		return res, err
 	}
-	wit := l.loadWitness().get(stream, writer)
+	heads := scan.heads
+	// The witness as read under this feed's lock: every append of this
+	// writer on this machine recorded its entry before letting go of it.
+	wit := scan.w.get(stream, writer)
+	if r, ok := scan.raise[writer]; ok && r.Seq > wit.Seq {
+		wit = r
+	}
 	seq, prev := t.seq, t.hash
 	if wit.Seq > seq {
 		// The feed lost entries this machine saw it write: say so, and
@@ -476,8 +484,20 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	if err := l.writeState(hintPath(stream, writer), nh); err != nil {
 		l.opts.Logger.Warn("live log: feed hint not written", "err", err)
 	}
+	// The witness learns what the scan found and this append's own
+	// entries; the target file counts as scanned to its new end when the
+	// scan had reached the point where the records went. A process killed
+	// before this leaves the witness behind, not wrong: the next scan of
+	// the file finds the records.
+	start := end - int64(len(buf))
+	own := scanned{Offset: end, Anchor: nh.Anchor, Writer: writer, Seq: last.Seq, Hash: last.Hash}
 	if err := l.updateWitness(func(w *witness) bool {
-		return w.raise(stream, writer, seen{Seq: last.Seq, Hash: last.Hash, Time: last.Time})
+		scan.apply(w, stream)
+		if cur := w.Files[target]; cur.Offset == start && (start == 0 || cur.Anchor != "") {
+			w.Files[target] = own
+		}
+		w.raise(stream, writer, seen{Seq: last.Seq, Hash: last.Hash, Time: last.Time})
+		return true
 	}); err != nil {
 		l.opts.Logger.Warn("live log: witness not updated", "err", err)
 	}

@@ -1,7 +1,6 @@
 package livelog
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +50,10 @@ type Log struct {
 
 	mu      sync.Mutex                  // protects signers
 	signers map[string]*identity.Signer // loaded private keys, by writer
+
+	krMu     sync.Mutex       // protects kr, krStamps
+	kr       identity.Keyring // the keys as last loaded (see keyring)
+	krStamps []idStamp
 
 	countMu sync.Mutex                       // protects counts
 	counts  map[string]map[string]*fileCount // UnreadCount's running counts, by agent and file
@@ -199,14 +202,6 @@ func (l *Log) validSize(p pos) (int64, bool) {
 	}
 	a, err := anchorAt(f, p.Offset)
 	return st.Size(), err == nil && a == p.Anchor
-}
-
-func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(bytes.TrimRight(data, " \n\x00"), v)
 }
 
 func jsonIndent(v any) ([]byte, error) {

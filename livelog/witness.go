@@ -1,15 +1,11 @@
 package livelog
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nexus-memory/nexus/identity"
@@ -109,36 +105,6 @@ func (l *Log) updateWitness(fn func(w *witness) bool) error {
 	return err
 }
 
-// writeState replaces a machine-local state file by rename, without
-// fsync: state files are hints or witnesses whose loss in a crash costs a
-// rescan, never an entry.
-func (l *Log) writeState(rel string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", rel, err)
-	}
-	path := l.abs(rel)
-	dir := filepath.Dir(path)
-	var sfx [6]byte
-	rand.Read(sfx[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+"."+hex.EncodeToString(sfx[:])+".tmp")
-	err = os.WriteFile(tmp, append(data, '\n'), 0o644)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			err = os.WriteFile(tmp, append(data, '\n'), 0o644)
-		}
-	}
-	if err == nil {
-		if err = os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	return nil
-}
-
 // head is the newest signed entry of a feed found in the files.
 type head struct {
 	Seq  int64
@@ -148,15 +114,54 @@ type head struct {
 	entry *Entry
 }
 
+// feedScan is what [Log.scanFeeds] found: the heads of every feed, and
+// what the witness should learn (files scanned further, heads above it
+// with a valid signature).
+type feedScan struct {
+	heads   map[string]head
+	changed map[string]scanned
+	raise   map[string]seen
+	// w is the witness as it was read before the scan.
+	w witness
+}
+
+// apply records the scan in w.
+func (sc *feedScan) apply(w *witness, stream string) {
+	for rel, s := range sc.changed {
+		w.Files[rel] = s
+	}
+	for writer, s := range sc.raise {
+		w.raise(stream, writer, s)
+	}
+}
+
+// empty reports whether the scan found nothing the witness lacks.
+func (sc *feedScan) empty() bool { return len(sc.changed) == 0 && len(sc.raise) == 0 }
+
 // refresh brings the witness up to date with the feed files of stream,
 // parsing only what was added to each file since it was last scanned, and
 // returns the heads of every feed found. A feed's head raises the witness
 // only when its signature verifies, so a forged entry cannot make this
-// machine report later "removals".
+// machine report later "removals". When nothing is new, the witness is
+// neither locked nor written.
 func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
+	sc, err := l.scanFeeds(stream, files)
+	if err != nil || sc.empty() {
+		return sc.heads, err
+	}
+	err = l.updateWitness(func(w *witness) bool {
+		sc.apply(w, stream)
+		return true
+	})
+	return sc.heads, err
+}
+
+// scanFeeds is the reading half of [Log.refresh]: it reads the witness
+// and what is new in the feed files, and writes nothing.
+func (l *Log) scanFeeds(stream string, files []logFile) (feedScan, error) {
 	w := l.loadWitness()
-	heads := map[string]head{}
-	changed := map[string]scanned{}
+	res := feedScan{heads: map[string]head{}, changed: map[string]scanned{}, raise: map[string]seen{}, w: w}
+	heads, changed := res.heads, res.changed
 	for _, lf := range files {
 		if lf.legacy {
 			continue
@@ -185,7 +190,7 @@ func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
 			data := make([]byte, st.Size()-from)
 			if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
 				f.Close()
-				return nil, fmt.Errorf("read %s: %w", lf.rel, err)
+				return res, fmt.Errorf("read %s: %w", lf.rel, err)
 			}
 			p := newParser(data, from, 0, stream, lf.rel)
 			end := from
@@ -224,7 +229,7 @@ func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
 	}
 	// Raise the witness for heads above it whose signature verifies.
 	var kr identity.Keyring
-	raise := map[string]seen{}
+	raise := res.raise
 	for writer, h := range heads {
 		if h.Seq <= w.get(stream, writer).Seq {
 			continue
@@ -234,27 +239,15 @@ func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
 		}
 		if kr == nil {
 			var err error
-			if kr, err = identity.LoadKeyring(l.v); err != nil {
-				return heads, err
+			if kr, err = l.keyring(); err != nil {
+				return res, err
 			}
 		}
 		if l.sigValid(kr, h.entry) {
 			raise[writer] = seen{Seq: h.Seq, Hash: h.Hash, Time: h.Time}
 		}
 	}
-	if len(changed) == 0 && len(raise) == 0 {
-		return heads, nil
-	}
-	err := l.updateWitness(func(w *witness) bool {
-		for rel, sc := range changed {
-			w.Files[rel] = sc
-		}
-		for writer, s := range raise {
-			w.raise(stream, writer, s)
-		}
-		return true
-	})
-	return heads, err
+	return res, nil
 }
 
 // sigValid checks one entry's signature with its agent's keys.

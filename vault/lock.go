@@ -49,8 +49,9 @@ func IsReadOnly(err error) bool {
 
 // LockTimeoutError is returned when a lock stays held by another process
 // (or another goroutine of this one) for the whole bound. It says which
-// process, when the lock file tells (Linux, macOS and other Unixes: every
-// holder writes its PID into the lock file), and what to do.
+// process, when the system tells (Linux: the kernel's lock table; macOS
+// and other Unixes: every holder writes its PID into the lock file), and
+// what to do.
 type LockTimeoutError struct {
 	// Name is the lock's name ("livelog-live-lyra@vps"); Path its file.
 	Name, Path string
@@ -106,9 +107,10 @@ var inproc sync.Map // lock file path -> chan struct{}
 // lock_timeout ([DefaultLockTimeout]) for it. It returns the function that
 // releases it. Locks are advisory flock(2) locks (LockFileEx on Windows) on
 // files under .nexus/state/locks/; the kernel drops them when a process
-// dies, so a crash never leaves a stale lock. While it holds a lock, a
-// process keeps its PID in the lock file (not on Windows), so that a wait
-// that gives up can say who holds it.
+// dies, so a crash never leaves a stale lock. A wait that gives up says
+// who holds the lock: on Linux the kernel's lock table (/proc/locks) names
+// the holder; on other Unixes (and a Linux without /proc) a process keeps
+// its PID in the lock file while it holds the lock. Windows names no PID.
 func (v *Vault) Lock(name string) (unlock func(), err error) {
 	return v.LockContext(context.Background(), name)
 }
@@ -188,7 +190,10 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 			return nil, err
 		}
 	}
-	pid := recordHolder(path)
+	var pid holderRecord
+	if !kernelNamesHolders(path) {
+		pid = recordHolder(path)
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -239,6 +244,22 @@ func (v *Vault) LockFile(path, what string) (unlock func(), err error) {
 // space-padded, then a newline. A fixed width lets the holder write and
 // clear it in place, without truncating.
 const pidWidth = 11
+
+// procLocks is whether this system's kernel names the holder of a lock
+// (Linux's /proc/locks), found out once per process on a lock it holds.
+var procLocks struct {
+	once sync.Once
+	ok   bool
+}
+
+// kernelNamesHolders reports whether the kernel names lock holders, so
+// that a PID record in the lock file is not needed: writing it costs an
+// open and two writes per lock, which an append takes several of. path
+// is a lock this process holds, used for the first check.
+func kernelNamesHolders(path string) bool {
+	procLocks.once.Do(func() { procLocks.ok = procLocksHolder(path) == os.Getpid() })
+	return procLocks.ok
+}
 
 // holderRecord is a held lock's PID record; clear blanks it.
 type holderRecord struct{ f *os.File }

@@ -64,8 +64,10 @@ func TestLockTimeoutInProcess(t *testing.T) {
 	}
 }
 
-// TestLockRecordsHolder: the holder's PID is in the lock file while it
-// holds it and blanked when it lets go, so a PID read there is a holder's.
+// TestLockRecordsHolder: while a lock is held its holder can be named —
+// by the kernel on Linux (and then nothing is written into the lock
+// file), else by the PID the holder keeps in the lock file and blanks
+// when it lets go, so a PID read there is a holder's.
 func TestLockRecordsHolder(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("lock files hold no PID on Windows: the locked byte cannot be read by others")
@@ -75,17 +77,35 @@ func TestLockRecordsHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(v.LockPath("rec"))
-	if strings.TrimSpace(string(data)) != strconv.Itoa(os.Getpid()) || len(data) != pidWidth {
-		t.Fatalf("held: lock file holds %q", data)
-	}
 	if got := lockHolder(v.LockPath("rec")); got != os.Getpid() {
 		t.Fatalf("lockHolder = %d", got)
 	}
+	data, _ := os.ReadFile(v.LockPath("rec"))
+	kernel := kernelNamesHolders(v.LockPath("rec"))
+	if kernel != (runtime.GOOS == "linux" && procLocksHolder(v.LockPath("rec")) == os.Getpid()) {
+		t.Fatalf("kernelNamesHolders = %v", kernel)
+	}
+	if kernel && len(data) != 0 {
+		t.Fatalf("held: the kernel names the holder, yet the lock file holds %q", data)
+	}
+	if !kernel && (strings.TrimSpace(string(data)) != strconv.Itoa(os.Getpid()) || len(data) != pidWidth) {
+		t.Fatalf("held: lock file holds %q", data)
+	}
 	unlock()
 	data, _ = os.ReadFile(v.LockPath("rec"))
-	if strings.TrimSpace(string(data)) != "" || len(data) != pidWidth {
+	if strings.TrimSpace(string(data)) != "" {
 		t.Fatalf("released: lock file holds %q", data)
+	}
+	// The record itself, as kept where the kernel names no holder.
+	rec := recordHolder(v.LockPath("rec"))
+	data, _ = os.ReadFile(v.LockPath("rec"))
+	if strings.TrimSpace(string(data)) != strconv.Itoa(os.Getpid()) || len(data) != pidWidth {
+		t.Fatalf("recorded: lock file holds %q", data)
+	}
+	rec.clear()
+	data, _ = os.ReadFile(v.LockPath("rec"))
+	if strings.TrimSpace(string(data)) != "" || len(data) != pidWidth {
+		t.Fatalf("cleared: lock file holds %q", data)
 	}
 	if st, _ := os.Stat(v.LockPath("rec")); st.Mode().Perm() != 0o600 {
 		t.Fatalf("lock file mode %v: other users could hold up this vault's writers", st.Mode())
