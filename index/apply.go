@@ -20,13 +20,14 @@ import (
 // diff compares the disk with the manifest: paths to (re)index and paths
 // to drop. ix.mu must be held.
 func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []string) {
+	man := ix.files()
 	for k, f := range files {
-		old, ok := ix.man.Files[k]
-		if !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime {
+		old, ok := man[k]
+		if !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime || old.Disk != f.diskPath() {
 			changed = append(changed, f)
 		}
 	}
-	for k := range ix.man.Files {
+	for k := range man {
 		if _, ok := files[k]; !ok {
 			gone = append(gone, k)
 		}
@@ -34,6 +35,35 @@ func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []str
 	sort.Slice(changed, func(i, j int) bool { return changed[i].key < changed[j].key })
 	sort.Strings(gone)
 	return changed, gone
+}
+
+// fresh reports whether the files found on disk are exactly those the
+// manifest holds, with the same sizes, mtimes and on-disk paths: what
+// [Index.diff] would find no change in, decided from the two digests
+// without decoding the manifest's lines. ix.mu must be held.
+func (ix *Index) fresh(files vaultFiles) bool {
+	m := &ix.man
+	return (m.files != nil || m.headSum) && !ix.manLost && len(files.list) == m.n && files.sum == m.sum
+}
+
+// clearDocs deletes every document from bi. ix.mu must be held.
+func (ix *Index) clearDocs(bi bleve.Index) error {
+	n, err := bi.DocCount()
+	if err != nil || n == 0 {
+		return err
+	}
+	res, err := bi.Search(bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), int(n), 0, false))
+	if err != nil {
+		return fmt.Errorf("clear index: %w", err)
+	}
+	batch := bi.NewBatch()
+	for _, h := range res.Hits {
+		batch.Delete(h.ID)
+	}
+	if err := bi.Batch(batch); err != nil {
+		return fmt.Errorf("clear index: %w", err)
+	}
+	return nil
 }
 
 // parsed is one file read and turned into documents.
@@ -61,7 +91,7 @@ func (ix *Index) load(f diskFile) parsed {
 			return parsed{f: f, skip: true}
 		}
 		if st1.Size() > ix.opts.MaxFileBytes {
-			f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.st.Disk}
+			f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.diskPath()}
 			return parsed{f: f, warns: []string{fmt.Sprintf("%d bytes, larger than %d; not indexed", st1.Size(), ix.opts.MaxFileBytes)}}
 		}
 		data, err := os.ReadFile(abs)
@@ -109,8 +139,8 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		if bi, err = ix.toMemory(); err != nil {
 			return err
 		}
-		changed, gone, fresh = make([]diskFile, 0, len(files)), nil, true
-		for _, f := range files {
+		changed, gone, fresh = make([]diskFile, 0, len(files.list)), nil, true
+		for _, f := range files.byKey() {
 			changed = append(changed, f)
 		}
 		sort.Slice(changed, func(i, j int) bool { return changed[i].key < changed[j].key })
@@ -159,14 +189,14 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 			return err
 		}
 		ix.fileWarnings(k, nil, false)
-		delete(ix.man.Files, k)
+		ix.man.del(k)
 		ix.dirty = true
 		done++
 	}
 	// A log file is read from where its last indexing ended.
 	if !fresh {
 		for i := range changed {
-			if st, ok := ix.man.Files[changed[i].key]; ok && st.LogLine > 0 {
+			if st, ok := ix.files()[changed[i].key]; ok && st.LogLine > 0 {
 				changed[i].prev = &st
 			}
 		}
@@ -204,7 +234,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	defer func() {
 		if firstErr != nil || ctx.Err() != nil {
 			for _, k := range touched {
-				delete(ix.man.Files, k)
+				ix.man.del(k)
 			}
 		}
 	}()
@@ -220,7 +250,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		}
 		ix.fileWarnings(p.f.key, p.warns, p.from > 0 && !p.skip)
 		if p.skip {
-			delete(ix.man.Files, p.f.key)
+			ix.man.del(p.f.key)
 		} else {
 			for i := range p.docs {
 				if err := batch.Index(p.docs[i].id(), &p.docs[i]); err != nil {
@@ -229,7 +259,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 				}
 			}
 			docsInBatch += len(p.docs)
-			ix.man.Files[p.f.key] = p.f.st
+			ix.man.set(p.f.key, p.f.st)
 		}
 		touched = append(touched, p.f.key)
 		ix.dirty = true

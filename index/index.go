@@ -101,7 +101,11 @@ type Index struct {
 	mu    sync.Mutex
 	man   manifest
 	dirty bool // man not yet saved
-	ro    int  // roNone, roDisk or roMemory (readonly.go)
+	// manLost: the manifest's lines did not decode (see [Index.files]),
+	// so the index's documents are of unknown files: the next sync
+	// deletes them all and indexes every file.
+	manLost bool
+	ro      int // roNone, roDisk or roMemory (readonly.go)
 
 	fwarn      map[string][]string // warnings about indexed files, by key (warnings.go)
 	fwarnDirty bool                // fwarn not yet saved
@@ -128,6 +132,7 @@ type Index struct {
 	startCtx context.Context // Start's ctx, to start watching after a takeover
 	srv      *server         // nil when remote or NoServe
 
+	walkHint  atomic.Int64 // notes found by the last walk (or in the manifest): sizes the next
 	logParsed atomic.Int64 // bytes of log files read and parsed (the part after the last indexed block), for tests
 
 	lastAsked atomic.Int64 // unix nanoseconds of the last request served to another process

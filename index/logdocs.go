@@ -83,7 +83,7 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 		}
 	}
 	if st1.Size()-from > ix.opts.MaxFileBytes {
-		f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.st.Disk}
+		f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.diskPath()}
 		return parsed{f: f, warns: []string{fmt.Sprintf("%d bytes to index, more than %d; not indexed", st1.Size()-from, ix.opts.MaxFileBytes)}}, false
 	}
 	tail := make([]byte, st1.Size()-from)

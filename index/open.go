@@ -128,11 +128,15 @@ func (ix *Index) openLocal() error {
 		if err != nil {
 			return fmt.Errorf("create index: %w", err)
 		}
-		man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
+		man = newManifest()
 		ix.dirty = true
 		os.Remove(filepath.Join(ix.dir, "manifest.json")) // the format before schema 6
 	}
+	if !man.headSum {
+		ix.dirty = true // a manifest of an older Nexus: write it with its digest
+	}
 	ix.man = man
+	ix.walkHint.Store(int64(man.n))
 	ix.loadWarnings()
 	ix.lastAsked.Store(time.Now().UnixNano())
 	ix.bmu.Lock()

@@ -7,7 +7,7 @@ import (
 
 // dirNote is a markdown file found in a folder, with its size and mtime.
 type dirNote struct {
-	name string
+	name string // the folder's prefix and the file's name
 	st   fileState
 }
 
@@ -17,19 +17,20 @@ func isNoteName(name string) bool {
 	return !strings.HasPrefix(name, ".") && len(name) > 3 && strings.EqualFold(name[len(name)-3:], ".md")
 }
 
-// sortNotes lists the notes (regular .md files) and the sub-folders among
-// a folder's entries, leaving out dot-files and dot-folders. stat gives a
-// note's size and mtime; false drops it (gone since the listing).
-func sortNotes(entries []os.DirEntry, stat func(os.DirEntry) (fileState, bool)) (notes []dirNote, dirs []string) {
+// sortNotes appends the notes (regular .md files) and the sub-folders
+// among a folder's entries to notes and dirs, each name after prefix,
+// leaving out dot-files and dot-folders. stat gives a note's size and
+// mtime; false drops it (gone since the listing).
+func sortNotes(entries []os.DirEntry, prefix string, notes []dirNote, dirs []string, stat func(os.DirEntry) (fileState, bool)) ([]dirNote, []string) {
 	for _, d := range entries {
 		name := d.Name()
 		switch {
 		case strings.HasPrefix(name, "."):
 		case d.IsDir():
-			dirs = append(dirs, name)
+			dirs = append(dirs, prefix+name)
 		case d.Type().IsRegular() && isNoteName(name):
 			if st, ok := stat(d); ok {
-				notes = append(notes, dirNote{name, st})
+				notes = append(notes, dirNote{prefix + name, st})
 			}
 		}
 	}
@@ -37,9 +38,9 @@ func sortNotes(entries []os.DirEntry, stat func(os.DirEntry) (fileState, bool)) 
 }
 
 // readNotesDirPortable is readNotesDir with an lstat of each note's path.
-func readNotesDirPortable(dir string) (notes []dirNote, dirs []string, err error) {
+func readNotesDirPortable(dir, prefix string, notes []dirNote, dirs []string) ([]dirNote, []string, error) {
 	entries, err := os.ReadDir(dir)
-	notes, dirs = sortNotes(entries, func(d os.DirEntry) (fileState, bool) {
+	notes, dirs = sortNotes(entries, prefix, notes, dirs, func(d os.DirEntry) (fileState, bool) {
 		info, err := d.Info()
 		if err != nil {
 			return fileState{}, false

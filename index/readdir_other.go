@@ -2,4 +2,6 @@
 
 package index
 
-func readNotesDir(dir string) ([]dirNote, []string, error) { return readNotesDirPortable(dir) }
+func readNotesDir(dir, prefix string, notes []dirNote, dirs []string) ([]dirNote, []string, error) {
+	return readNotesDirPortable(dir, prefix, notes, dirs)
+}

@@ -1,4 +1,4 @@
-//go:build linux || darwin
+//go:build darwin
 
 package index
 
@@ -14,16 +14,16 @@ import (
 // fstatat relative to the open folder, instead of an lstat of the whole
 // path, and does not sort the listing: the freshness walk of a
 // 100,000-note vault is nothing but these calls, and this halves it.
-func readNotesDir(dir string) (notes []dirNote, dirs []string, err error) {
+func readNotesDir(dir, prefix string, notes []dirNote, dirs []string) ([]dirNote, []string, error) {
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, nil, err
+		return notes, dirs, err
 	}
 	defer f.Close()
 	entries, err := f.ReadDir(-1)
 	fd := int(f.Fd()) // valid until f.Close, deferred above
 	var st unix.Stat_t
-	notes, dirs = sortNotes(entries, func(d os.DirEntry) (fileState, bool) {
+	notes, dirs = sortNotes(entries, prefix, notes, dirs, func(d os.DirEntry) (fileState, bool) {
 		serr := unix.Fstatat(fd, d.Name(), &st, unix.AT_SYMLINK_NOFOLLOW)
 		for errors.Is(serr, unix.EINTR) {
 			serr = unix.Fstatat(fd, d.Name(), &st, unix.AT_SYMLINK_NOFOLLOW)

@@ -24,11 +24,11 @@ func TestReadNotesDir(t *testing.T) {
 		}
 	}
 	os.Symlink(filepath.Join(dir, "a.md"), filepath.Join(dir, "link.md")) // not followed, where symlinks exist
-	got, gotDirs, err := readNotesDir(dir)
+	got, gotDirs, err := readNotesDir(dir, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, wantDirs, err := readNotesDirPortable(dir)
+	want, wantDirs, err := readNotesDirPortable(dir, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestReadNotesDir(t *testing.T) {
 			t.Errorf("folders %v, want %v", gotDirs, wantDirs)
 		}
 	}
-	if _, _, err := readNotesDir(filepath.Join(dir, "missing")); err == nil {
+	if _, _, err := readNotesDir(filepath.Join(dir, "missing"), "", nil, nil); err == nil {
 		t.Error("a missing folder gave no error")
 	}
 }

@@ -71,7 +71,7 @@ func (ix *Index) openReadOnly() error {
 		if bi, err = newBleve("", nil); err != nil {
 			return fmt.Errorf("create index in memory: %w", err)
 		}
-		man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
+		man = newManifest()
 	}
 	ix.man, ix.ro = man, ro
 	if ro == roDisk {
@@ -98,7 +98,7 @@ func (ix *Index) toMemory() (bleve.Index, error) {
 	if old != nil {
 		old.Close()
 	}
-	ix.man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
+	ix.man = newManifest()
 	ix.fwarn = nil
 	ix.ro = roMemory
 	ix.opts.Logger.Info("search index: the vault is read-only and its index is not fresh; built in memory")

@@ -55,13 +55,13 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 		os.RemoveAll(newDir)
 		return fmt.Errorf("scan vault: %w", err)
 	}
-	list := make([]diskFile, 0, len(files))
-	for _, f := range files {
+	list := make([]diskFile, 0, len(files.list))
+	for _, f := range files.byKey() {
 		list = append(list, f)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].key < list[j].key })
 	oldMan, oldWarn := ix.man, ix.fwarn
-	ix.man = manifest{Schema: schemaVersion, Files: map[string]fileState{}}
+	ix.man = newManifest()
 	ix.fwarn, ix.fwarnDirty = nil, true
 	var pf func(done, total int)
 	if progress != nil {

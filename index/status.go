@@ -88,10 +88,15 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 	case roMemory:
 		st.ReadOnly = "memory"
 	}
-	st.Files = len(ix.man.Files)
+	st.Files = ix.man.n
 	st.FileWarnings = ix.fileWarningList()
 	st.LastUpdate = ix.man.LastUpdate
-	changed, gone := ix.diff(files)
+	var changed []diskFile
+	var gone []string
+	if !ix.fresh(files) {
+		changed, gone = ix.diff(files.byKey())
+		st.Files = len(ix.files())
+	}
 	ix.mu.Unlock()
 	st.Pending = len(changed) + len(gone)
 	for _, f := range changed {

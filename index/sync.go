@@ -55,7 +55,7 @@ func (ix *Index) syncLocked(ctx context.Context, progress func(done, total int))
 // syncFiles is syncLocked with the walk done (possibly before ix.mu was
 // taken, so files may be slightly older than the manifest). ix.mu must be
 // held.
-func (ix *Index) syncFiles(ctx context.Context, files map[string]diskFile, progress func(done, total int)) error {
+func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(done, total int)) error {
 	bi, _ := ix.local()
 	if bi == nil {
 		return ErrClosed
@@ -67,7 +67,16 @@ func (ix *Index) syncFiles(ctx context.Context, files map[string]diskFile, progr
 			}
 		}
 	}
-	changed, all := ix.diff(files)
+	if ix.fresh(files) {
+		return ix.saveManifest()
+	}
+	if ix.files(); ix.manLost {
+		if err := ix.clearDocs(bi); err != nil {
+			return err
+		}
+		ix.manLost = false
+	}
+	changed, all := ix.diff(files.byKey())
 	// A file created after the walk is not gone: check before dropping.
 	gone := all[:0]
 	for _, k := range all {
@@ -104,7 +113,7 @@ func (ix *Index) update(ctx context.Context, rels []string) error {
 		case err != nil:
 			// Gone: the file, or a folder and everything under it.
 			prefix := key + "/"
-			for k := range ix.man.Files {
+			for k := range ix.files() {
 				if k == key || strings.HasPrefix(k, prefix) {
 					gone = append(gone, k)
 				}
@@ -112,14 +121,15 @@ func (ix *Index) update(ctx context.Context, rels []string) error {
 		case st.IsDir():
 			// A new or moved-in folder: index what is in it, and drop
 			// what the index thinks is in it but is not.
-			sub, _ := ix.walkDir(ctx, rel)
+			walked, _ := ix.walkDir(ctx, rel)
+			sub := walked.byKey()
 			prefix := key + "/"
 			for k, f := range sub {
-				if old, ok := ix.man.Files[k]; !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime {
+				if old, ok := ix.files()[k]; !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime || old.Disk != f.diskPath() {
 					changed = append(changed, f)
 				}
 			}
-			for k := range ix.man.Files {
+			for k := range ix.files() {
 				if strings.HasPrefix(k, prefix) {
 					if _, ok := sub[k]; !ok {
 						gone = append(gone, k)
@@ -129,7 +139,7 @@ func (ix *Index) update(ctx context.Context, rels []string) error {
 		case st.Mode().IsRegular() && isNote(key):
 			changed = append(changed, diskFile{key: key, disk: filepath.ToSlash(rel)})
 		default:
-			if _, ok := ix.man.Files[key]; ok {
+			if _, ok := ix.files()[key]; ok {
 				gone = append(gone, key)
 			}
 		}

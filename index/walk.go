@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,19 +27,59 @@ func isNote(rel string) bool {
 	return strings.EqualFold(filepath.Ext(rel), ".md") && !vault.Hidden(rel) && rel != vault.TimelineFile
 }
 
+// diskPath is f's on-disk path when it differs from its key, else "" (as
+// the manifest keeps it).
+func (f diskFile) diskPath() string {
+	if f.disk == f.key {
+		return ""
+	}
+	return f.disk
+}
+
+// vaultFiles is what a walk found: every note with its size and mtime, in
+// no order, and their digest (see [fileDigest]).
+type vaultFiles struct {
+	list []diskFile
+	sum  digest
+}
+
+// byKey indexes the files by key. Of two files with one key (a name in
+// NFC and in NFD side by side, possible on Linux) one is kept.
+func (vf vaultFiles) byKey() map[string]diskFile {
+	m := make(map[string]diskFile, len(vf.list))
+	for _, f := range vf.list {
+		m[f.key] = f
+	}
+	return m
+}
+
 // walk lists every note in the vault with its size and mtime. It never
 // enters dot-folders (so never reads .obsidian/) and skips symlinks.
-func (ix *Index) walk(ctx context.Context) (map[string]diskFile, error) {
-	return walkTree(ctx, ix.v.Root(), "")
+func (ix *Index) walk(ctx context.Context) (vaultFiles, error) {
+	vf, err := walkTree(ctx, ix.v.Root(), "", int(ix.walkHint.Load()))
+	if err == nil {
+		ix.walkHint.Store(int64(len(vf.list)))
+	}
+	return vf, err
 }
+
+// walkScratch is one folder's listing, reused from folder to folder.
+type walkScratch struct {
+	notes []dirNote
+	dirs  []string
+	local []diskFile
+}
+
+var walkScratches = sync.Pool{New: func() any { return new(walkScratch) }}
 
 // walkTree lists the notes under root/sub (sub "" for the whole vault),
 // reading folders in parallel: the walk is bound by system calls (one
-// lstat per file), not CPU, so several at a time finish sooner.
-func walkTree(ctx context.Context, root, sub string) (map[string]diskFile, error) {
+// stat per file), not CPU, so several at a time finish sooner. hint is
+// about how many notes there are (0: unknown).
+func walkTree(ctx context.Context, root, sub string, hint int) (vaultFiles, error) {
 	var (
 		mu      sync.Mutex
-		files   = make(map[string]diskFile, 1024)
+		files   = vaultFiles{list: make([]diskFile, 0, max(hint+hint/8, 64))}
 		pending sync.WaitGroup
 		sem     = make(chan struct{}, 8)
 		rootErr error
@@ -50,24 +91,18 @@ func walkTree(ctx context.Context, root, sub string) (map[string]diskFile, error
 			return
 		}
 		sem <- struct{}{}
-		abs := root
+		abs, prefix := root, ""
 		if rel != "" {
-			abs = filepath.Join(root, filepath.FromSlash(rel))
+			abs, prefix = filepath.Join(root, filepath.FromSlash(rel)), rel+"/"
 		}
-		notes, dirs, err := readNotesDir(abs)
-		local := make([]diskFile, 0, len(notes))
-		subdirs := make([]string, 0, len(dirs))
-		join := func(name string) string {
-			if rel == "" {
-				return name
-			}
-			return rel + "/" + name
-		}
-		for _, d := range dirs {
-			subdirs = append(subdirs, join(d))
-		}
-		for _, n := range notes {
-			r := join(n.name)
+		sc := walkScratches.Get().(*walkScratch)
+		var err error
+		sc.notes, sc.dirs, err = readNotesDir(abs, prefix, sc.notes[:0], sc.dirs[:0])
+		subdirs := slices.Clone(sc.dirs)
+		var sum digest
+		sc.local = sc.local[:0]
+		for _, n := range sc.notes {
+			r := n.name
 			key := r
 			if !isASCII(r) {
 				key = norm.NFC.String(r)
@@ -75,17 +110,20 @@ func walkTree(ctx context.Context, root, sub string) (map[string]diskFile, error
 			if key == vault.TimelineFile {
 				continue // derived from the feeds, which are indexed
 			}
-			local = append(local, diskFile{key: key, disk: r, st: n.st})
+			f := diskFile{key: key, disk: r, st: n.st}
+			sum.add(fileDigest(key, f.diskPath(), n.st.Size, n.st.Mtime))
+			sc.local = append(sc.local, f)
 		}
 		<-sem
 		mu.Lock()
 		if err != nil && rel == sub {
 			rootErr = err
 		}
-		for _, f := range local {
-			files[f.key] = f
-		}
+		files.list = append(files.list, sc.local...)
+		files.sum.add(sum)
 		mu.Unlock()
+		clear(sc.local) // drop the strings
+		walkScratches.Put(sc)
 		for _, d := range subdirs {
 			pending.Add(1)
 			go visit(d)
@@ -95,7 +133,7 @@ func walkTree(ctx context.Context, root, sub string) (map[string]diskFile, error
 	visit(sub)
 	pending.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return vaultFiles{}, err
 	}
 	return files, rootErr
 }
@@ -110,6 +148,6 @@ func isASCII(s string) bool {
 }
 
 // walkDir is walk limited to one folder.
-func (ix *Index) walkDir(ctx context.Context, rel string) (map[string]diskFile, error) {
-	return walkTree(ctx, ix.v.Root(), filepath.ToSlash(rel))
+func (ix *Index) walkDir(ctx context.Context, rel string) (vaultFiles, error) {
+	return walkTree(ctx, ix.v.Root(), filepath.ToSlash(rel), 0)
 }

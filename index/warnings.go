@@ -90,8 +90,13 @@ func (ix *Index) loadWarnings() {
 		return
 	}
 	ix.fwarn = make(map[string][]string, len(list))
+	// Warnings are saved with the manifest, for files it holds; when its
+	// lines are not decoded yet (a search that may never need them) they
+	// are taken as saved.
+	man := ix.man.files
 	for _, fw := range list {
-		if _, indexed := ix.man.Files[fw.Path]; indexed && len(fw.Warnings) > 0 {
+		_, indexed := man[fw.Path]
+		if (indexed || man == nil) && len(fw.Warnings) > 0 {
 			ix.fwarn[fw.Path] = fw.Warnings[:min(len(fw.Warnings), maxFileWarnings)]
 		}
 	}
