@@ -76,8 +76,25 @@ func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTa
 	var t ownTail
 	var h feedHint
 	hintOK := false
+	// The target is opened once, for checking the hint and reading its end.
+	f, err := openFile(l.abs(target), os.O_RDONLY, 0)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return t, fmt.Errorf("open %s: %w", target, err)
+	}
+	if f != nil {
+		defer f.Close()
+	}
 	if err := readJSON(l.abs(hintPath(stream, writer)), &h); err == nil && isLogFile(h.File) {
-		if size, ok := l.validSize(pos{Segment: h.File, Offset: h.Offset, Anchor: h.Anchor}); ok && size >= h.Offset {
+		ok := false
+		if h.File == target && f != nil {
+			if st, err := f.Stat(); err == nil && st.Size() >= h.Offset && h.Offset >= 0 {
+				a, err := anchorAt(f, h.Offset)
+				ok = err == nil && a == h.Anchor
+			}
+		} else if h.File != target {
+			_, ok = l.validSize(pos{Segment: h.File, Offset: h.Offset, Anchor: h.Anchor})
+		}
+		if ok {
 			hintOK = true
 			t.seq, t.hash = h.Seq, h.Hash
 		}
@@ -105,15 +122,10 @@ func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTa
 	}
 	// The end of the target file: parse what lies after the hint (all of
 	// it if the hint is for another file).
-	f, err := os.Open(l.abs(target))
-	if errors.Is(err, fs.ErrNotExist) {
+	if f == nil {
 		t.endsNL = 2
 		return t, nil
 	}
-	if err != nil {
-		return t, fmt.Errorf("open %s: %w", target, err)
-	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return t, err
@@ -356,7 +368,7 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	}
 	// What is new in the other feeds: read now, recorded in the witness
 	// once, with this append (one witness write per append).
-	scan, err := l.scanFeeds(stream, files)
+	scan, err := l.scanFeeds(stream, files, target)
 	if err != nil {
 		return res, err
 	}
@@ -434,11 +446,11 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 		}
 	}
 	path := l.abs(target)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	created := false
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			f, err = openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		}
 	}
 	if err != nil {

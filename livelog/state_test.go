@@ -293,3 +293,22 @@ func hasFinding(r *Report, status Status, detail string) bool {
 	}
 	return false
 }
+
+// TestDeviceRenamedWhileOpen: a device name changed by another process
+// ('nexus device name') is used by the next append of a Log opened
+// before, even a name of the same length.
+func TestDeviceRenamedWhileOpen(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	if e := mustAppend(t, l, "lyra", "on box"); e.Writer != "lyra@box" {
+		t.Fatalf("writer %s", e.Writer)
+	}
+	for _, name := range []string{"vps", "laptop"} {
+		if err := v.SetDevice(name); err != nil {
+			t.Fatal(err)
+		}
+		if e := mustAppend(t, l, "lyra", "on "+name); e.Writer != "lyra@"+name {
+			t.Fatalf("after renaming the device to %s: writer %s", name, e.Writer)
+		}
+	}
+}
