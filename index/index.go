@@ -15,7 +15,7 @@ import (
 
 // schemaVersion changes whenever the mapping or the document model does;
 // an index of another version is rebuilt on open.
-const schemaVersion = 8
+const schemaVersion = 9
 
 const (
 	bleveSubdir  = "bleve"

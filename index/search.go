@@ -679,8 +679,16 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		if s, ok := h.Fields["date"].(string); ok {
 			hit.Date, _ = time.Parse(time.RFC3339Nano, s)
 		}
+		var data []byte // the hit's file, read once for the mask and the snippet
+		if hit.Kind == KindLog || hit.Kind == KindDecision {
+			var masked bool
+			if data, masked = ix.maskQuarantined(&hit, ix.readHit(hit.Path)); masked {
+				res.Hits = append(res.Hits, hit)
+				continue
+			}
+		}
 		if an != nil {
-			hit.Snippet = ix.snippet(an, terms, hit)
+			hit.Snippet = ix.snippet(an, terms, hit, data)
 		}
 		res.Hits = append(res.Hits, hit)
 	}

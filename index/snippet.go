@@ -15,6 +15,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/internal/markdown"
+	"github.com/nexus-memory/nexus/internal/scan"
+	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -38,8 +40,10 @@ const snippetScanCap = 200
 // To stay cheap on long sections it finds candidate places by substring
 // search for each analysed term (a stem is a prefix of its words; a CJK
 // bigram is a substring) and runs the analyzer only on the window.
-func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) string {
-	data := ix.readHit(h.Path)
+func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit, data []byte) string {
+	if data == nil {
+		data = ix.readHit(h.Path)
+	}
 	if data == nil {
 		return ""
 	}
@@ -64,6 +68,38 @@ func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit) str
 		b.WriteString("…")
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// maskQuarantined shows a log hit as another agent may see it (SPEC §2).
+// When the entry at the hit is quarantined, its title, heading and
+// snippet become the entry's notice and it reports true: none of its text
+// reaches the result. Otherwise it returns the data to take the snippet
+// from, with any quarantined entry the hit's lines reach into masked.
+// data is the hit's file (nil: unreadable; a title that fails the scan is
+// masked all the same).
+func (ix *Index) maskQuarantined(h *Hit, data []byte) ([]byte, bool) {
+	notice := ""
+	if data == nil {
+		if rule := scan.RuleOf(h.Title + "\n" + h.Heading); rule != "" {
+			notice = "[QUARANTINED: " + rule + "] (see " + h.Path + ", nexus log read --raw)"
+		}
+	} else if l, err := livelog.Open(ix.v, livelog.Options{}); err == nil {
+		sec := sectionBytes(data, h.Line, h.EndLine)
+		shown := l.Shown(h.Path, sec, h.Line)
+		if bytes.Equal(shown, sec) {
+			return data, false
+		}
+		first, _, _ := bytes.Cut(shown, []byte("\n"))
+		if !bytes.HasPrefix(first, []byte("[QUARANTINED: ")) {
+			return l.Shown(h.Path, data, 1), false
+		}
+		notice = strings.TrimSpace(string(first))
+	}
+	if notice == "" {
+		return data, false
+	}
+	h.Title, h.Heading, h.Snippet = notice, notice, notice
+	return nil, true
 }
 
 // readHit reads a hit's file (its path is as on disk; an index of an

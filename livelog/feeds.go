@@ -140,9 +140,33 @@ func (l *Log) decisionFiles() ([]logFile, error) {
 // Writer returns the writer agent appends as on this machine:
 // AGENT@DEVICE.
 func (l *Log) Writer(agent string) (string, error) {
-	d, err := l.v.Device()
+	d, err := l.device()
 	if err != nil {
 		return "", err
 	}
 	return agent + "@" + d, nil
+}
+
+// device is the vault's device name, read again only when its file
+// changed (a stat instead of a read per append): 'nexus device name' in
+// another process is seen by the next append.
+func (l *Log) device() (string, error) {
+	st, serr := os.Stat(l.abs(vault.DeviceFile))
+	var stamp idStamp
+	if serr == nil {
+		stamp = idStamp{ino: fileID(st), size: st.Size(), mtime: st.ModTime()}
+		l.devMu.Lock()
+		d, ok := l.dev, l.dev != "" && l.devStamp == stamp
+		l.devMu.Unlock()
+		if ok {
+			return d, nil
+		}
+	}
+	d, err := l.v.Device()
+	if err == nil && serr == nil {
+		l.devMu.Lock()
+		l.dev, l.devStamp = d, stamp
+		l.devMu.Unlock()
+	}
+	return d, err
 }

@@ -51,6 +51,14 @@ type Log struct {
 	mu      sync.Mutex                  // protects signers
 	signers map[string]*identity.Signer // loaded private keys, by writer
 
+	witMu  sync.Mutex // protects witDoc, wit
+	witDoc []byte     // the witness's text as this process last read or wrote it
+	wit    witness    // witDoc decoded (callers get clones)
+
+	devMu    sync.Mutex // protects dev, devStamp
+	dev      string     // the device name as last read (see device)
+	devStamp idStamp
+
 	krMu     sync.Mutex       // protects kr, krStamps
 	kr       identity.Keyring // the keys as last loaded (see keyring)
 	krStamps []idStamp

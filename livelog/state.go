@@ -83,23 +83,32 @@ func unsealState(data []byte) ([]byte, bool) {
 // then its previous version is tried (the swap partner replaceState
 // keeps), before giving up with errTornState.
 func readJSON(path string, v any) error {
+	doc, err := readStateDoc(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(doc, v)
+}
+
+// readStateDoc is [readJSON] that returns the document's text.
+func readStateDoc(path string) ([]byte, error) {
 	for try := 0; ; try++ {
 		p := path
 		if try == 3 {
 			p = nextStatePath(path)
 		}
-		data, err := os.ReadFile(p)
+		data, err := readFile(p)
 		if err != nil {
 			if try == 3 {
-				return fmt.Errorf("%w: %s", errTornState, path)
+				return nil, fmt.Errorf("%w: %s", errTornState, path)
 			}
-			return err
+			return nil, err
 		}
 		if doc, ok := unsealState(data); ok {
-			return json.Unmarshal(doc, v)
+			return doc, nil
 		}
 		if try == 3 {
-			return fmt.Errorf("%w: %s", errTornState, path)
+			return nil, fmt.Errorf("%w: %s", errTornState, path)
 		}
 		if try > 0 {
 			time.Sleep(time.Millisecond)
@@ -122,6 +131,12 @@ func (l *Log) writeState(rel string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", rel, err)
 	}
+	return l.writeStateDoc(rel, doc)
+}
+
+// writeStateDoc is [Log.writeState] of a document already encoded.
+func (l *Log) writeStateDoc(rel string, doc []byte) error {
+	var err error
 	path := l.abs(rel)
 	data := sealState(doc)
 	err = replaceState(path, data)

@@ -26,7 +26,7 @@ func replaceState(path string, data []byte) error {
 		return renameState(path, data)
 	}
 	next := nextStatePath(path)
-	f, err := os.OpenFile(next, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := openFile(next, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

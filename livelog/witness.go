@@ -1,6 +1,8 @@
 package livelog
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,8 +69,22 @@ func (w *witness) raise(stream, writer string, s seen) bool {
 
 func (l *Log) loadWitness() witness {
 	var w witness
-	if err := readJSON(l.abs(witnessFile), &w); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	doc, err := readStateDoc(l.abs(witnessFile))
+	if err == nil {
+		// The same text as last read or written by this process: its
+		// decoded copy (decoding was a tenth of an append).
+		l.witMu.Lock()
+		if l.witDoc != nil && bytes.Equal(doc, l.witDoc) {
+			w = l.wit.clone()
+			l.witMu.Unlock()
+			return w
+		}
+		l.witMu.Unlock()
+		err = json.Unmarshal(doc, &w)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		l.opts.Logger.Warn("live log: unreadable witness; starting a new one", "err", err)
+		w = witness{}
 	}
 	if w.Feeds == nil {
 		w.Feeds = map[string]map[string]seen{}
@@ -76,7 +92,34 @@ func (l *Log) loadWitness() witness {
 	if w.Files == nil {
 		w.Files = map[string]scanned{}
 	}
+	if err == nil {
+		l.remember(doc, w)
+	}
 	return w
+}
+
+// remember keeps w, whose text is doc, as this process's decoded witness.
+func (l *Log) remember(doc []byte, w witness) {
+	c := w.clone()
+	l.witMu.Lock()
+	l.witDoc, l.wit = doc, c
+	l.witMu.Unlock()
+}
+
+// clone copies w deeply: callers change the copy they get.
+func (w witness) clone() witness {
+	c := witness{Feeds: make(map[string]map[string]seen, len(w.Feeds)), Files: make(map[string]scanned, len(w.Files))}
+	for s, m := range w.Feeds {
+		cm := make(map[string]seen, len(m))
+		for k, v := range m {
+			cm[k] = v
+		}
+		c.Feeds[s] = cm
+	}
+	for k, v := range w.Files {
+		c.Files[k] = v
+	}
+	return c
 }
 
 // errWitnessReadOnly marks a witness that could not be saved because this
@@ -98,7 +141,14 @@ func (l *Log) updateWitness(fn func(w *witness) bool) error {
 	if !fn(&w) {
 		return nil
 	}
-	err = l.writeState(witnessFile, w)
+	doc, err := json.Marshal(w)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", witnessFile, err)
+	}
+	err = l.writeStateDoc(witnessFile, doc)
+	if err == nil {
+		l.remember(doc, w)
+	}
 	if vault.IsReadOnly(err) {
 		return fmt.Errorf("%w: %w", errWitnessReadOnly, err)
 	}
@@ -145,7 +195,7 @@ func (sc *feedScan) empty() bool { return len(sc.changed) == 0 && len(sc.raise) 
 // machine report later "removals". When nothing is new, the witness is
 // neither locked nor written.
 func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
-	sc, err := l.scanFeeds(stream, files)
+	sc, err := l.scanFeeds(stream, files, "")
 	if err != nil || sc.empty() {
 		return sc.heads, err
 	}
@@ -157,17 +207,19 @@ func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
 }
 
 // scanFeeds is the reading half of [Log.refresh]: it reads the witness
-// and what is new in the feed files, and writes nothing.
-func (l *Log) scanFeeds(stream string, files []logFile) (feedScan, error) {
+// and what is new in the feed files, and writes nothing. An append skips
+// the files of its own writer's feed (skip): it reads the end of its file
+// under the feed's lock and records its own entries in the witness itself.
+func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, error) {
 	w := l.loadWitness()
 	res := feedScan{heads: map[string]head{}, changed: map[string]scanned{}, raise: map[string]seen{}, w: w}
 	heads, changed := res.heads, res.changed
 	for _, lf := range files {
-		if lf.legacy {
+		if lf.legacy || (skip != "" && lf.writer == skip) {
 			continue
 		}
 		sc := w.Files[lf.rel]
-		f, err := os.Open(l.abs(lf.rel))
+		f, err := openFile(l.abs(lf.rel), os.O_RDONLY, 0)
 		if err != nil {
 			continue // gone meanwhile
 		}

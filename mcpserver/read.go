@@ -18,7 +18,9 @@ const maxNoteBytes = 8 << 20
 
 // readNote reads a markdown note by vault-relative path, refusing anything
 // that is not a .md file inside the vault and outside every dot-folder
-// (.nexus/ holds the private keys), also through symlinks.
+// (.nexus/ holds the private keys), also through symlinks. A log file is
+// read as other agents may see it: quarantined entries show their notice
+// (livelog's Shown).
 func (s *Server) readNote(rel string) (clean string, data []byte, err error) {
 	clean, f, size, err := s.openNote(rel)
 	if err != nil {
@@ -32,7 +34,7 @@ func (s *Server) readNote(rel string) (clean string, data []byte, err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("read %q: %w", clean, err)
 	}
-	return clean, data, nil
+	return clean, s.lg.Shown(clean, data, 1), nil
 }
 
 // openNote opens a markdown note by vault-relative path, with the checks

@@ -58,6 +58,7 @@ func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 		// A note too large to load whole (a search hit can point into
 		// one) is streamed: only the asked lines are kept.
 		res, err := readLines(f, clean, from, n)
+		res.Text = string(s.lg.Shown(clean, []byte(res.Text), from))
 		if err == nil && res.Lines > 0 {
 			agents.RecordRead(s.vault(), c.agent, clean, "mcp", nil, from, from+res.Lines-1) // a recall signal (a large feed file's log entries)
 		}
@@ -67,6 +68,7 @@ func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %q: %w", clean, err)
 	}
+	data = s.lg.Shown(clean, data, 1) // a quarantined log entry shows its notice
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	all := strings.SplitAfter(text, "\n")
 	if len(all) > 0 && all[len(all)-1] == "" {

@@ -146,14 +146,17 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 	}
 	release := func() { <-slot }
 
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		release()
-		return nil, lockOpenError(name, err)
-	}
 	// Mode 0600 (flock's default): other users cannot take, and so cannot
 	// hold up, this vault's locks; their reads need none (docs/operations.md).
+	// The lock folder is made when the first lock finds it missing.
 	fl := flock.New(path)
 	ok, err := fl.TryLock()
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			fl = flock.New(path)
+			ok, err = fl.TryLock()
+		}
+	}
 	if err != nil {
 		release()
 		return nil, lockOpenError(name, err)
@@ -214,9 +217,11 @@ func lockOpenError(name string, err error) error {
 	return fmt.Errorf("lock %s: %w", name, err)
 }
 
+var lockNameReplacer = strings.NewReplacer("/", "~", `\`, "~", ":", "_", "..", "_")
+
 // LockPath returns the lock file used for name.
 func (v *Vault) LockPath(name string) string {
-	safe := strings.NewReplacer("/", "~", `\`, "~", ":", "_", "..", "_").Replace(name)
+	safe := lockNameReplacer.Replace(name)
 	return filepath.Join(v.root, filepath.FromSlash(LocksDir), safe+".lock")
 }
 

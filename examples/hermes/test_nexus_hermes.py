@@ -398,6 +398,77 @@ class MCPTest(unittest.TestCase):
         self.assertTrue(all(e["signed"] and e["agent"] == "lyra" and e["kind"] == "turn" for e in mine))
 
 
+def _executable(folder, name):
+    path = os.path.join(folder, name + (".exe" if os.name == "nt" else ""))
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+class BinaryChoiceTest(unittest.TestCase):
+    """Which nexus the provider runs: the config's bin, NEXUS_BIN, then
+    nexus-lite on PATH (the lean build), then nexus."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="nexus-hermes-bin-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def provider(self, env, cfg=None):
+        saved = dict(os.environ)
+        self.addCleanup(lambda: (os.environ.clear(), os.environ.update(saved)))
+        for k in ("NEXUS_BIN", "PATH"):
+            os.environ.pop(k, None)
+        os.environ.update(env)
+        return NexusMemoryProvider(dict({"agent": "lyra"}, **(cfg or {})))
+
+    def test_order(self):
+        with_lite = os.path.join(self.tmp, "with-lite")
+        without = os.path.join(self.tmp, "without")
+        os.mkdir(with_lite)
+        os.mkdir(without)
+        lite = _executable(with_lite, "nexus-lite")
+        _executable(without, "nexus")
+        both = with_lite + os.pathsep + without
+        for name, env, cfg, want in [
+            ("nexus-lite on PATH", {"PATH": both}, None, lite),
+            ("only nexus on PATH", {"PATH": without}, None, "nexus"),
+            ("NEXUS_BIN wins over nexus-lite", {"PATH": both, "NEXUS_BIN": "/opt/nexus"}, None, "/opt/nexus"),
+            ("config bin wins over both", {"PATH": both, "NEXUS_BIN": "/opt/nexus"}, {"bin": "/srv/nexus"}, "/srv/nexus"),
+            ("empty NEXUS_BIN is unset", {"PATH": both, "NEXUS_BIN": ""}, None, lite),
+        ]:
+            with self.subTest(name):
+                self.assertEqual(self.provider(env, cfg).binary, want)
+
+    def test_not_executable_is_not_chosen(self):
+        if os.name == "nt":
+            self.skipTest("no execute bit on Windows")
+        lite = _executable(self.tmp, "nexus-lite")
+        os.chmod(lite, 0o644)
+        self.assertEqual(self.provider({"PATH": self.tmp}).binary, "nexus")
+
+    def test_session_through_the_lean_build(self):
+        # The real lean build on PATH, the full nexus beside it (what it
+        # runs 'search' and the like with): one turn injects and appends.
+        folder = os.path.join(self.tmp, "bin")
+        os.mkdir(folder)
+        lite = os.path.join(folder, "nexus-lite")
+        subprocess.run(["go", "build", "-tags", "lite", "-o", lite, "./cmd/nexus"], cwd=ROOT, check=True)
+        shutil.copy(NEXUS, os.path.join(folder, "nexus"))
+        vault = make_vault(self.tmp)
+        nx(vault, "log", "append", "ELLA-L through the lean build", agent="ella")
+        p = self.provider({"PATH": folder + os.pathsep + os.environ.get("PATH", "")}, {"vault": vault, "timeout": 20})
+        self.assertEqual(p.binary, lite)
+        h = Harness(p, [p.pre_llm_call])
+        self.assertIn("IDENTITY", h.system)
+        t1 = h.turn("What changed overnight on staging?", "Ella's note about the lean build.")
+        self.assertIn("ELLA-L", t1)
+        h.end()
+        self.assertEqual([e["kind"] for e in entries(vault, "lyra")], ["turn"])
+        version = subprocess.run([lite, "version"], capture_output=True, text=True, check=True).stdout
+        self.assertIn("lean build", version)
+
+
 class UnitTest(unittest.TestCase):
     def test_trivial(self):
         for s in ("ok", "OK!", "thanks :)", "/help", "", "  ", "네", "lgtm"):

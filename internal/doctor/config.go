@@ -13,8 +13,9 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// config checks that .nexus/config.yaml parses, that its limits are
-// sensible, and that every token hash belongs to an agent.
+// config checks that .nexus/config.yaml parses, that it holds no key
+// Nexus does not know (a typo would silently keep the default), that its
+// limits are sensible, and that every token hash belongs to an agent.
 func (c *checker) config(ctx context.Context) (string, []Finding, error) {
 	path := c.abs(vault.ConfigFile)
 	edit := "edit " + Quote(path) + " (for example: ${EDITOR:-vi} " + Quote(path) + ")"
@@ -43,6 +44,19 @@ func (c *checker) config(ctx context.Context) (string, []Finding, error) {
 		}}, nil
 	}
 	var findings []Finding
+	keys, meant := vault.UnknownConfigKeys(data)
+	for i, key := range keys {
+		f := Finding{
+			Path:    vault.ConfigFile,
+			Problem: fmt.Sprintf("%s is not a setting Nexus knows, so it is ignored", key),
+			Fix:     edit + " and delete the line (or correct it, if it is a typo)",
+		}
+		if meant[i] != "" {
+			f.Problem = fmt.Sprintf("%s is not a setting Nexus knows, so it is ignored and %s keeps its default", key, meant[i])
+			f.Fix = edit + " and rename " + key + " to " + meant[i]
+		}
+		findings = append(findings, f)
+	}
 	for _, key := range []string{"memory_char_limit", "user_char_limit", "memory_index_line_limit", "prompt_log_entries", "snapshots_keep"} {
 		if n, ok := raw[key].(int); ok && n <= 0 {
 			findings = append(findings, Finding{

@@ -204,6 +204,14 @@ func TestPlantedProblems(t *testing.T) {
 			check: "config", path: ".nexus/config.yaml", fix: "user_char_limit",
 		},
 		{
+			name: "misspelt setting",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("memory_char_limt: 3000\n"), 0o644))
+				return nil
+			},
+			check: "config", path: ".nexus/config.yaml", fix: "rename memory_char_limt to memory_char_limit",
+		},
+		{
 			name: "lock_timeout not a duration",
 			plant: func(t *testing.T, v *vault.Vault) func() {
 				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("lock_timeout: soon\n"), 0o644))

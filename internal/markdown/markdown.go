@@ -259,7 +259,12 @@ func (p *parser) run() {
 	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 		p.block(c)
 	}
-	p.flush(p.lineBase + len(p.lineStarts) - 1)
+	// The last line ends the text; a final newline starts no line.
+	n := len(p.lineStarts)
+	if n > 1 && p.lineStarts[n-1] == len(p.src) {
+		n--
+	}
+	p.flush(p.lineBase + n - 1)
 	// Comments may hold anything; they are not content.
 }
 

@@ -220,3 +220,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestLastSectionEndsAtTheLastLine: a final newline starts no line, so the
+// last section ends at the text's last line — a log entry's section must
+// not reach into the next entry's header.
+func TestLastSectionEndsAtTheLastLine(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		end  int
+	}{
+		{"### a\n<!-- x -->\n\n", 3},
+		{"### a\n<!-- x -->\n", 2},
+		{"### a\n<!-- x -->", 2},
+		{"# T\n\ntext\n\n## B\nmore\n", 6},
+		{"# T\r\n\r\ntext\r\n", 3},
+		{"one line", 1},
+	} {
+		n := Parse("x.md", []byte(tc.text))
+		if len(n.Sections) == 0 {
+			t.Fatalf("%q: no sections", tc.text)
+		}
+		if got := n.Sections[len(n.Sections)-1].EndLine; got != tc.end {
+			t.Errorf("%q: last section ends at line %d, want %d", tc.text, got, tc.end)
+		}
+	}
+}

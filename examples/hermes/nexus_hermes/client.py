@@ -23,6 +23,19 @@ from typing import Any, Dict, List, Optional
 # left out: Hermes injects its own memories folder (the agent's home).
 STATIC_SECTIONS = ("identity", "memory_index", "checkpoint", "decisions")
 
+# The lean build of nexus (go build -tags lite, docs/cli.md): the same
+# commands, without the MCP server's and the index's start-up cost.
+LITE_BINARY = "nexus-lite"
+
+
+def default_binary(env: Optional[Dict[str, str]] = None) -> str:
+    """The nexus to run when neither the config's bin nor NEXUS_BIN names
+    one: nexus-lite if it is on PATH (it starts several times faster; it
+    hands the commands it leaves out to the full nexus), else nexus."""
+    env = os.environ if env is None else env
+    return shutil.which(LITE_BINARY, path=env.get("PATH", os.defpath)) or "nexus"
+
+
 # How much of a body the MCP transport shows per unread entry (the CLI's
 # 'nexus prompt' cuts bodies to 300 code points itself).
 _MCP_BODY_CHARS = 300

@@ -37,7 +37,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-from .client import CLIClient, MCPClient, NexusError
+from .client import CLIClient, MCPClient, NexusError, default_binary
 
 try:  # Hermes present: subclass its base class, so its loader accepts us.
     from agent.memory_provider import MemoryProvider as _Base  # type: ignore
@@ -138,7 +138,8 @@ class NexusMemoryProvider(_Base):
         env = os.environ
         self.agent = cfg.get("agent") or env.get("NEXUS_AGENT", "")
         self.vault = cfg.get("vault") or env.get("NEXUS_VAULT", "")
-        self.binary = cfg.get("bin") or env.get("NEXUS_BIN", "nexus")
+        # The config's bin, else NEXUS_BIN, else nexus-lite on PATH, else nexus.
+        self.binary = cfg.get("bin") or env.get("NEXUS_BIN") or default_binary(env)
         self.url = cfg.get("url") or env.get("NEXUS_URL", "")
         self.token = cfg.get("token") or env.get("NEXUS_TOKEN", "")
         self.channel = cfg.get("channel") or env.get("NEXUS_CHANNEL", "general")
@@ -189,7 +190,7 @@ class NexusMemoryProvider(_Base):
         return [
             {"key": "agent", "description": "Nexus agent name (its home in the vault)", "env_var": "NEXUS_AGENT", "required": True},
             {"key": "vault", "description": "Path of the Nexus vault", "env_var": "NEXUS_VAULT"},
-            {"key": "bin", "description": "Path of the nexus binary (default: nexus on PATH)", "env_var": "NEXUS_BIN"},
+            {"key": "bin", "description": "Path of the nexus binary (default: nexus-lite on PATH, else nexus)", "env_var": "NEXUS_BIN"},
             {"key": "url", "description": "Or: URL of 'nexus serve --http' (http://HOST:PORT/mcp)", "env_var": "NEXUS_URL"},
             {"key": "token", "description": "The agent's token for the URL", "env_var": "NEXUS_TOKEN", "secret": True},
             {"key": "timeout", "description": "Seconds before a Nexus call is given up (default 3)", "env_var": "NEXUS_TIMEOUT", "type": "number"},

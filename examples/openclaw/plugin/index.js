@@ -18,7 +18,7 @@
 // nexus CLI on this machine, or { url, token } for 'nexus serve --http'.
 // See docs/runtimes.md in the Nexus repository.
 
-import { CLIClient, CORPUS_PREFIX, MCPClient, NexusError, clip, keyOf, oneLine } from "./nexus.js";
+import { CLIClient, CORPUS_PREFIX, MCPClient, NexusError, clip, keyOf, oneLine, resolveBin } from "./nexus.js";
 
 const NOTICE = "⚠ Nexus (shared memory)";
 
@@ -89,7 +89,7 @@ function settings(api) {
   return {
     vault: c.vault ?? env.NEXUS_VAULT ?? "",
     agent: c.agent ?? env.NEXUS_AGENT ?? "",
-    bin: c.bin ?? env.NEXUS_BIN ?? "nexus",
+    bin: resolveBin(c.bin, env),
     url: c.url ?? env.NEXUS_URL ?? "",
     token: c.token ?? env.NEXUS_TOKEN ?? "",
     channel: c.channel ?? "general",

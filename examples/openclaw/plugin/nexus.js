@@ -6,7 +6,7 @@
 
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 
 export class NexusError extends Error {
@@ -33,6 +33,34 @@ export function keyOf(...parts) {
 // The prefix of the paths the corpus supplement hands out: a lookup without
 // it is someone else's (OpenClaw's own memory files).
 export const CORPUS_PREFIX = "nexus/";
+
+// The lean build of nexus (go build -tags lite, docs/cli.md): the same
+// commands, without the MCP server's and the index's start-up cost.
+export const LITE_BIN = "nexus-lite";
+
+// defaultBin is the nexus to run when neither config.bin nor NEXUS_BIN
+// names one: nexus-lite if it is on PATH (it starts several times faster;
+// it hands the commands it leaves out to the full nexus), else nexus.
+export function defaultBin(env = process.env) {
+  const exe = process.platform === "win32" ? ".exe" : "";
+  for (const dir of (env.PATH ?? env.Path ?? "").split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue; // never one from the working folder
+    const candidate = path.join(dir, LITE_BIN + exe);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return "nexus";
+}
+
+// resolveBin is the order the plugin picks its binary in: config.bin, then
+// NEXUS_BIN, then nexus-lite on PATH, then nexus.
+export function resolveBin(bin, env = process.env) {
+  return bin || env.NEXUS_BIN || defaultBin(env);
+}
 
 export class CLIClient {
   constructor({ bin, vault, agent, timeoutMs }) {

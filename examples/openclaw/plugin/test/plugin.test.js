@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -16,6 +16,7 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import plugin, { createNexusPlugin, isTrivial, lastExchange } from "../index.js";
+import { defaultBin, resolveBin } from "../nexus.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../../../..");
@@ -67,6 +68,63 @@ before(() => {
   }
 });
 after(() => rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
+
+// An executable file NAME in folder, for PATH lookups.
+function executable(folder, name) {
+  mkdirSync(folder, { recursive: true });
+  const p = path.join(folder, name + (process.platform === "win32" ? ".exe" : ""));
+  writeFileSync(p, "#!/bin/sh\nexit 0\n");
+  chmodSync(p, 0o755);
+  return p;
+}
+
+describe("which nexus the plugin runs", () => {
+  test("config.bin, then NEXUS_BIN, then nexus-lite on PATH, then nexus", () => {
+    const withLite = path.join(tmp, "bin-with-lite");
+    const without = path.join(tmp, "bin-without");
+    const lite = executable(withLite, "nexus-lite");
+    executable(without, "nexus");
+    const both = [withLite, without].join(path.delimiter);
+    assert.equal(resolveBin(undefined, { PATH: both }), lite);
+    assert.equal(resolveBin(undefined, { PATH: without }), "nexus");
+    assert.equal(resolveBin(undefined, { PATH: both, NEXUS_BIN: "/opt/nexus" }), "/opt/nexus");
+    assert.equal(resolveBin("/srv/nexus", { PATH: both, NEXUS_BIN: "/opt/nexus" }), "/srv/nexus");
+    assert.equal(resolveBin(undefined, { PATH: both, NEXUS_BIN: "" }), lite, "an empty NEXUS_BIN is unset");
+    assert.equal(defaultBin({ PATH: ["relative/dir", without].join(path.delimiter) }), "nexus");
+  });
+
+  test("a nexus-lite that cannot be run is not chosen", { skip: process.platform === "win32" }, () => {
+    const dir = path.join(tmp, "bin-noexec");
+    const lite = executable(dir, "nexus-lite");
+    chmodSync(lite, 0o644);
+    assert.equal(defaultBin({ PATH: dir }), "nexus");
+  });
+
+  test("a turn through the real lean build found on PATH", async () => {
+    const dir = path.join(tmp, "bin-real-lite");
+    mkdirSync(dir, { recursive: true });
+    const lite = path.join(dir, "nexus-lite");
+    execFileSync("go", ["build", "-tags", "lite", "-o", lite, "./cmd/nexus"], { cwd: root, stdio: "inherit" });
+    copyFileSync(NEXUS, path.join(dir, "nexus")); // what nexus-lite runs search with
+    const vault = makeVault();
+    nx(vault, "--agent", "lyra", "log", "append", "LYRA-L through the lean build");
+    const saved = { PATH: process.env.PATH, NEXUS_BIN: process.env.NEXUS_BIN };
+    process.env.PATH = [dir, saved.PATH].join(path.delimiter);
+    delete process.env.NEXUS_BIN;
+    try {
+      const p = createNexusPlugin(fakeApi({ vault, agent: "ella", timeoutMs: 20000 }));
+      const r = await p.beforePromptBuild({ prompt: "What changed?", messages: [] }, { runId: "r1" });
+      assert.match(r.prependContext, /LYRA-L through the lean build/u);
+      await p.agentEnd({ runId: "r1", success: true, messages: exchange("What changed overnight?", "Lyra used the lean build.") }, { sessionKey: "s" });
+    } finally {
+      process.env.PATH = saved.PATH;
+      if (saved.NEXUS_BIN !== undefined) process.env.NEXUS_BIN = saved.NEXUS_BIN;
+    }
+    const mine = entriesBy(vault, "ella");
+    assert.equal(mine.length, 1, JSON.stringify(mine));
+    assert.match(execFileSync(lite, ["version"]).toString(), /lean build/u);
+  });
+});
 
 describe("hooks over the nexus CLI", () => {
   test("register wires the two hooks and the corpus supplement", () => {
