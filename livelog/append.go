@@ -55,6 +55,9 @@ type ownTail struct {
 	endsNL int  // newlines ending the target file (0, 1, 2+)
 	size   int64
 	hint   feedHint
+	// last is the last append of this writer on this machine, as its hint
+	// records it (whether or not the hint still matches the file).
+	last seen
 }
 
 // ownFiles lists the files of writer's feed in stream: the canonical
@@ -85,6 +88,9 @@ func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTa
 		defer f.Close()
 	}
 	if err := readJSON(l.abs(hintPath(stream, writer)), &h); err == nil && isLogFile(h.File) {
+		if _, ok := parseHash(h.Hash); ok && h.Seq > 0 {
+			t.last = seen{Seq: h.Seq, Hash: h.Hash}
+		}
 		ok := false
 		if h.File == target && f != nil {
 			if st, err := f.Stat(); err == nil && st.Size() >= h.Offset && h.Offset >= 0 {
@@ -322,6 +328,25 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	if err != nil {
 		return res, err
 	}
+	// Before taking the feed's lock: list the files and read what is new
+	// in the other writers' feeds (checking their heads' signatures), to
+	// cite them and record them in the witness. None of it depends on this
+	// feed, so the lock is held only for what does.
+	var files []logFile
+	if stream == streamLive {
+		files, err = l.liveFiles()
+	} else {
+		files, err = l.decisionFiles()
+	}
+	if err != nil {
+		return res, err
+	}
+	scan, err := l.scanFeeds(stream, files, writer)
+	if err != nil {
+		return res, err
+	}
+	heads := scan.heads
+
 	unlock, err := l.v.Lock(feedLock(stream, writer))
 	if err != nil {
 		return res, err
@@ -336,15 +361,8 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	// A feed file is chosen by the time of the entry: a clock that ran
 	// ahead once does not pull later entries into a later month.
 	target := DecisionFeedPath(writer)
-	var files []logFile
 	if stream == streamLive {
 		target = FeedPath(writer, now)
-		files, err = l.liveFiles()
-	} else {
-		files, err = l.decisionFiles()
-	}
-	if err != nil {
-		return res, err
 	}
 	t, err := l.findOwnTail(stream, writer, target, files)
 	if err != nil {
@@ -366,18 +384,12 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 			return res, nil
 		}
 	}
-	// What is new in the other feeds: read now, recorded in the witness
-	// once, with this append (one witness write per append).
-	scan, err := l.scanFeeds(stream, files, target)
-	if err != nil {
-		return res, err
-	}
-	heads := scan.heads
-	// The witness as read under this feed's lock: every append of this
-	// writer on this machine recorded its entry before letting go of it.
+	// The highest entry of this feed this machine saw: its witness, or
+	// the last append here (the hint, read under the lock: every append
+	// of this writer on this machine records it before letting go).
 	wit := scan.w.get(stream, writer)
-	if r, ok := scan.raise[writer]; ok && r.Seq > wit.Seq {
-		wit = r
+	if t.last.Seq > wit.Seq {
+		wit = t.last
 	}
 	seq, prev := t.seq, t.hash
 	if wit.Seq > seq {
@@ -402,7 +414,7 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	}
 	var cites []Cite
 	for w, h := range heads {
-		if w == writer || h.Seq == 0 || cited[w] == h.Seq {
+		if w == writer || h.Seq == 0 || h.Seq <= cited[w] {
 			continue
 		}
 		cites = append(cites, Cite{Writer: w, Seq: h.Seq, Hash: h.Hash[:citeHashLen]})

@@ -312,3 +312,24 @@ func TestDeviceRenamedWhileOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestGapFromHint: the last append made here (the feed's hint) is
+// evidence too: with the witness lost and the feed's tail cut, the next
+// append still numbers after what this machine appended.
+func TestGapFromHint(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	for i := range 4 {
+		mustAppend(t, l, "lyra", fmt.Sprint("e", i+1))
+	}
+	mustAppend(t, l, "ella", "f1")
+	os.Remove(l.abs(witnessFile))
+	os.Remove(nextStatePath(l.abs(witnessFile)))
+	path := feedFile(l, "lyra")
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, data[:ParseFeed("x", data)[2].Offset], 0o644) // cut e3, e4
+	res, err := l.AppendDetailed("lyra", Entry{Summary: "after the cut"})
+	if err != nil || res.Entry.Seq != 5 || res.Gap != "3-4" {
+		t.Fatalf("append after a cut, witness lost: %+v %v", res, err)
+	}
+}

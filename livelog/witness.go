@@ -208,14 +208,14 @@ func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
 
 // scanFeeds is the reading half of [Log.refresh]: it reads the witness
 // and what is new in the feed files, and writes nothing. An append skips
-// the file it is about to append to (skip): it has just read its end, and
-// records it in the witness itself.
+// the files of its own writer's feed (skip): it reads the end of its file
+// under the feed's lock and records its own entries in the witness itself.
 func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, error) {
 	w := l.loadWitness()
 	res := feedScan{heads: map[string]head{}, changed: map[string]scanned{}, raise: map[string]seen{}, w: w}
 	heads, changed := res.heads, res.changed
 	for _, lf := range files {
-		if lf.legacy || lf.rel == skip {
+		if lf.legacy || (skip != "" && lf.writer == skip) {
 			continue
 		}
 		sc := w.Files[lf.rel]
