@@ -56,3 +56,28 @@ func TestSearchShowsQuarantinedAsNotice(t *testing.T) {
 		})
 	}
 }
+
+// TestResultsSayCatchingUp: while the holder's first sync runs, searches
+// answer from the index as it is and say so; a holder that waits for it
+// (WaitCatchUp), and every search after it, do not.
+func TestResultsSayCatchingUp(t *testing.T) {
+	v := mustVault(t, map[string]string{"notes/a.md": "# Alpha\n\nalpha text\n"})
+	for _, tc := range []struct {
+		name       string
+		wait, sync bool
+		want       bool
+	}{
+		{"first sync running", false, true, true},
+		{"holder waits for it", true, true, false},
+		{"after it", false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := mustOpen(t, v, Options{NoServe: true, WaitCatchUp: tc.wait})
+			ix.catchingUp.Store(tc.sync)
+			if got := mustSearch(t, ix, Query{Text: "alpha"}).CatchingUp; got != tc.want {
+				t.Errorf("CatchingUp = %v, want %v", got, tc.want)
+			}
+			ix.catchingUp.Store(false)
+		})
+	}
+}

@@ -88,6 +88,11 @@ type Results struct {
 	Total       uint64 `json:"total"`
 	TotalCapped bool   `json:"total_capped,omitempty"`
 	Hits        []Hit  `json:"hits"`
+	// CatchingUp is set while the index holder's first sync after it
+	// started runs (Start answers from the index as it is rather than
+	// wait minutes on a big new vault): hits may miss files changed while
+	// no holder ran. Search again in a moment.
+	CatchingUp bool `json:"catching_up,omitempty"`
 }
 
 // field boosts: title and aliases over tags and headings over body.
@@ -650,7 +655,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	res := &Results{Query: q.Text, Total: r.total, TotalCapped: r.capped, Hits: []Hit{}}
+	res := &Results{Query: q.Text, Total: r.total, TotalCapped: r.capped, Hits: []Hit{}, CatchingUp: ix.catchingUp.Load() && !ix.opts.WaitCatchUp}
 	var an analysis.Analyzer
 	if !q.NoSnippets {
 		an = ix.bi.Mapping().AnalyzerNamed(analyzerName)

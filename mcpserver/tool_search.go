@@ -15,7 +15,7 @@ func (s *Server) searchTool() tool {
 
 Use it before answering from memory or asking the user something the vault may already know. Then read a hit with memory_get (path, from = its line).
 query takes plain words (every word must match; if no document has them all, any may), "exact phrases", title:word, -excluded, and inline filters tag:T path:P agent:A type:T. Filters can also be passed as arguments. maxResults (or limit) caps the hits (default 10); minScore (or min_score) drops weak ones.
-Returns {query, total, total_capped, hits: [{path, line, end_line, title, heading, score, match, snippet, kind, agent, type, date}]}: total counts matches up to 1000 or the limit (total_capped: there are more); match is title-phrase, together, title, heading or words; score compares hits of the same match; snippets wrap matched words in ** **.`,
+Returns {query, total, total_capped, hits: [{path, line, end_line, title, heading, score, match, snippet, kind, agent, type, date}]}: total counts matches up to 1000 or the limit (total_capped: there are more); match is title-phrase, together, title, heading or words; score compares hits of the same match; snippets wrap matched words in ** **; catching_up: the index is still catching up after its holder started, so search again in a moment if a recent change is missing.`,
 			objectSchema(fields{
 				{"query", strLen("What to look for.", 1, 1000)},
 				{"maxResults", intRange("Most hits to return (default 10, at most 100).", 1, 100)},

@@ -196,6 +196,11 @@ func runSearch(g *globals, o searchOptions, q index.Query) error {
 }
 
 func printHits(w io.Writer, res *index.Results) {
+	defer func() {
+		if res.CatchingUp {
+			fmt.Fprintln(w, "\nThe index is still catching up with the vault (its holder just started): files changed while no holder ran may be missing; search again in a moment.")
+		}
+	}()
 	if len(res.Hits) == 0 {
 		fmt.Fprintf(w, "No matches for %q.\n", res.Query)
 		return
