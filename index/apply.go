@@ -146,6 +146,9 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		sort.Slice(changed, func(i, j int) bool { return changed[i].key < changed[j].key })
 	}
 	total := len(changed) + len(gone)
+	if progress != nil {
+		progress(0, total) // there is work: callers may want to know at once
+	}
 	batch := bi.NewBatch()
 	done := 0
 	// Batches are applied by one goroutine while the next is prepared, so

@@ -20,7 +20,9 @@ func (ix *Index) Sync(ctx context.Context) error {
 }
 
 // SyncProgress is [Index.Sync] that reports progress while it indexes
-// (locally; a holder reports none).
+// (locally; a holder reports none): first Done 0 as soon as it knows
+// there are files to index, then every few hundred files and at the end.
+// It does not call progress when nothing changed.
 func (ix *Index) SyncProgress(ctx context.Context, progress func(Progress)) error {
 	if ix.isClosed() {
 		return ErrClosed

@@ -19,7 +19,10 @@ func cpuTime() time.Duration {
 }
 
 // peakRSSMB is a finished child process's peak resident memory, in MB
-// (ru_maxrss: kilobytes on Linux, bytes on macOS).
+// (ru_maxrss: kilobytes on Linux, bytes on macOS). On Linux it can be the
+// parent's: a child's ru_maxrss includes the memory of the process it was
+// forked from, before the exec (a 33 MB FTS5 build read 90 MB when forked
+// from this benchmark after it had built an index). Use [runPeak] there.
 func peakRSSMB(ps *os.ProcessState) float64 {
 	ru, ok := ps.SysUsage().(*syscall.Rusage)
 	if !ok {

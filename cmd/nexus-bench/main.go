@@ -48,6 +48,8 @@ type options struct {
 	jsonOut  bool
 	cold     bool
 	coldRuns int
+	builds   int
+	memory   string
 }
 
 func main() {
@@ -63,6 +65,8 @@ func main() {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	flag.BoolVar(&o.cold, "cold", false, "only compare cold 'nexus search' processes (nobody holding the index) with ripgrep on the indexed vault in -dir (needs -nexus and rg)")
 	flag.IntVar(&o.coldRuns, "cold-runs", 40, "queries for -cold")
+	flag.IntVar(&o.builds, "builds", 0, "only time N builds of the vault in -dir as processes, 'nexus index rebuild' (needs -nexus) and the FTS5 build interleaved, for wall time, CPU and peak resident memory (medians)")
+	flag.StringVar(&o.memory, "memory", "", "with -builds: pass --memory to 'nexus index rebuild'")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ftsBuildOnly := flag.Bool("fts-build-only", false, "only build the FTS5 index of -dir and exit (run as a child, for its peak memory)")
 	flag.Parse()
@@ -82,6 +86,21 @@ func main() {
 	}
 	if o.dir == "" {
 		o.dir = fmt.Sprintf("/tmp/nexus-bench-%d", o.notes)
+	}
+	if o.builds > 0 {
+		rep, err := runBuilds(o, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "nexus-bench:", err)
+			os.Exit(1)
+		}
+		if o.jsonOut {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+			return
+		}
+		rep.print(os.Stdout)
+		return
 	}
 	if o.cold {
 		rep, err := runCold(o, os.Stderr)
@@ -230,12 +249,13 @@ func run(ctx context.Context, o options, log io.Writer) (*report, error) {
 		cmd := exec.Command(o.nexusBin, "--vault", o.dir, "index", "rebuild")
 		cmd.Env = append(os.Environ(), "NEXUS_SEARCH_HOLD=0")
 		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, peak, err := runPeak(cmd)
+		if err != nil {
 			return nil, fmt.Errorf("nexus index rebuild: %v\n%s", err, out)
 		}
 		rep.Nexus.ProcBuildSeconds = time.Since(start).Seconds()
 		rep.Nexus.ProcBuildCPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-		rep.Nexus.BuildPeakRSSMB = peakRSSMB(cmd.ProcessState)
+		rep.Nexus.BuildPeakRSSMB = peak
 	}
 
 	// Cold processes.
@@ -281,12 +301,13 @@ func run(ctx context.Context, o options, log io.Writer) (*report, error) {
 		if exe, err := os.Executable(); err == nil {
 			cmd := exec.Command(exe, "-fts-build-only", "-dir", o.dir, "-notes", fmt.Sprint(o.notes))
 			start := time.Now()
-			if out, err := cmd.CombinedOutput(); err != nil {
+			out, peak, err := runPeak(cmd)
+			if err != nil {
 				return nil, fmt.Errorf("fts5 build process: %v\n%s", err, out)
 			}
 			fr.ProcBuildSeconds = time.Since(start).Seconds()
 			fr.ProcBuildCPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-			fr.BuildPeakRSSMB = peakRSSMB(cmd.ProcessState)
+			fr.BuildPeakRSSMB = peak
 		}
 		rep.FTS5 = &fr
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -374,5 +375,64 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkLiteStartup compares the full and the lean build as cold
+// processes, on a vault whose log holds 10,000 entries (nexus-loggen, 4
+// feeds): --help (start-up alone), and an adapter turn's two commands,
+// 'log append' and 'prompt --only unread --ack'. Each iteration runs every
+// (build, command) pair once, in turn, so that both builds see the same
+// machine load; it reports the median wall time of each pair.
+//
+//	go test ./cmd/nexus -run '^$' -bench LiteStartup -benchtime 200x
+func BenchmarkLiteStartup(b *testing.B) {
+	dir := b.TempDir()
+	builds := []struct{ name, bin string }{{"full", buildBinary(b)}, {"lite", buildLite(b, dir, "nexus-lite")}}
+	loggen := filepath.Join(dir, "loggen")
+	if out, err := exec.Command("go", "build", "-o", loggen, "../nexus-loggen").CombinedOutput(); err != nil {
+		b.Fatalf("build nexus-loggen: %v\n%s", err, out)
+	}
+	v := filepath.Join(dir, "vault")
+	if out, err := exec.Command(loggen, "-vault", v, "-n", "10000").CombinedOutput(); err != nil {
+		b.Fatalf("nexus-loggen: %v\n%s", err, out)
+	}
+	env := append(os.Environ(), "NEXUS_VAULT=", "NEXUS_AGENT=", "NEXUS_SEARCH_HOLD=0")
+	if out, err := exec.Command(builds[0].bin, "--vault", v, "--agent", "lyra", "log", "read", "--unread", "--ack").CombinedOutput(); err != nil {
+		b.Fatalf("ack: %v\n%s", err, out)
+	}
+	cmds := []struct {
+		name string
+		args func(i int) []string
+	}{
+		{"help", func(int) []string { return []string{"--help"} }},
+		{"log-append", func(i int) []string {
+			return []string{"--vault", v, "--agent", "ella", "log", "append", "--kind", "turn", fmt.Sprintf("ella turn %d: checked the deploy", i)}
+		}},
+		{"prompt-unread", func(int) []string {
+			return []string{"--vault", v, "--agent", "lyra", "--json", "prompt", "--only", "unread", "--ack"}
+		}},
+	}
+	lat := map[string][]float64{}
+	b.ResetTimer()
+	for i := range b.N {
+		for _, c := range cmds {
+			for k := range builds {
+				bd := builds[(i+k)%len(builds)] // alternate which build goes first
+				cmd := exec.Command(bd.bin, c.args(i)...)
+				cmd.Env = env
+				start := time.Now()
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%s %s: %v\n%s", bd.name, c.name, err, out)
+				}
+				key := bd.name + "-" + c.name
+				lat[key] = append(lat[key], float64(time.Since(start).Microseconds())/1000)
+			}
+		}
+	}
+	b.StopTimer()
+	for key, xs := range lat {
+		sort.Float64s(xs)
+		b.ReportMetric(xs[len(xs)/2], key+"-p50-ms")
 	}
 }
