@@ -243,7 +243,7 @@ func TestKilledBeforeWitness(t *testing.T) {
 			es := ParseFeed("x", data)
 			os.WriteFile(path, data[:es[3].Offset], 0o644)
 			r := mustVerify(t, l)
-			if r.OK(false) || !hasFinding(r, StatusRemoved, "of lyra@box were cut off") {
+			if r.OK(false) || !hasFinding(r, StatusRemoved, "of lyra@box") || !hasFinding(r, StatusRemoved, "cut off the end of its feed") {
 				t.Fatalf("cut after a death before the witness: %v %+v", r.Counts, r.Findings)
 			}
 		})

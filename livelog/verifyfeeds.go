@@ -223,7 +223,7 @@ func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream strin
 			if s > prevSeq+1 {
 				f := at(w, m[s][0])
 				f.Status = StatusRemoved
-				f.Detail = fmt.Sprintf("entries %s of %s are missing before this one (deleted)", span(prevSeq+1, s-1), w)
+				f.Detail = fmt.Sprintf("%s of %s %s missing before this one (deleted)", span(prevSeq+1, s-1), w, plural(prevSeq+1, s-1, "is", "are"))
 				f.Line, f.Summary = 0, ""
 				findings = append(findings, f)
 			}
@@ -231,7 +231,7 @@ func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream strin
 		}
 		if seen := wit.get(stream, w); seen.Seq > prevSeq {
 			f := Finding{Status: StatusRemoved, Writer: w, Agent: WriterAgent(w), Seq: prevSeq + 1,
-				Detail: fmt.Sprintf("entries %s of %s were cut off the end of its feed: this machine saw it reach %d (%s…)", span(prevSeq+1, seen.Seq), w, seen.Seq, clip(seen.Hash, 13))}
+				Detail: fmt.Sprintf("%s of %s %s cut off the end of its feed: this machine saw it reach %d (%s…)", span(prevSeq+1, seen.Seq), w, plural(prevSeq+1, seen.Seq, "was", "were"), seen.Seq, clip(seen.Hash, 13))}
 			if len(seqs) > 0 {
 				x := m[prevSeq][0]
 				f.File = files[x.file].rel
@@ -320,7 +320,15 @@ func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream strin
 // span renders a range of sequence numbers: "7" or "7-9".
 func span(a, b int64) string {
 	if a == b {
-		return strconv.FormatInt(a, 10)
+		return "entry " + strconv.FormatInt(a, 10)
 	}
-	return strconv.FormatInt(a, 10) + "-" + strconv.FormatInt(b, 10)
+	return "entries " + strconv.FormatInt(a, 10) + "-" + strconv.FormatInt(b, 10)
+}
+
+// plural is one when a..b is a single entry, else many.
+func plural(a, b int64, one, many string) string {
+	if a == b {
+		return one
+	}
+	return many
 }
