@@ -24,6 +24,7 @@ if [ -z "$dir" ]; then tmpdir=$(mktemp -d); dir=$tmpdir/vault; fi
 trap cleanup EXIT
 go build -o "$bin/nexus" ./cmd/nexus
 go build -o "$bin/nexus-loggen" ./cmd/nexus-loggen
+go build -tags lite -o "$bin/nexus-lite" ./cmd/nexus # the lean build adapters run per turn
 nexus() { "$bin/nexus" --vault "$dir" "$@"; }
 load() { uptime | sed 's/.*load average: /load /'; }
 echo "machine: $(nproc) cores, $(uname -sm), $(go version | cut -d' ' -f3), $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -53,6 +54,12 @@ echo "ella log read --unread, 10 new, 30 cold runs: $(printf '%s\n' "${runs[@]}"
 runs=()
 for i in $(seq 1 30); do runs+=("$(ms "$bin/nexus" --help)"); done
 echo "nexus --help (process start only), 30 runs: $(printf '%s\n' "${runs[@]}" | stats) ($(load))"
+runs=()
+for i in $(seq 1 30); do runs+=("$(ms "$bin/nexus-lite" --vault "$dir" --agent ella log read --unread)"); done
+echo "nexus-lite: ella log read --unread, 10 new, 30 cold runs: $(printf '%s\n' "${runs[@]}" | stats) ($(load))"
+runs=()
+for i in $(seq 1 30); do runs+=("$(ms "$bin/nexus-lite" --help)"); done
+echo "nexus-lite --help (process start only), 30 runs: $(printf '%s\n' "${runs[@]}" | stats) ($(load))"
 echo "ella log read --unread, 10 new: $(timed "$bin/nexus" --vault "$dir" --agent ella log read --unread)"
 entries=$(nexus --json log verify | grep -m1 '"entries"' | tr -dc 0-9)
 /usr/bin/time -f '%e %U %S %M' -o "$bin/time.out" "$bin/nexus" --vault "$dir" log verify >/dev/null 2>&1 || true
