@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -93,6 +94,24 @@ type Results struct {
 	// wait minutes on a big new vault): hits may miss files changed while
 	// no holder ran. Search again in a moment.
 	CatchingUp bool `json:"catching_up,omitempty"`
+}
+
+// RecallPaths are the hits as a recall record holds them (agents.RecordHits,
+// docs/curation.md): a path per hit, a log hit as its entry (a read covering
+// the line is a read of that entry), a path once when hits follow each
+// other in one file.
+func (r *Results) RecallPaths() []string {
+	paths := make([]string, 0, len(r.Hits))
+	for _, h := range r.Hits {
+		p := h.Path
+		if h.Kind == KindLog && h.Line > 0 {
+			p = agents.LogHit(h.Path, h.Line)
+		}
+		if len(paths) == 0 || paths[len(paths)-1] != p {
+			paths = append(paths, p)
+		}
+	}
+	return paths
 }
 
 // field boosts: title and aliases over tags and headings over body.

@@ -332,12 +332,7 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	// in the other writers' feeds (checking their heads' signatures), to
 	// cite them and record them in the witness. None of it depends on this
 	// feed, so the lock is held only for what does.
-	var files []logFile
-	if stream == streamLive {
-		files, err = l.liveFiles()
-	} else {
-		files, err = l.decisionFiles()
-	}
+	files, err := l.streamFiles(stream)
 	if err != nil {
 		return res, err
 	}

@@ -111,6 +111,15 @@ func (l *Log) liveFiles() ([]logFile, error) {
 	return append(legacy, feeds...), nil
 }
 
+// streamFiles lists the files of a stream: the live log's or the
+// decision log's.
+func (l *Log) streamFiles(stream string) ([]logFile, error) {
+	if stream == streamLive {
+		return l.liveFiles()
+	}
+	return l.decisionFiles()
+}
+
 // decisionFiles lists the decision log's files: the older
 // log/decisions.md if present, then the decision feeds by name.
 func (l *Log) decisionFiles() ([]logFile, error) {

@@ -35,13 +35,7 @@ type FeedInfo struct {
 func (l *Log) Feeds(ctx context.Context) ([]FeedInfo, error) {
 	out := []FeedInfo{}
 	for _, stream := range []string{streamLive, streamDecisions} {
-		var files []logFile
-		var err error
-		if stream == streamLive {
-			files, err = l.liveFiles()
-		} else {
-			files, err = l.decisionFiles()
-		}
+		files, err := l.streamFiles(stream)
 		if err != nil {
 			return nil, err
 		}

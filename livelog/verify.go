@@ -120,12 +120,7 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 	}
 	r := &Report{Counts: map[Status]int{}, Findings: []Finding{}}
 	for _, stream := range []string{streamLive, streamDecisions} {
-		var files []logFile
-		if stream == streamLive {
-			files, err = l.liveFiles()
-		} else {
-			files, err = l.decisionFiles()
-		}
+		files, err := l.streamFiles(stream)
 		if err != nil {
 			return nil, err
 		}

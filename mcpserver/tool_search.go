@@ -63,17 +63,7 @@ func (s *Server) memorySearch(ctx context.Context, c *call) (any, error) {
 // recordHits records a search and its hits as a recall signal
 // (docs/curation.md): a hit read next counts with this query.
 func recordHits(s *Server, agent, query string, res *index.Results) {
-	paths := make([]string, 0, len(res.Hits))
-	for _, h := range res.Hits {
-		p := h.Path
-		if h.Kind == index.KindLog && h.Line > 0 {
-			p = agents.LogHit(h.Path, h.Line) // a read covering the line is a read of that entry
-		}
-		if len(paths) == 0 || paths[len(paths)-1] != p {
-			paths = append(paths, p)
-		}
-	}
-	agents.RecordHits(s.vault(), agent, query, "mcp", paths)
+	agents.RecordHits(s.vault(), agent, query, "mcp", res.RecallPaths())
 }
 
 // date parses a day or an RFC 3339 time; endOfDay makes a bare day mean

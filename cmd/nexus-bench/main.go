@@ -89,35 +89,20 @@ func main() {
 	}
 	if o.builds > 0 {
 		rep, err := runBuilds(o, os.Stderr)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "nexus-bench:", err)
-			os.Exit(1)
-		}
-		if o.jsonOut {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(rep)
-			return
-		}
-		rep.print(os.Stdout)
+		emit(o, rep, err)
 		return
 	}
 	if o.cold {
 		rep, err := runCold(o, os.Stderr)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "nexus-bench:", err)
-			os.Exit(1)
-		}
-		if o.jsonOut {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(rep)
-			return
-		}
-		rep.print(os.Stdout)
+		emit(o, rep, err)
 		return
 	}
 	rep, err := run(context.Background(), o, os.Stderr)
+	emit(o, rep, err)
+}
+
+// emit prints a report, as JSON with -json, or the error, exiting 1.
+func emit(o options, rep interface{ print(io.Writer) }, err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nexus-bench:", err)
 		pprof.StopCPUProfile()

@@ -15,16 +15,6 @@ func recordSearch(g *globals, v *vault.Vault, query string, res *index.Results) 
 	if err != nil || res == nil {
 		return
 	}
-	var paths []string
-	for _, h := range res.Hits {
-		p := h.Path
-		if h.Kind == index.KindLog && h.Line > 0 {
-			p = agents.LogHit(h.Path, h.Line) // a read covering the line is a read of that entry
-		}
-		if len(paths) == 0 || paths[len(paths)-1] != p {
-			paths = append(paths, p)
-		}
-	}
-	agents.RecordHits(v, agent, query, "cli", paths)
+	agents.RecordHits(v, agent, query, "cli", res.RecallPaths())
 	agents.FlushRecall()
 }
