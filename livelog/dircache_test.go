@@ -131,7 +131,7 @@ func TestSafeAge(t *testing.T) {
 		want time.Duration
 	}{
 		{time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC), 100 * time.Millisecond},
-		{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), 3 * time.Second},        // whole seconds (FAT, HFS+)
+		{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), 3 * time.Second},       // whole seconds (FAT, HFS+)
 		{time.Date(2026, 12, 1, 10, 0, 0, 5000000, time.UTC), 3 * time.Second}, // whole milliseconds
 	} {
 		if got := safeAge(c.t); got != c.want {
