@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -223,7 +222,7 @@ func TestHolderPolicy(t *testing.T) {
 			var started []time.Duration
 			var out, errb bytes.Buffer
 			g := &globals{vaultDir: dir, ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, now: time.Now}
-			o := searchOptions{limit: 10, hold: tc.flag, holder: holderPolicy{
+			o := searchOptions{words: []string{"staging"}, limit: 10, hold: tc.flag, holder: holderPolicy{
 				interactive: func() bool { return tc.interactive },
 				start: func(v *vault.Vault, idle time.Duration) error {
 					started = append(started, idle)
@@ -231,7 +230,7 @@ func TestHolderPolicy(t *testing.T) {
 				},
 			}}
 			for range 2 {
-				if err := runSearch(g, o, index.Query{Text: "staging", Limit: 10}); err != nil {
+				if err := runSearch(g, o); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -27,6 +27,10 @@ type searchOptions struct {
 	until    string
 	by       string
 	hold     string
+	// words are the query's arguments; agentGiven says --agent was given
+	// on this command line (only then does it filter).
+	words      []string
+	agentGiven bool
 	// holder decides about the background holder; its zero funcs take
 	// the defaults (tests replace them).
 	holder holderPolicy
@@ -93,21 +97,8 @@ Examples:
   nexus search '"exact phrase"' --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q := index.Query{Text: strings.Join(args, " "), Limit: o.limit, MinScore: o.minScore, Type: o.typ, Tag: o.tag, PathPrefix: o.path, Agent: o.by}
-			if f := cmd.Flag("agent"); f != nil && f.Changed && q.Agent == "" {
-				q.Agent = g.agent
-			}
-			var err error
-			if q.Since, err = parseDateFlag("--since", o.since, false); err != nil {
-				return err
-			}
-			if q.Until, err = parseDateFlag("--until", o.until, true); err != nil {
-				return err
-			}
-			if o.limit < 0 {
-				return usagef("--limit must be positive")
-			}
-			return runSearch(g, o, q)
+			o.words, o.agentGiven = args, cmd.Flags().Changed("agent")
+			return runSearch(g, o)
 		},
 	}
 	f := cmd.Flags()
@@ -170,7 +161,21 @@ type gcSetting struct {
 
 func (s *gcSetting) restore() { s.once.Do(func() { debug.SetGCPercent(s.old) }) }
 
-func runSearch(g *globals, o searchOptions, q index.Query) error {
+func runSearch(g *globals, o searchOptions) error {
+	q := index.Query{Text: strings.Join(o.words, " "), Limit: o.limit, MinScore: o.minScore, Type: o.typ, Tag: o.tag, PathPrefix: o.path, Agent: o.by}
+	if o.agentGiven && q.Agent == "" {
+		q.Agent = g.agent
+	}
+	var err error
+	if q.Since, err = parseDateFlag("--since", o.since, false); err != nil {
+		return err
+	}
+	if q.Until, err = parseDateFlag("--until", o.until, true); err != nil {
+		return err
+	}
+	if o.limit < 0 {
+		return usagef("--limit must be positive")
+	}
 	v, err := g.openVault()
 	if err != nil {
 		return err
