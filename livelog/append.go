@@ -41,6 +41,15 @@ type feedHint struct {
 	Cited map[string]int64 `json:"cited,omitempty"`
 }
 
+// readHint reads the feed hint at path into h.
+func readHint(path string, h *feedHint) error {
+	doc, err := readStateDoc(path)
+	if err == nil {
+		*h, err = decodeHint(doc)
+	}
+	return err
+}
+
 func hintPath(stream, writer string) string {
 	return StateDir + "/feeds/" + stream + "/" + writer + ".json"
 }
@@ -87,7 +96,7 @@ func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTa
 	if f != nil {
 		defer f.Close()
 	}
-	if err := readJSON(l.abs(hintPath(stream, writer)), &h); err == nil && isLogFile(h.File) {
+	if err := readHint(l.abs(hintPath(stream, writer)), &h); err == nil && isLogFile(h.File) {
 		if _, ok := parseHash(h.Hash); ok && h.Seq > 0 {
 			t.last = seen{Seq: h.Seq, Hash: h.Hash}
 		}
@@ -500,7 +509,7 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	if len(buf) < anchorLen && end > int64(len(buf)) {
 		nh.Anchor = anchorOfFile(path, end)
 	}
-	if err := l.writeState(hintPath(stream, writer), nh); err != nil {
+	if err := l.writeStateDoc(hintPath(stream, writer), encodeHint(nh)); err != nil {
 		l.opts.Logger.Warn("live log: feed hint not written", "err", err)
 	}
 	// The witness learns what the scan found and this append's own
