@@ -159,3 +159,36 @@ func FuzzStateCodec(f *testing.F) {
 	}
 	f.Fuzz(checkStateCodec)
 }
+
+// BenchmarkWitnessCodec compares the witness codec with encoding/json on
+// the witness of 3 writers' feeds (the append benchmarks' shape).
+func BenchmarkWitnessCodec(b *testing.B) {
+	doc := []byte(stateCodecSeeds[0])
+	var w witness
+	if err := json.Unmarshal(doc, &w); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("decode/json", func(b *testing.B) {
+		for b.Loop() {
+			var w witness
+			json.Unmarshal(doc, &w)
+		}
+	})
+	b.Run("decode/own", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok := fastWitness(doc); !ok {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("encode/json", func(b *testing.B) {
+		for b.Loop() {
+			json.Marshal(w)
+		}
+	})
+	b.Run("encode/own", func(b *testing.B) {
+		for b.Loop() {
+			encodeWitness(w)
+		}
+	})
+}
