@@ -512,9 +512,15 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	if err := l.writeStateDoc(hintPath(stream, writer), encodeHint(nh)); err != nil {
 		l.opts.Logger.Warn("live log: feed hint not written", "err", err)
 	}
+	// The feed's lock is let go before the witness update: the next
+	// append of this writer numbers after the hint, written above, and
+	// its own witness update raises the witness only higher.
+	unlock()
+	locked = false
 	// The witness learns what the scan found and this append's own
 	// entries; the target file counts as scanned to its new end when the
-	// scan had reached the point where the records went. A process killed
+	// scan had reached the point where the records went (not when another
+	// append of this writer has moved it on since). A process killed
 	// before this leaves the witness behind, not wrong: the next scan of
 	// the file finds the records.
 	start := end - int64(len(buf))
@@ -530,8 +536,6 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	}); err != nil || aerr != nil {
 		l.opts.Logger.Warn("live log: witness not updated", "err", errors.Join(err, aerr))
 	}
-	unlock()
-	locked = false
 	// fsync outside the lock: it flushes every record written so far, so
 	// concurrent appenders share the cost; each still returns only once
 	// its own records are durable.
