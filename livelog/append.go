@@ -510,15 +510,16 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	// the file finds the records.
 	start := end - int64(len(buf))
 	own := scanned{Offset: end, Anchor: nh.Anchor, Writer: writer, Seq: last.Seq, Hash: last.Hash}
+	var aerr error
 	if err := l.updateWitness(func(w *witness) bool {
-		scan.apply(w, stream)
+		aerr = l.applyScan(&scan, w, stream)
 		if cur := w.Files[target]; cur.Offset == start && (start == 0 || cur.Anchor != "") {
 			w.Files[target] = own
 		}
 		w.raise(stream, writer, seen{Seq: last.Seq, Hash: last.Hash, Time: last.Time})
 		return true
-	}); err != nil {
-		l.opts.Logger.Warn("live log: witness not updated", "err", err)
+	}); err != nil || aerr != nil {
+		l.opts.Logger.Warn("live log: witness not updated", "err", errors.Join(err, aerr))
 	}
 	unlock()
 	locked = false

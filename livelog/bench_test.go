@@ -174,12 +174,13 @@ func BenchmarkFsyncFloor(b *testing.B) {
 // timing every append; it reports the total rate (target: 2,000/s) and the
 // p99 latency of one append (target: under 10 ms). Each iteration is
 // 8 × 500 appends, over three writers' feeds (lyra, ella, mallory), as in
-// the soak. Run it with BenchmarkFsyncFloor, its anchor.
+// the soak. Run it with BenchmarkFsyncFloor, its anchor. It also reports
+// the helpers' CPU time per append.
 func BenchmarkAppend8Processes(b *testing.B) {
 	const procs, per = 8, 500
 	var all []time.Duration
 	total := 0
-	var wall time.Duration
+	var wall, cpu time.Duration
 	for b.Loop() {
 		v := mustVault(b)
 		var cmds []*exec.Cmd
@@ -207,6 +208,7 @@ func BenchmarkAppend8Processes(b *testing.B) {
 			if err := c.Wait(); err != nil {
 				b.Fatal(err)
 			}
+			cpu += c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 		}
 		wall += time.Since(start)
 		total += procs * per
@@ -216,6 +218,10 @@ func BenchmarkAppend8Processes(b *testing.B) {
 	}
 	slices.Sort(all)
 	b.ReportMetric(float64(total)/wall.Seconds(), "appends/s")
+	// CPU per append (user + system of the helper processes, their start
+	// included): unlike the rate and the latencies it hardly depends on
+	// what else the machine runs.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(total), "cpu-us/append")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(all[len(all)*95/100].Microseconds())/1000, "p95-ms")

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -77,7 +75,7 @@ func isLogFile(rel string) bool {
 // liveFiles lists the live log's files: older single-chain segments
 // first (in month order), then the feed files, by month then name.
 func (l *Log) liveFiles() ([]logFile, error) {
-	des, err := os.ReadDir(l.abs(vault.LiveLogDir))
+	des, err := l.readDir(vault.LiveLogDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -86,24 +84,27 @@ func (l *Log) liveFiles() ([]logFile, error) {
 	}
 	var legacy, feeds []logFile
 	for _, de := range des {
-		name := norm.NFC.String(de.Name())
-		if m, ok := strings.CutSuffix(name, ".md"); ok && isMonth(m) && de.Type().IsRegular() {
-			legacy = append(legacy, logFile{rel: vault.LiveLogDir + "/" + de.Name(), legacy: true, month: m})
+		name := de.nfc
+		if m, ok := strings.CutSuffix(name, ".md"); ok && isMonth(m) && de.regular {
+			legacy = append(legacy, logFile{rel: vault.LiveLogDir + "/" + de.name, legacy: true, month: m})
 			continue
 		}
-		if !de.IsDir() || !isMonth(name) {
+		if !de.dir || !isMonth(name) {
 			continue
 		}
-		sub, err := os.ReadDir(l.abs(vault.LiveLogDir + "/" + de.Name()))
+		sub, err := l.readDir(vault.LiveLogDir + "/" + de.name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since the listing above
+		}
 		if err != nil {
 			return nil, fmt.Errorf("list the live log: %w", err)
 		}
 		for _, f := range sub {
-			base := f.Name()
-			if !f.Type().IsRegular() || !strings.HasSuffix(base, ".md") || strings.HasPrefix(base, ".") {
+			base := f.name
+			if !f.regular || !strings.HasSuffix(base, ".md") || strings.HasPrefix(base, ".") {
 				continue
 			}
-			feeds = append(feeds, logFile{rel: vault.LiveLogDir + "/" + de.Name() + "/" + base, writer: writerOfName(base), month: name})
+			feeds = append(feeds, logFile{rel: vault.LiveLogDir + "/" + de.name + "/" + base, writer: writerOfName(base), month: name})
 		}
 	}
 	sort.Slice(legacy, func(i, j int) bool { return legacy[i].rel < legacy[j].rel })
@@ -127,7 +128,7 @@ func (l *Log) decisionFiles() ([]logFile, error) {
 	if st, err := os.Stat(l.abs(vault.DecisionsLog)); err == nil && st.Mode().IsRegular() {
 		out = append(out, logFile{rel: vault.DecisionsLog, legacy: true})
 	}
-	des, err := os.ReadDir(l.abs(DecisionsDir))
+	des, err := l.readDir(DecisionsDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
@@ -136,8 +137,8 @@ func (l *Log) decisionFiles() ([]logFile, error) {
 	}
 	var feeds []logFile
 	for _, de := range des {
-		base := de.Name()
-		if !de.Type().IsRegular() || !strings.HasSuffix(base, ".md") || strings.HasPrefix(base, ".") {
+		base := de.name
+		if !de.regular || !strings.HasSuffix(base, ".md") || strings.HasPrefix(base, ".") {
 			continue
 		}
 		feeds = append(feeds, logFile{rel: DecisionsDir + "/" + base, writer: writerOfName(base)})

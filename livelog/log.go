@@ -63,6 +63,9 @@ type Log struct {
 	kr       identity.Keyring // the keys as last loaded (see keyring)
 	krStamps []idStamp
 
+	dirMu sync.Mutex            // protects dirs
+	dirs  map[string]dirListing // folder listings (see readDir)
+
 	countMu sync.Mutex                       // protects counts
 	counts  map[string]map[string]*fileCount // UnreadCount's running counts, by agent and file
 }

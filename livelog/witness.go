@@ -165,24 +165,44 @@ type head struct {
 }
 
 // feedScan is what [Log.scanFeeds] found: the heads of every feed, and
-// what the witness should learn (files scanned further, heads above it
-// with a valid signature).
+// what the witness should learn (files scanned further, heads above it).
 type feedScan struct {
 	heads   map[string]head
 	changed map[string]scanned
-	raise   map[string]seen
+	// raise holds the heads above the witness as the scan read it, their
+	// signatures not yet checked: [Log.applyScan] checks those still
+	// above the witness it updates. Most are not by then: a writer on
+	// this machine records its own entries in the witness right after
+	// writing them, so a scan that caught them in between need not check
+	// them (a signature check was a tenth of an append).
+	raise map[string]head
 	// w is the witness as it was read before the scan.
 	w witness
 }
 
-// apply records the scan in w.
-func (sc *feedScan) apply(w *witness, stream string) {
+// applyScan records sc in w: the files scanned, and the heads still above
+// w whose signature verifies, so that a forged entry cannot make this
+// machine report later "removals".
+func (l *Log) applyScan(sc *feedScan, w *witness, stream string) error {
 	for rel, s := range sc.changed {
 		w.Files[rel] = s
 	}
-	for writer, s := range sc.raise {
-		w.raise(stream, writer, s)
+	var kr identity.Keyring
+	for writer, h := range sc.raise {
+		if h.Seq <= w.get(stream, writer).Seq {
+			continue
+		}
+		if kr == nil {
+			var err error
+			if kr, err = l.keyring(); err != nil {
+				return err
+			}
+		}
+		if l.sigValid(kr, h.entry) {
+			w.raise(stream, writer, seen{Seq: h.Seq, Hash: h.Hash, Time: h.Time})
+		}
 	}
+	return nil
 }
 
 // empty reports whether the scan found nothing the witness lacks.
@@ -199,10 +219,14 @@ func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
 	if err != nil || sc.empty() {
 		return sc.heads, err
 	}
+	var aerr error
 	err = l.updateWitness(func(w *witness) bool {
-		sc.apply(w, stream)
-		return true
+		aerr = l.applyScan(&sc, w, stream)
+		return aerr == nil
 	})
+	if err == nil {
+		err = aerr
+	}
 	return sc.heads, err
 }
 
@@ -212,7 +236,7 @@ func (l *Log) refresh(stream string, files []logFile) (map[string]head, error) {
 // under the feed's lock and records its own entries in the witness itself.
 func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, error) {
 	w := l.loadWitness()
-	res := feedScan{heads: map[string]head{}, changed: map[string]scanned{}, raise: map[string]seen{}, w: w}
+	res := feedScan{heads: map[string]head{}, changed: map[string]scanned{}, raise: map[string]head{}, w: w}
 	heads, changed := res.heads, res.changed
 	for _, lf := range files {
 		if lf.legacy || (skip != "" && lf.writer == skip) {
@@ -279,9 +303,8 @@ func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, 
 			}
 		}
 	}
-	// Raise the witness for heads above it whose signature verifies.
-	var kr identity.Keyring
-	raise := res.raise
+	// Heads above the witness: candidates for raising it, checked when
+	// the witness is updated (applyScan).
 	for writer, h := range heads {
 		if h.Seq <= w.get(stream, writer).Seq {
 			continue
@@ -289,15 +312,7 @@ func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, 
 		if h.entry == nil {
 			continue // seen before, in a scan whose witness update was lost
 		}
-		if kr == nil {
-			var err error
-			if kr, err = l.keyring(); err != nil {
-				return res, err
-			}
-		}
-		if l.sigValid(kr, h.entry) {
-			raise[writer] = seen{Seq: h.Seq, Hash: h.Hash, Time: h.Time}
-		}
+		res.raise[writer] = h
 	}
 	return res, nil
 }
