@@ -135,12 +135,12 @@ type demo struct {
 	ella  *session
 }
 
-// Run plays the demo. On success the vault stays on disk (the caller
-// decides whether to remove a temp one). On failure the error says which
-// step failed and the Result says how far it got.
 // Device is the device name of the demo's vault.
 const Device = "demo"
 
+// Run plays the demo. On success the vault stays on disk (the caller
+// decides whether to remove a temp one). On failure the error says which
+// step failed and the Result says how far it got.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	opts.defaults()
 	started := opts.Now()
