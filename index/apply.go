@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/document"
 
 	"github.com/nexus-memory/nexus/internal/markdown"
 )
@@ -76,6 +77,10 @@ type parsed struct {
 	// frontmatter); for a log file read from an offset, those of the new
 	// part.
 	warns []string
+	// analysed are docs mapped and analysed (by a rebuild's prep), which
+	// then leaves docs nil.
+	analysed []*document.Document
+	err      error // from prep
 }
 
 // load reads and parses one file. It re-reads until the file is stable
@@ -120,6 +125,42 @@ func (ix *Index) load(f diskFile) parsed {
 		n := markdown.Parse(f.key, data)
 		return parsed{f: f, docs: buildDocs(f.key, f.disk, n, st2.ModTime()), warns: n.Warnings}
 	}
+}
+
+// loadAll reads and parses files on every core, then calls prep (if not
+// nil) on each, on the same core; the results arrive in no particular
+// order. It stops early when ctx is done. The caller must drain the
+// channel.
+func (ix *Index) loadAll(ctx context.Context, files []diskFile, prep func(*parsed)) <-chan parsed {
+	workers := runtime.GOMAXPROCS(0)
+	in := make(chan diskFile)
+	out := make(chan parsed, workers*4)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range in {
+				p := ix.load(f)
+				if prep != nil {
+					prep(&p)
+				}
+				out <- p
+			}
+		}()
+	}
+	go func() {
+		defer close(in)
+		for _, f := range files {
+			select {
+			case in <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+	return out
 }
 
 // apply indexes changed files and drops gone ones, in batches. fresh means
@@ -204,31 +245,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 			}
 		}
 	}
-	// Parse in parallel, index in order.
-	workers := runtime.GOMAXPROCS(0)
-	in := make(chan diskFile)
-	out := make(chan parsed, workers*4)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range in {
-				out <- ix.load(f)
-			}
-		}()
-	}
-	go func() {
-		defer close(in)
-		for _, f := range changed {
-			select {
-			case in <- f:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(out) }()
+	out := ix.loadAll(ctx, changed, nil)
 	var firstErr error
 	docsInBatch := 0
 	// On failure the manifest must not claim files whose documents never

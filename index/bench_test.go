@@ -81,3 +81,15 @@ func BenchmarkSyncNoChanges(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRebuild rebuilds the 2,000-note index (for profiles:
+// go test -run X -bench Rebuild -cpuprofile cpu.out ./index).
+func BenchmarkRebuild(b *testing.B) {
+	ix, _ := benchIndex(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if err := ix.Rebuild(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -99,10 +99,20 @@ func (ix *Index) openLocal() error {
 		return fmt.Errorf("open index: %w", err)
 	}
 	defer unlock()
+	// A rebuild killed in its swap is finished first: with the open lock
+	// held, a manifest.new is never that of a rebuild still running.
+	if err := finishSwap(ix.dir); err != nil && !readOnlyErr(err) {
+		ix.warn(fmt.Sprintf("finishing an interrupted rebuild: %v", err))
+	}
 	bdir := filepath.Join(ix.dir, bleveSubdir)
 	man := ix.loadManifest()
 	rc := map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()}
 	bi, err := bleve.OpenUsing(bdir, rc)
+	if err == nil {
+		// This process holds the index now: no rebuild of another one is
+		// running, so what a killed one left can go.
+		removeLeftovers(ix.dir)
+	}
 	if err == nil && man.Schema != schemaVersion {
 		// An old or unknown index: start afresh.
 		bi.Close()

@@ -10,14 +10,47 @@ import (
 	"sort"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/mapping"
+
+	"github.com/nexus-memory/nexus/internal/atomicfile"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // Progress reports how far a rebuild is.
 type Progress struct {
 	Done  int `json:"done"`
 	Total int `json:"total"`
+}
+
+// A rebuild writes the new index beside the live one and swaps it in:
+//
+//  1. build into bleve.new (bleve's offline builder: each batch of
+//     documents becomes one segment file, and they are merged once, at
+//     the end, into one segment; nothing is merged twice);
+//  2. with the open lock held, write the new manifest as manifest.new;
+//     its existence says bleve.new is complete;
+//  3. close the live index, rename bleve to bleve.old and bleve.new to
+//     bleve, then manifest.new to manifest, and remove bleve.old.
+//
+// A process killed before step 2 leaves the old index and manifest as
+// they were; bleve.new is removed by the next holder. Killed after it,
+// the next process to open the index finishes step 3 (see
+// [finishSwap]) before opening it.
+const (
+	newSubdir       = bleveSubdir + ".new"
+	oldSubdir       = bleveSubdir + ".old"
+	newManifestFile = manifestFile + ".new"
+)
+
+// rebuildStep, when not nil, is called at each step of a rebuild (tests
+// kill the process there).
+var rebuildStep func(step string)
+
+func step(name string) {
+	if rebuildStep != nil {
+		rebuildStep(name)
+	}
 }
 
 // Rebuild recreates the index from the markdown alone. Searches keep
@@ -43,16 +76,12 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	}
 	ix.rebuilding.Store(true)
 	defer ix.rebuilding.Store(false)
-	newDir := filepath.Join(ix.dir, bleveSubdir+".new")
-	os.RemoveAll(newDir)
-	nbi, err := newBleve(newDir, nil)
-	if err != nil {
-		return fmt.Errorf("create index: %w", err)
+	newDir := filepath.Join(ix.dir, newSubdir)
+	if err := os.RemoveAll(newDir); err != nil {
+		return fmt.Errorf("remove an unfinished rebuild: %w", err)
 	}
 	files, err := ix.walk(ctx)
 	if err != nil {
-		nbi.Close()
-		os.RemoveAll(newDir)
 		return fmt.Errorf("scan vault: %w", err)
 	}
 	list := make([]diskFile, 0, len(files.list))
@@ -66,67 +95,232 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	var pf func(done, total int)
 	if progress != nil {
 		pf = func(done, total int) { progress(Progress{Done: done, Total: total}) }
-		progress(Progress{Done: 0, Total: len(list)})
 	}
-	if err := ix.apply(ctx, nbi, list, nil, true, pf); err != nil {
-		nbi.Close()
+	if err := ix.build(ctx, newDir, list, pf); err != nil {
 		os.RemoveAll(newDir)
 		ix.man, ix.fwarn = oldMan, oldWarn
 		return err
 	}
-	if len(list) == 0 {
-		ix.man.LastUpdate = ix.opts.Now().UTC()
-		ix.bump()
+	ix.man.LastUpdate = ix.opts.Now().UTC()
+	step("built")
+	if err := ix.swapIn(); err != nil {
+		return err
 	}
-	// Let the merges a long-lived holder would do run now: a rebuild
-	// leaves many segments, and every short-lived process that opened
-	// the index (a cold 'nexus search') would otherwise start merging them
-	// and be cut off when it exits, doing that work again and again.
-	settle(ctx, nbi)
-	// Swap: close both, move the new one in place, reopen.
-	if err := nbi.Close(); err != nil {
-		return fmt.Errorf("close new index: %w", err)
+	ix.bump()
+	if progress != nil {
+		progress(Progress{Done: len(list), Total: len(list)})
 	}
+	return ix.saveManifest() // the warnings
+}
+
+// build indexes list into a new index in dir with bleve's offline
+// builder, filling ix.man and the files' warnings. ix.mu must be held.
+//
+// The builder analyses and writes one batch at a time on one core; here
+// every core reads, parses and analyses files (the larger part of the
+// work), and the builder only writes the segments of documents already
+// analysed (see [preMapped]).
+func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progress func(done, total int)) error {
+	m, err := newMapping()
+	if err != nil {
+		return err
+	}
+	b, err := bleve.NewBuilder(dir, preMapped{m}, map[string]any{
+		"batchSize":       ix.batchDocs(),
+		"buildPathPrefix": dir, // its temporary segments stay beside the index, removed with it
+	})
+	if err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	total := len(list)
+	if progress != nil {
+		progress(0, total)
+	}
+	var firstErr error
+	done := 0
+	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(m, p) }) {
+		if firstErr != nil {
+			continue // drain
+		}
+		if p.err != nil {
+			firstErr = p.err
+			continue
+		}
+		ix.fileWarnings(p.f.key, p.warns, false)
+		done++
+		if !p.skip {
+			for _, d := range p.analysed {
+				if err := b.Index(d.ID(), d); err != nil {
+					firstErr = fmt.Errorf("index %s: %w", p.f.key, err)
+					break
+				}
+			}
+			ix.man.set(p.f.key, p.f.st)
+		}
+		// The last step is the merge in Close: Done reaches Total when
+		// the index is complete.
+		if progress != nil && done%500 == 0 && done < total {
+			progress(done, total)
+		}
+		if done == total/2 {
+			step("building")
+		}
+	}
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		return firstErr // nothing of the builder is open: dir is removed
+	}
+	if err := b.Close(); err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	if err := atomicfile.SyncDir(filepath.Join(dir, "store")); err != nil {
+		return err
+	}
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return err
+	}
+	ix.dirty = true
+	return nil
+}
+
+// analyseDocs maps and analyses p's documents as bleve would when
+// indexing them, into p.analysed (or sets p.err). The builder may not be
+// given one id twice: a later document of the same id replaces an
+// earlier one, as in a batch.
+func analyseDocs(m mapping.IndexMapping, p *parsed) {
+	if p.skip {
+		return
+	}
+	last := make(map[string]int, len(p.docs))
+	for i := range p.docs {
+		last[p.docs[i].id()] = i
+	}
+	p.analysed = make([]*document.Document, 0, len(last))
+	for i := range p.docs {
+		id := p.docs[i].id()
+		if last[id] != i {
+			continue
+		}
+		d := document.NewDocument(id)
+		if err := m.MapDocument(d, &p.docs[i]); err != nil {
+			p.err = fmt.Errorf("index %s: %w", p.f.key, err)
+			return
+		}
+		for _, f := range d.Fields {
+			if f.Options().IsIndexed() {
+				f.Analyze()
+			}
+		}
+		p.analysed = append(p.analysed, d)
+	}
+	p.docs = nil
+}
+
+// preMapped is the index's mapping for bleve's builder, given documents
+// [analyseDocs] mapped and analysed: it copies their fields, which the
+// builder's own analysis then leaves as they are. Everything else
+// (validation, the mapping stored in the index) is the mapping's.
+type preMapped struct{ *mapping.IndexMappingImpl }
+
+func (pm preMapped) MapDocument(doc *document.Document, data any) error {
+	src, ok := data.(*document.Document)
+	if !ok {
+		return pm.IndexMappingImpl.MapDocument(doc, data)
+	}
+	for _, f := range src.Fields {
+		doc.AddField(analysed{f})
+	}
+	doc.StoredFieldsSize = src.StoredFieldsSize
+	return nil
+}
+
+// analysed is a field whose analysis is done.
+type analysed struct{ document.Field }
+
+func (analysed) Analyze() {}
+
+// swapIn replaces the live index with the one built in bleve.new and
+// ix.man's manifest, and reopens it. ix.mu must be held.
+func (ix *Index) swapIn() error {
 	unlock, err := ix.v.Lock("search-index-open") // no other process may open it mid-swap
 	if err != nil {
 		return fmt.Errorf("swap index: %w", err)
 	}
 	defer unlock()
+	ix.files()
+	if err := vault.WriteFile(filepath.Join(ix.dir, newManifestFile), encodeManifest(ix.man), 0o644); err != nil {
+		return fmt.Errorf("swap index: %w", err)
+	}
+	step("manifest written")
 	ix.bmu.Lock()
 	defer ix.bmu.Unlock()
-	bdir := filepath.Join(ix.dir, bleveSubdir)
-	oldDir := filepath.Join(ix.dir, bleveSubdir+".old")
 	if ix.bi != nil {
 		ix.bi.Close()
 		ix.bi = nil
 	}
-	os.RemoveAll(oldDir)
-	if err := os.Rename(bdir, oldDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("swap index: %w", err)
+	if err := finishSwap(ix.dir); err != nil {
+		return err
 	}
-	if err := os.Rename(newDir, bdir); err != nil {
-		return fmt.Errorf("swap index: %w", err)
-	}
-	os.RemoveAll(oldDir)
-	bi, err := bleve.OpenUsing(bdir, map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()})
+	bi, err := bleve.OpenUsing(filepath.Join(ix.dir, bleveSubdir), map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()})
 	if err != nil {
 		return fmt.Errorf("reopen index: %w", err)
 	}
 	ix.bi = bi
-	ix.dirty = true
-	return ix.saveManifest()
+	ix.dirty = false
+	return nil
 }
 
-// settle runs scorch's merges by its ordinary merge plan until there is
-// nothing left to merge (not into one segment: that would need memory in
-// proportion to the whole index).
-func settle(ctx context.Context, bi bleve.Index) {
-	adv, err := bi.Advanced()
-	if err != nil {
-		return
+// finishSwap completes a swap whose manifest.new was written: it puts
+// bleve.new in place of bleve (if not done yet) and manifest.new in place
+// of manifest, then removes the old index. It does nothing when there is
+// no manifest.new. Each step can be repeated, so a swap cut off at any
+// point is finished by calling it again. The open lock must be held and
+// nobody may hold the index open.
+func finishSwap(dir string) error {
+	newMan := filepath.Join(dir, newManifestFile)
+	if _, err := os.Lstat(newMan); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("swap index: %w", err)
 	}
-	if sc, ok := adv.(*scorch.Scorch); ok {
-		opts := mergeplan.DefaultMergePlanOptions
-		sc.ForceMerge(ctx, &opts)
+	bdir := filepath.Join(dir, bleveSubdir)
+	newDir := filepath.Join(dir, newSubdir)
+	oldDir := filepath.Join(dir, oldSubdir)
+	if _, err := os.Lstat(newDir); err == nil {
+		if _, err := os.Lstat(bdir); err == nil {
+			if err := os.RemoveAll(oldDir); err != nil {
+				return fmt.Errorf("swap index: %w", err)
+			}
+			if err := os.Rename(bdir, oldDir); err != nil {
+				return fmt.Errorf("swap index: %w", err)
+			}
+			step("old index moved")
+		}
+		if err := os.Rename(newDir, bdir); err != nil {
+			return fmt.Errorf("swap index: %w", err)
+		}
+		if err := atomicfile.SyncDir(dir); err != nil {
+			return fmt.Errorf("swap index: %w", err)
+		}
+		step("new index moved")
 	}
+	if err := os.Rename(newMan, filepath.Join(dir, manifestFile)); err != nil {
+		return fmt.Errorf("swap index: %w", err)
+	}
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return fmt.Errorf("swap index: %w", err)
+	}
+	step("manifest moved")
+	return os.RemoveAll(oldDir)
+}
+
+// removeLeftovers removes what a rebuild cut off before its swap left:
+// an unfinished bleve.new and a bleve.old. Only the index's holder may
+// call it (another process's rebuild may be writing bleve.new).
+func removeLeftovers(dir string) {
+	os.RemoveAll(filepath.Join(dir, newSubdir))
+	os.RemoveAll(filepath.Join(dir, oldSubdir))
 }

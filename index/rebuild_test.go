@@ -1,0 +1,341 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/nexus-memory/nexus/index/indextest"
+	"github.com/nexus-memory/nexus/vault"
+)
+
+// termSet is every term of every field of the index with the documents
+// holding it, each with its frequency, norm and term vectors (positions
+// and offsets): with docSet, the index's whole content.
+func termSet(t *testing.T, ix *Index) []string {
+	t.Helper()
+	bi, _ := ix.local()
+	adv, err := bi.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fields, err := bi.Fields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(fields)
+	ctx := context.Background()
+	var out []string
+	for _, f := range fields {
+		d, err := r.FieldDict(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var terms []string
+		for {
+			e, err := d.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e == nil {
+				break
+			}
+			terms = append(terms, e.Term)
+		}
+		d.Close()
+		for _, term := range terms {
+			tr, err := r.TermFieldReader(ctx, []byte(term), f, true, true, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var postings []string
+			for {
+				p, err := tr.Next(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p == nil {
+					break
+				}
+				id, err := r.ExternalID(p.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				line := fmt.Sprintf("%s f%d n%g", id, p.Freq, p.Norm)
+				for _, v := range p.Vectors {
+					line += fmt.Sprintf(" %d@%d-%d%v", v.Pos, v.Start, v.End, v.ArrayPositions)
+				}
+				postings = append(postings, line)
+			}
+			tr.Close()
+			sort.Strings(postings)
+			out = append(out, fmt.Sprintf("%s:%q %s", f, term, strings.Join(postings, "; ")))
+		}
+	}
+	return out
+}
+
+// queryScores runs queries and lists every hit with its score (rounded:
+// the last digits depend on the order of float sums), sorted by score and
+// then by hit, so that the order of hits of equal score (that of the
+// documents inside the index) does not count.
+func queryScores(t *testing.T, ix *Index, queries []string) []string {
+	t.Helper()
+	var out []string
+	for _, q := range queries {
+		res := mustSearch(t, ix, Query{Text: q, Limit: 10000, NoSnippets: true})
+		hits := make([]string, 0, len(res.Hits))
+		for _, h := range res.Hits {
+			hits = append(hits, fmt.Sprintf("%s → %.6g %s:%d", q, h.Score, h.Path, h.Line))
+		}
+		sort.Strings(hits)
+		out = append(out, hits...)
+	}
+	return out
+}
+
+// snippets are the snippets of the first hits of queries, by hit.
+func snippets(t *testing.T, ix *Index, queries []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, q := range queries {
+		for _, h := range mustSearch(t, ix, Query{Text: q}).Hits {
+			out[fmt.Sprintf("%s → %s:%d", q, h.Path, h.Line)] = h.Snippet
+		}
+	}
+	return out
+}
+
+// rebuildVault generates a vault of every kind of note the index knows
+// (needles, Korean, big split notes, log feeds, properties, frontmatter-
+// only notes, emoji tags).
+func rebuildVault(t *testing.T) (*vault.Vault, *indextest.Vault) {
+	t.Helper()
+	dir := t.TempDir()
+	gv, err := indextest.Generate(dir, indextest.Options{Notes: 400, Seed: 11, Needles: true, Conventions: true, Big: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := vault.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, gv
+}
+
+func rebuildQueries(gv *indextest.Vault) []string {
+	qs := []string{"deploy", "backup restore error", "staging ssh port", "배포", "시간 초과", `"restore error"`, "prop:author:Ada", "tag:🌲"}
+	for _, n := range gv.Needles {
+		qs = append(qs, n.Query)
+	}
+	for _, p := range gv.Planted {
+		qs = append(qs, p.Query)
+	}
+	return qs
+}
+
+func equalLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if slices.Equal(got, want) {
+		return
+	}
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			t.Fatalf("%s differ at %d of %d/%d:\n built:       %s\n incremental: %s", what, i, len(got), len(want), got[i], want[i])
+		}
+	}
+	t.Fatalf("%s differ: %d lines built, %d incremental", what, len(got), len(want))
+}
+
+// TestRebuildMatchesIncremental: the offline builder's index holds exactly
+// what indexing the same files in batches holds, and answers the same.
+func TestRebuildMatchesIncremental(t *testing.T) {
+	v, gv := rebuildVault(t)
+	ctx := context.Background()
+	// A small budget: many batches, so many segments for both.
+	ix := mustOpen(t, v, Options{MemoryBudget: 1})
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	qs := rebuildQueries(gv)
+	wantDocs, wantTerms, wantScores, wantSnippets := docSet(t, ix), termSet(t, ix), queryScores(t, ix, qs), snippets(t, ix, qs)
+	if len(wantDocs) < 400 || len(wantScores) < len(qs) {
+		t.Fatalf("vault too small to compare: %d docs, %d hits", len(wantDocs), len(wantScores))
+	}
+	var last Progress
+	if err := ix.Rebuild(ctx, func(p Progress) { last = p }); err != nil {
+		t.Fatal(err)
+	}
+	if last.Total != len(gv.Paths) || last.Done != last.Total {
+		t.Errorf("last progress %+v, want %d of %d", last, len(gv.Paths), len(gv.Paths))
+	}
+	equalLines(t, "documents", docSet(t, ix), wantDocs)
+	equalLines(t, "terms", termSet(t, ix), wantTerms)
+	equalLines(t, "hits", queryScores(t, ix, qs), wantScores)
+	both := 0
+	for hit, snip := range snippets(t, ix, qs) {
+		if want, ok := wantSnippets[hit]; ok {
+			both++
+			if snip != want {
+				t.Errorf("snippet of %s:\n built:       %q\n incremental: %q", hit, snip, want)
+			}
+		}
+	}
+	if both < len(qs) {
+		t.Errorf("only %d snippets to compare", both)
+	}
+	// The mapping stored in the index is the one a new index gets.
+	bi, _ := ix.local()
+	m, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(bi.Mapping())
+	b, _ := json.Marshal(m)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("stored mapping differs:\n%s\n%s", a, b)
+	}
+	// And it stays a normal index: reopened, changed incrementally.
+	ix.Close()
+	ix = mustOpen(t, v, Options{})
+	writeFile(t, v, "notes/zz-new.md", "# Quagga\n\nquagga sighting\n")
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(mustSearch(t, ix, Query{Text: "quagga"})); len(got) != 1 || got[0] != "notes/zz-new.md" {
+		t.Fatalf("after the rebuild, a new note: %v", got)
+	}
+	assertNoLeftovers(t, v)
+}
+
+func assertNoLeftovers(t *testing.T, v *vault.Vault) {
+	t.Helper()
+	dir := filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir))
+	for _, name := range []string{newSubdir, oldSubdir, newManifestFile} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s left behind", name)
+		}
+	}
+}
+
+// TestRebuildKillHelper is the process TestRebuildKilled kills: it
+// rebuilds the index and exits at the step it is told.
+func TestRebuildKillHelper(t *testing.T) {
+	dir, at := os.Getenv("NEXUS_REBUILD_VAULT"), os.Getenv("NEXUS_REBUILD_KILL_AT")
+	if dir == "" {
+		t.Skip("helper process only")
+	}
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(v, Options{MemoryBudget: 1, NoServe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuildStep = func(s string) {
+		if s == at {
+			os.Exit(3) // no deferred clean-up, as if killed
+		}
+	}
+	if err := ix.Rebuild(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Fatalf("step %q never came", at)
+}
+
+// TestRebuildKilled: a rebuild killed at any step leaves an index that
+// opens, agrees with its manifest, and after a sync holds exactly what a
+// clean rebuild holds.
+func TestRebuildKilled(t *testing.T) {
+	steps := []string{"building", "built", "manifest written", "old index moved", "new index moved", "manifest moved"}
+	for _, at := range steps {
+		t.Run(strings.ReplaceAll(at, " ", "_"), func(t *testing.T) {
+			v := mustVault(t, nil)
+			if _, err := indextest.Generate(v.Root(), indextest.Options{Notes: 150, Seed: 5, Big: 1}); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			ix := mustOpen(t, v, Options{NoServe: true})
+			if err := ix.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ix.Close()
+			// Changes the rebuild sees and the old index does not.
+			writeFile(t, v, "notes/zz-added.md", "# Okapi\n\nokapi tracks\n")
+			if err := os.Remove(filepath.Join(v.Root(), v0(t, v))); err != nil {
+				t.Fatal(err)
+			}
+
+			cmd := exec.Command(os.Args[0], "-test.run=^TestRebuildKillHelper$")
+			cmd.Env = append(os.Environ(), "NEXUS_REBUILD_VAULT="+v.Root(), "NEXUS_REBUILD_KILL_AT="+at)
+			out, err := cmd.CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+				t.Fatalf("helper did not stop at %q: %v\n%s", at, err, out)
+			}
+
+			ix = mustOpen(t, v, Options{NoServe: true})
+			// Before any sync: the index holds exactly the files its
+			// manifest names.
+			ix.mu.Lock()
+			man := ix.files()
+			ix.mu.Unlock()
+			inIndex := map[string]bool{}
+			for _, line := range docSet(t, ix) {
+				inIndex[line[:strings.Index(line, "#")]] = true
+			}
+			for k := range man {
+				if !inIndex[k] && !strings.HasPrefix(k, "log/") {
+					t.Errorf("manifest names %s, the index has no document of it", k)
+				}
+			}
+			for k := range inIndex {
+				if _, ok := man[k]; !ok {
+					t.Errorf("the index has %s, the manifest does not", k)
+				}
+			}
+			_, added := man["notes/zz-added.md"]
+			if swapped := slices.Index(steps, at) >= slices.Index(steps, "manifest written"); added != swapped {
+				t.Errorf("new index in place: %v, want %v", added, swapped)
+			}
+			assertNoLeftovers(t, v)
+			if err := ix.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := docSet(t, ix)
+			if err := ix.Rebuild(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			equalLines(t, "documents after the sync", got, docSet(t, ix))
+		})
+	}
+}
+
+// v0 is a note of the vault to delete.
+func v0(t *testing.T, v *vault.Vault) string {
+	t.Helper()
+	var found string
+	filepath.WalkDir(filepath.Join(v.Root(), "notes"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && found == "" && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			found, _ = filepath.Rel(v.Root(), p)
+		}
+		return nil
+	})
+	if found == "" {
+		t.Fatal("no note to delete")
+	}
+	return found
+}
