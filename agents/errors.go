@@ -58,3 +58,6 @@ func refused(kind error, msg string) error {
 func invalid(msg string) error {
 	return &memError{msg: msg, kinds: []error{vault.ErrInvalid}}
 }
+
+// ErrSection reports a section name that is not one of [SectionNames].
+var ErrSection = errors.New("no such prompt section")

@@ -292,9 +292,6 @@ func (p *Prompt) Text() string {
 	return strings.Join(parts, "\n\n") + "\n"
 }
 
-// ErrSection reports a section name that is not one of [SectionNames].
-var ErrSection = errors.New("no such prompt section")
-
 // RenderPrompt renders the sections opts asks for, for agent. It reads only,
 // unless opts.Ack: then it acknowledges the unread entries it shows, and no
 // others. An unknown agent is an error whatever the sections.

@@ -41,6 +41,15 @@ type feedHint struct {
 	Cited map[string]int64 `json:"cited,omitempty"`
 }
 
+// readHint reads the feed hint at path into h.
+func readHint(path string, h *feedHint) error {
+	doc, err := readStateDoc(path)
+	if err == nil {
+		*h, err = decodeHint(doc)
+	}
+	return err
+}
+
 func hintPath(stream, writer string) string {
 	return StateDir + "/feeds/" + stream + "/" + writer + ".json"
 }
@@ -87,7 +96,7 @@ func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTa
 	if f != nil {
 		defer f.Close()
 	}
-	if err := readJSON(l.abs(hintPath(stream, writer)), &h); err == nil && isLogFile(h.File) {
+	if err := readHint(l.abs(hintPath(stream, writer)), &h); err == nil && isLogFile(h.File) {
 		if _, ok := parseHash(h.Hash); ok && h.Seq > 0 {
 			t.last = seen{Seq: h.Seq, Hash: h.Hash}
 		}
@@ -500,12 +509,18 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	if len(buf) < anchorLen && end > int64(len(buf)) {
 		nh.Anchor = anchorOfFile(path, end)
 	}
-	if err := l.writeState(hintPath(stream, writer), nh); err != nil {
+	if err := l.writeStateDoc(hintPath(stream, writer), encodeHint(nh)); err != nil {
 		l.opts.Logger.Warn("live log: feed hint not written", "err", err)
 	}
+	// The feed's lock is let go before the witness update: the next
+	// append of this writer numbers after the hint, written above, and
+	// its own witness update raises the witness only higher.
+	unlock()
+	locked = false
 	// The witness learns what the scan found and this append's own
 	// entries; the target file counts as scanned to its new end when the
-	// scan had reached the point where the records went. A process killed
+	// scan had reached the point where the records went (not when another
+	// append of this writer has moved it on since). A process killed
 	// before this leaves the witness behind, not wrong: the next scan of
 	// the file finds the records.
 	start := end - int64(len(buf))
@@ -521,8 +536,6 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	}); err != nil || aerr != nil {
 		l.opts.Logger.Warn("live log: witness not updated", "err", errors.Join(err, aerr))
 	}
-	unlock()
-	locked = false
 	// fsync outside the lock: it flushes every record written so far, so
 	// concurrent appenders share the cost; each still returns only once
 	// its own records are durable.

@@ -67,7 +67,7 @@ func (l *Log) FeedsHere(ctx context.Context) ([]FeedHere, error) {
 	for _, w := range writers {
 		fh := FeedHere{Writer: w}
 		var h feedHint
-		if err := readJSON(l.abs(hintPath(streamLive, w)), &h); err == nil && h.Seq > 0 {
+		if err := readHint(l.abs(hintPath(streamLive, w)), &h); err == nil && h.Seq > 0 {
 			fh.AppendedHere, fh.LastHere = true, h.Seq
 		}
 		rels := byWriter[w] // month order

@@ -2,7 +2,6 @@ package livelog
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -80,7 +79,7 @@ func (l *Log) loadWitness() witness {
 			return w
 		}
 		l.witMu.Unlock()
-		err = json.Unmarshal(doc, &w)
+		w, err = decodeWitness(doc)
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		l.opts.Logger.Warn("live log: unreadable witness; starting a new one", "err", err)
@@ -141,7 +140,7 @@ func (l *Log) updateWitness(fn func(w *witness) bool) error {
 	if !fn(&w) {
 		return nil
 	}
-	doc, err := json.Marshal(w)
+	doc, err := encodeWitness(w)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", witnessFile, err)
 	}

@@ -96,8 +96,7 @@ func TestTwoAgentsOverHTTP(t *testing.T) {
 
 func TestHTTPAuth(t *testing.T) {
 	v := mustVault(t, "lyra", "ella")
-	srv, url, tokens := startServer(t, v, "lyra", "ella")
-	_ = srv
+	_, url, tokens := startServer(t, v, "lyra", "ella")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	post := func(auth, sessionID, body string) *http.Response {
 		t.Helper()

@@ -28,6 +28,8 @@ func newSessionBinder(ended func(id string)) *sessionBinder {
 
 // ResolveSessionIdManager returns the session manager for the agent of r
 // (all sessions when r is nil: the transport's own housekeeping).
+//
+//lint:ignore ST1003 the name is mcp-go's (server.SessionIdManagerResolver)
 func (b *sessionBinder) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
 	agent := ""
 	if r != nil {

@@ -35,3 +35,15 @@ var ErrTooLarge = fmt.Errorf("too large: %w", ErrInvalid)
 // ErrRefused is wrapped by errors for operations the rules refuse: a limit,
 // a security scan hit, no unique match. Nothing was written.
 var ErrRefused = errors.New("refused")
+
+// ErrLockTimeout is wrapped by [*LockTimeoutError]: a lock was not free
+// within the bound. Nothing was done; the command may be run again.
+var ErrLockTimeout = errors.New("lock not free in time")
+
+// ErrReadOnly is wrapped by lock errors that come from not being able to
+// write the vault's machine-local state at all: the lock folder or file is
+// not writable by this user, the file system is read-only, or something
+// that is not a folder stands where the lock folder should be. Read-only
+// commands that only meant to refresh derived state (a witness, an index
+// file, a cache) go on without it; see [IsReadOnly].
+var ErrReadOnly = errors.New("no write access to the vault's state")

@@ -16,10 +16,10 @@ import (
 // write two versions of it.
 const TimelineFile = "log/timeline.local.md"
 
-// MachineLocal lists what is this machine's own and must never be synced
+// machineLocal lists what is this machine's own and must never be synced
 // (SPEC §11), as vault-relative slash paths; folders end in "/". The last
 // entry is a name pattern: the temp files of interrupted atomic writes.
-var MachineLocal = []string{
+var machineLocal = []string{
 	KeysDir + "/",  // private signing keys
 	StateDir + "/", // cursors, witnesses, locks, snapshots, the device name
 	IndexDir + "/", // the search index
@@ -52,7 +52,7 @@ type IgnoreTarget struct {
 	// vault: a Syncthing folder shared above the vault reads only its own
 	// root's .stignore.
 	Prefix string
-	// Missing lists the rules (of [MachineLocal], with Prefix) that the
+	// Missing lists the rules (of machineLocal, with Prefix) that the
 	// file does not hold, inside the block or outside it. Filled by
 	// [CheckIgnoreRules].
 	Missing []string
@@ -95,8 +95,8 @@ func findUp(dir, name string) string {
 
 // rules returns the lines of Nexus's block for one target.
 func (t IgnoreTarget) rules() []string {
-	out := make([]string, 0, len(MachineLocal))
-	for _, p := range MachineLocal {
+	out := make([]string, 0, len(machineLocal))
+	for _, p := range machineLocal {
 		if strings.HasPrefix(p, ".*") {
 			// A name pattern: it matches at any depth in both syntaxes.
 			out = append(out, p)
@@ -180,7 +180,7 @@ func normRule(r string) string {
 }
 
 // EnsureIgnoreRules writes Nexus's block of rules for what is machine-local
-// ([MachineLocal]) into every file of [IgnoreTargets]: it creates the file,
+// (machineLocal) into every file of [IgnoreTargets]: it creates the file,
 // appends the block to a file without it, or brings an existing block up to
 // date. Every line outside the block keeps its bytes, the file's line ends
 // (LF or CRLF) are kept, and a file already up to date is not touched, so

@@ -301,6 +301,9 @@ func TestConfigConcurrentUpdate(t *testing.T) {
 			v.UpdateConfig(func(c *Config) error { c.MemoryCharLimit = 3000 + i; return nil })
 		}
 	}()
+	// Readers meanwhile see each update whole and in order: the default,
+	// then 3000, 3001, ... never going back.
+	last := v.Config().MemoryCharLimit
 	for {
 		select {
 		case <-done:
@@ -309,7 +312,11 @@ func TestConfigConcurrentUpdate(t *testing.T) {
 			}
 			return
 		default:
-			_ = v.Config().MemoryCharLimit
+			got := v.Config().MemoryCharLimit
+			if got < last || (got != DefaultConfig().MemoryCharLimit && (got < 3000 || got > 3019)) {
+				t.Fatalf("a reader saw the limit go from %d to %d", last, got)
+			}
+			last = got
 		}
 	}
 }

@@ -208,9 +208,10 @@ Frontmatter property values are searchable text too, so a note whose
 author is [[Ada Lovelace]] is found by "Ada Lovelace". Korean compounds
 find each other with and without the space (시간초과, 시간 초과).
 
-Filters: --type, --tag, --path (a path prefix), --since/--until (YYYY-MM-DD
-or RFC 3339, inclusive; the date is the note's updated/date/created property,
-a log entry's time, else the file's mtime). To filter by agent pass --agent
+Filters: --type, --tag, --path (a path prefix), --since/--until (2026-11-01,
+2026-11-01T10:30 or RFC 3339, inclusive; see docs/cli.md; the date is the
+note's updated/date/created property, a log entry's time, else the file's
+mtime). To filter by agent pass --agent
 NAME explicitly on this command line (or --by NAME, or agent:NAME): the
 global --agent names the acting agent elsewhere, so $NEXUS_AGENT alone never
 filters a search.
@@ -244,10 +245,10 @@ Examples:
 			{Name: "limit", Usage: `most hits to show`, Type: "int", Shorthand: "n", Default: "10"},
 			{Name: "min-score", Usage: `drop hits scoring below this`, Type: "float64"},
 			{Name: "path", Usage: `only paths starting with this prefix (projects/)`, Type: "string"},
-			{Name: "since", Usage: `only documents dated on or after (YYYY-MM-DD or RFC 3339)`, Type: "string"},
+			{Name: "since", Usage: `only documents dated on or after this: 2026-11-01, 2026-11-01T10:30 (UTC) or RFC 3339`, Type: "string"},
 			{Name: "tag", Usage: `only notes with this tag (nested tags: a/b)`, Type: "string"},
 			{Name: "type", Usage: `only notes with this frontmatter type (user, feedback, project, reference, log, decision, …)`, Type: "string"},
-			{Name: "until", Usage: `only documents dated on or before (YYYY-MM-DD or RFC 3339)`, Type: "string"},
+			{Name: "until", Usage: `only documents dated on or before this (a plain date: through its end): 2026-11-01, 2026-11-01T10:30 (UTC) or RFC 3339`, Type: "string"},
 		},
 	},
 	{

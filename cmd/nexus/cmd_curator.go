@@ -209,31 +209,7 @@ Example:
 		return &cobra.Command{
 			Use: use, Short: short, Long: long,
 			Args: cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				v, agent, err := factSetup(g)
-				if err != nil {
-					return err
-				}
-				f, changed, err := agents.PinFact(v, agent, args[0], pin)
-				if err != nil {
-					return err
-				}
-				res := struct {
-					Agent   string `json:"agent"`
-					Slug    string `json:"slug"`
-					Path    string `json:"path"`
-					Pinned  bool   `json:"pinned"`
-					Changed bool   `json:"changed"`
-				}{agent, f.Slug, f.Path, pin, changed}
-				return g.emit(res, nil, func(w io.Writer) {
-					state := map[bool]string{true: "pinned", false: "not pinned"}[pin]
-					if !changed {
-						fmt.Fprintf(w, "%s was already %s; nothing written.\n", f.Slug, state)
-						return
-					}
-					fmt.Fprintf(w, "%s is now %s (%s).\n", f.Slug, state, f.Path)
-				})
-			},
+			RunE: func(cmd *cobra.Command, args []string) error { return runFactPin(g, pin, args[0]) },
 		}
 	}
 	stats := &cobra.Command{
@@ -249,43 +225,73 @@ Example:
   nexus --agent lyra fact stats
   nexus --agent lyra fact stats staging-ssh --json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, agent, err := factSetup(g)
-			if err != nil {
-				return err
-			}
-			states, err := retention.FactStates(v, agent, g.now())
-			if err != nil {
-				return err
-			}
-			if len(args) == 1 {
-				f, err := agents.ReadFact(v, agent, args[0])
-				if err != nil {
-					return err
-				}
-				for _, s := range states {
-					if s.Slug == f.Slug {
-						return g.emit(s, nil, func(w io.Writer) { printFactStats(w, s) })
-					}
-				}
-				return fmt.Errorf("fact %q of %s: %w", args[0], agent, agents.ErrNoFact)
-			}
-			states = nonNil(states)
-			return g.emit(states, nil, func(w io.Writer) {
-				if len(states) == 0 {
-					fmt.Fprintf(w, "%s has no facts.\n", agent)
-					return
-				}
-				var tb table
-				tb.row("SLUG", "STATE", "IDLE", "READS", "SEARCH", "QUERIES", "LAST USE")
-				for _, s := range states {
-					tb.row(s.Slug, s.State, strconv.Itoa(s.IdleDays)+"d", strconv.Itoa(s.Use.Reads), strconv.Itoa(s.Use.SearchReads), strconv.Itoa(len(s.Use.Queries)), fmtDate(s.LastUse))
-				}
-				tb.write(w)
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runFactStats(g, args) },
 	}
 	return []*cobra.Command{pinCmd(true), pinCmd(false), stats}
+}
+
+// runFactPin sets or removes pinned: true in a fact's frontmatter.
+func runFactPin(g *globals, pin bool, slug string) error {
+	v, agent, err := factSetup(g)
+	if err != nil {
+		return err
+	}
+	f, changed, err := agents.PinFact(v, agent, slug, pin)
+	if err != nil {
+		return err
+	}
+	res := struct {
+		Agent   string `json:"agent"`
+		Slug    string `json:"slug"`
+		Path    string `json:"path"`
+		Pinned  bool   `json:"pinned"`
+		Changed bool   `json:"changed"`
+	}{agent, f.Slug, f.Path, pin, changed}
+	return g.emit(res, nil, func(w io.Writer) {
+		state := map[bool]string{true: "pinned", false: "not pinned"}[pin]
+		if !changed {
+			fmt.Fprintf(w, "%s was already %s; nothing written.\n", f.Slug, state)
+			return
+		}
+		fmt.Fprintf(w, "%s is now %s (%s).\n", f.Slug, state, f.Path)
+	})
+}
+
+// runFactStats prints the recall signals of one fact (args[0]) or of all.
+func runFactStats(g *globals, args []string) error {
+	v, agent, err := factSetup(g)
+	if err != nil {
+		return err
+	}
+	states, err := retention.FactStates(v, agent, g.now())
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		f, err := agents.ReadFact(v, agent, args[0])
+		if err != nil {
+			return err
+		}
+		for _, s := range states {
+			if s.Slug == f.Slug {
+				return g.emit(s, nil, func(w io.Writer) { printFactStats(w, s) })
+			}
+		}
+		return fmt.Errorf("fact %q of %s: %w", args[0], agent, agents.ErrNoFact)
+	}
+	states = nonNil(states)
+	return g.emit(states, nil, func(w io.Writer) {
+		if len(states) == 0 {
+			fmt.Fprintf(w, "%s has no facts.\n", agent)
+			return
+		}
+		var tb table
+		tb.row("SLUG", "STATE", "IDLE", "READS", "SEARCH", "QUERIES", "LAST USE")
+		for _, s := range states {
+			tb.row(s.Slug, s.State, strconv.Itoa(s.IdleDays)+"d", strconv.Itoa(s.Use.Reads), strconv.Itoa(s.Use.SearchReads), strconv.Itoa(len(s.Use.Queries)), fmtDate(s.LastUse))
+		}
+		tb.write(w)
+	})
 }
 
 func printFactStats(w io.Writer, s retention.FactState) {

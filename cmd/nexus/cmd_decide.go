@@ -46,13 +46,7 @@ Example:
       --decision "Use the OS keychain for all tokens" \
       --rationale "Files in the vault sync to phones" --supersedes lyra@vps:D-0003`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.title, err = g.textArgs(args, "the title"); err != nil {
-				return err
-			}
-			return runDecision(g, opts)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDecision(g, opts, args) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.decision, "decision", "", "what was decided (required)")
@@ -61,7 +55,13 @@ Example:
 	return cmd
 }
 
-func runDecision(g *globals, opts *decideOptions) error {
+// runDecision records a decision; args are the title's words, or "-" for
+// stdin.
+func runDecision(g *globals, opts *decideOptions, args []string) error {
+	var err error
+	if opts.title, err = g.textArgs(args, "the title"); err != nil {
+		return err
+	}
 	agent, err := g.agentName()
 	if err != nil {
 		return err

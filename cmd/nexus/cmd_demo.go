@@ -13,10 +13,15 @@ import (
 
 func init() { register(newDemoCmd) }
 
+// demoOptions are the flags of 'nexus demo'.
+type demoOptions struct {
+	dir     string // --dir
+	keep    bool   // --keep
+	appends int    // --appends (hidden: tests play a shorter scene 5)
+}
+
 func newDemoCmd(g *globals) *cobra.Command {
-	var dir string
-	var keep bool
-	var appends int
+	var o demoOptions
 	cmd := &cobra.Command{
 		Use:   "demo [--dir DIR] [--keep=false]",
 		Short: "Watch two agents stay in step through a vault (no setup needed)",
@@ -50,22 +55,26 @@ Example:
   nexus demo
   nexus demo --dir ~/nexus-demo && obsidian ~/nexus-demo`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			out := g.stdout
-			if g.json {
-				out = io.Discard
-			}
-			res, err := demo.Run(g.ctx, demo.Options{Dir: dir, Out: out, Appends: appends, Remove: !keep})
-			if err != nil && res != nil && res.Vault != "" && !g.json {
-				fmt.Fprintf(g.stderr, "nexus: the demo's vault is %s\n", res.Vault)
-			}
-			return g.emit(res, err, nil)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDemo(g, o) },
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "make the demo vault in DIR (new or empty) instead of a temp folder")
-	cmd.Flags().BoolVar(&keep, "keep", true, "keep the vault when done; --keep=false deletes a temp vault at the end")
+	cmd.Flags().StringVar(&o.dir, "dir", "", "make the demo vault in DIR (new or empty) instead of a temp folder")
+	cmd.Flags().BoolVar(&o.keep, "keep", true, "keep the vault when done; --keep=false deletes a temp vault at the end")
 	// Tests play a shorter scene 5; the story is told with 500.
-	cmd.Flags().IntVar(&appends, "appends", 500, "entries each agent appends in scene 5")
+	cmd.Flags().IntVar(&o.appends, "appends", 500, "entries each agent appends in scene 5")
 	cmd.Flags().MarkHidden("appends")
 	return cmd
+}
+
+// runDemo plays the story in a fresh vault; with --json only the result
+// is printed, not the narration.
+func runDemo(g *globals, o demoOptions) error {
+	out := g.stdout
+	if g.json {
+		out = io.Discard
+	}
+	res, err := demo.Run(g.ctx, demo.Options{Dir: o.dir, Out: out, Appends: o.appends, Remove: !o.keep})
+	if err != nil && res != nil && res.Vault != "" && !g.json {
+		fmt.Fprintf(g.stderr, "nexus: the demo's vault is %s\n", res.Vault)
+	}
+	return g.emit(res, err, nil)
 }

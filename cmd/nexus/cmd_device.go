@@ -35,17 +35,7 @@ Example:
   nexus device
   nexus device name vps`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			name, err := v.Device()
-			if err != nil {
-				return err
-			}
-			return g.emit(deviceResult{Device: name}, nil, func(w io.Writer) { fmt.Fprintln(w, name) })
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDevice(g) },
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "name NAME",
@@ -58,24 +48,40 @@ read and verified). Use a name no other machine sharing the vault uses.
 Example:
   nexus device name laptop`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			old, _ := v.Device()
-			if err := v.SetDevice(args[0]); err != nil {
-				return err
-			}
-			res := deviceResult{Device: args[0], Changed: old != args[0], Old: old}
-			return g.emit(res, nil, func(w io.Writer) {
-				if res.Changed && old != "" {
-					fmt.Fprintf(w, "Device name is now %s (was %s).\n", args[0], old)
-				} else {
-					fmt.Fprintf(w, "Device name is %s.\n", args[0])
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDeviceName(g, args[0]) },
 	})
 	return cmd
+}
+
+// runDevice prints this machine's device name.
+func runDevice(g *globals) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	name, err := v.Device()
+	if err != nil {
+		return err
+	}
+	return g.emit(deviceResult{Device: name}, nil, func(w io.Writer) { fmt.Fprintln(w, name) })
+}
+
+// runDeviceName sets this machine's device name.
+func runDeviceName(g *globals, name string) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	old, _ := v.Device()
+	if err := v.SetDevice(name); err != nil {
+		return err
+	}
+	res := deviceResult{Device: name, Changed: old != name, Old: old}
+	return g.emit(res, nil, func(w io.Writer) {
+		if res.Changed && old != "" {
+			fmt.Fprintf(w, "Device name is now %s (was %s).\n", name, old)
+		} else {
+			fmt.Fprintf(w, "Device name is %s.\n", name)
+		}
+	})
 }

@@ -15,9 +15,14 @@ import (
 
 func init() { register(newDoctorCmd) }
 
+// doctorOptions are the flags of 'nexus doctor'.
+type doctorOptions struct {
+	fix      bool          // --fix
+	lockWait time.Duration // --lock-wait
+}
+
 func newDoctorCmd(g *globals) *cobra.Command {
-	var lockWait time.Duration
-	var fix bool
+	var o doctorOptions
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check a vault's health and say how to fix each problem",
@@ -75,38 +80,42 @@ Examples:
   nexus --vault ~/vault doctor --fix
   nexus doctor --json | jq '.results[].findings[]? | select(.severity == "problem")'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := vault.Find(g.vaultDir)
-			if err != nil {
-				return err
-			}
-			var fixed *doctor.FixReport
-			if fix {
-				if fixed, err = doctor.Fix(g.ctx, dir, doctor.Options{Now: g.now}); err != nil {
-					return err
-				}
-			}
-			rep, err := doctor.Run(g.ctx, dir, doctor.Options{Now: g.now, LockWait: lockWait})
-			if err != nil {
-				return err
-			}
-			rep.Fixed = fixed
-			var verr error
-			switch {
-			case rep.OK:
-			case rep.Problems == rep.Unchecked:
-				// Nothing found wrong, but not everything could be
-				// looked at: exit 3, not 1.
-				verr = couldNotCheck(fmt.Errorf("doctor found nothing wrong, but could not check %s (the \"could not\" lines above): the vault was not fully checked", plural(rep.Unchecked, "thing", "things")))
-			default:
-				verr = fmt.Errorf("doctor found %s: run the fix under each", plural(rep.Problems, "problem", "problems"))
-			}
-			return g.emit(rep, verr, func(w io.Writer) { printDoctor(w, rep) })
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDoctor(g, o) },
 	}
-	cmd.Flags().DurationVar(&lockWait, "lock-wait", 2*time.Second, "how long a lock must stay held to be reported")
-	cmd.Flags().BoolVar(&fix, "fix", false, "first write the ignore rules and merge sync conflict copies (what needs no judgement)")
+	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", 2*time.Second, "how long a lock must stay held to be reported")
+	cmd.Flags().BoolVar(&o.fix, "fix", false, "first write the ignore rules and merge sync conflict copies (what needs no judgement)")
 	return cmd
+}
+
+// runDoctor checks the vault (after --fix, if given) and prints what it
+// found; a vault it could not fully check exits 3.
+func runDoctor(g *globals, o doctorOptions) error {
+	dir, err := vault.Find(g.vaultDir)
+	if err != nil {
+		return err
+	}
+	var fixed *doctor.FixReport
+	if o.fix {
+		if fixed, err = doctor.Fix(g.ctx, dir, doctor.Options{Now: g.now}); err != nil {
+			return err
+		}
+	}
+	rep, err := doctor.Run(g.ctx, dir, doctor.Options{Now: g.now, LockWait: o.lockWait})
+	if err != nil {
+		return err
+	}
+	rep.Fixed = fixed
+	var verr error
+	switch {
+	case rep.OK:
+	case rep.Problems == rep.Unchecked:
+		// Nothing found wrong, but not everything could be
+		// looked at: exit 3, not 1.
+		verr = couldNotCheck(fmt.Errorf("doctor found nothing wrong, but could not check %s (the \"could not\" lines above): the vault was not fully checked", plural(rep.Unchecked, "thing", "things")))
+	default:
+		verr = fmt.Errorf("doctor found %s: run the fix under each", plural(rep.Problems, "problem", "problems"))
+	}
+	return g.emit(rep, verr, func(w io.Writer) { printDoctor(w, rep) })
 }
 
 func printDoctor(w io.Writer, rep *doctor.Report) {

@@ -59,17 +59,7 @@ Types: user, feedback, project, reference.
 Example:
   nexus --agent lyra fact write --name "Staging SSH" --type project \
     --description "staging host needs port 2222" "Staging (10.0.1.50) listens on 2222."`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				args = []string{"-"}
-			}
-			body, err := g.textArgs(args, "the body")
-			if err != nil {
-				return err
-			}
-			o.Body = body
-			return runFactWrite(g, o)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runFactWrite(g, o, args) },
 	}
 	f := write.Flags()
 	f.StringVar(&o.Name, "name", "", "the fact's name (one line); the file name is made from it")
@@ -89,26 +79,7 @@ Example:
 Example:
   nexus --agent lyra fact read staging-ssh`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, agent, err := factSetup(g)
-			if err != nil {
-				return err
-			}
-			fact, err := agents.ReadFact(v, agent, args[0])
-			if err != nil {
-				return err
-			}
-			agents.RecordRead(v, agent, fact.Path, "cli", nil, 0, 0) // a recall signal (docs/curation.md)
-			agents.FlushRecall()
-			return g.emit(fact, nil, func(w io.Writer) {
-				fmt.Fprintf(w, "%s (%s)\n%s\ntype: %s  created: %s  updated: %s\n", fact.Name, fact.Path, fact.Description,
-					fact.Type, fmtDate(fact.Created), fmtDate(fact.Updated))
-				if fact.Source != "" {
-					fmt.Fprintf(w, "source: %s\n", fact.Source)
-				}
-				fmt.Fprintf(w, "\n%s\n", fact.Body)
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runFactRead(g, args[0]) },
 	}
 	list := &cobra.Command{
 		Use:   "list",
@@ -119,30 +90,7 @@ memory/INDEX.md.
 Example:
   nexus --agent lyra fact list --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, agent, err := factSetup(g)
-			if err != nil {
-				return err
-			}
-			facts, err := agents.ListFacts(v, agent)
-			if err != nil {
-				return err
-			}
-			facts = nonNil(facts)
-			return g.emit(facts, nil, func(w io.Writer) {
-				if len(facts) == 0 {
-					fmt.Fprintf(w, "%s has no facts.\n", agent)
-					return
-				}
-				var tb table
-				tb.row("SLUG", "TYPE", "NAME", "DESCRIPTION")
-				for _, f := range facts {
-					tb.row(f.Slug, string(f.Type), f.Name, f.Description)
-				}
-				tb.write(w)
-				fmt.Fprintf(w, "%s; index limit %d lines\n", plural(len(facts), "fact", "facts"), v.Config().MemoryIndexLineLimit)
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runFactList(g) },
 	}
 	remove := &cobra.Command{
 		Use:   "remove SLUG|NAME",
@@ -154,28 +102,79 @@ restore it.
 Example:
   nexus --agent lyra fact remove staging-ssh`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, agent, err := factSetup(g)
-			if err != nil {
-				return err
-			}
-			archived, err := agents.RemoveFact(v, agent, args[0], g.now())
-			if err != nil {
-				return err
-			}
-			res := struct {
-				Agent    string `json:"agent"`
-				Removed  string `json:"removed"`
-				Archived string `json:"archived"`
-			}{agent, args[0], archived}
-			return g.emit(res, nil, func(w io.Writer) {
-				fmt.Fprintf(w, "Archived %s to %s\n", args[0], archived)
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runFactRemove(g, args[0]) },
 	}
 	cmd.AddCommand(write, read, list, remove)
 	cmd.AddCommand(newFactPinCmds(g)...) // pin, unpin, stats: cmd_curator.go
 	return cmd
+}
+
+// runFactRead prints one fact and records the read as a recall signal.
+func runFactRead(g *globals, slug string) error {
+	v, agent, err := factSetup(g)
+	if err != nil {
+		return err
+	}
+	fact, err := agents.ReadFact(v, agent, slug)
+	if err != nil {
+		return err
+	}
+	agents.RecordRead(v, agent, fact.Path, "cli", nil, 0, 0) // a recall signal (docs/curation.md)
+	agents.FlushRecall()
+	return g.emit(fact, nil, func(w io.Writer) {
+		fmt.Fprintf(w, "%s (%s)\n%s\ntype: %s  created: %s  updated: %s\n", fact.Name, fact.Path, fact.Description,
+			fact.Type, fmtDate(fact.Created), fmtDate(fact.Updated))
+		if fact.Source != "" {
+			fmt.Fprintf(w, "source: %s\n", fact.Source)
+		}
+		fmt.Fprintf(w, "\n%s\n", fact.Body)
+	})
+}
+
+// runFactList prints the agent's facts in index order.
+func runFactList(g *globals) error {
+	v, agent, err := factSetup(g)
+	if err != nil {
+		return err
+	}
+	facts, err := agents.ListFacts(v, agent)
+	if err != nil {
+		return err
+	}
+	facts = nonNil(facts)
+	return g.emit(facts, nil, func(w io.Writer) {
+		if len(facts) == 0 {
+			fmt.Fprintf(w, "%s has no facts.\n", agent)
+			return
+		}
+		var tb table
+		tb.row("SLUG", "TYPE", "NAME", "DESCRIPTION")
+		for _, f := range facts {
+			tb.row(f.Slug, string(f.Type), f.Name, f.Description)
+		}
+		tb.write(w)
+		fmt.Fprintf(w, "%s; index limit %d lines\n", plural(len(facts), "fact", "facts"), v.Config().MemoryIndexLineLimit)
+	})
+}
+
+// runFactRemove archives a fact (by slug or name).
+func runFactRemove(g *globals, slug string) error {
+	v, agent, err := factSetup(g)
+	if err != nil {
+		return err
+	}
+	archived, err := agents.RemoveFact(v, agent, slug, g.now())
+	if err != nil {
+		return err
+	}
+	res := struct {
+		Agent    string `json:"agent"`
+		Removed  string `json:"removed"`
+		Archived string `json:"archived"`
+	}{agent, slug, archived}
+	return g.emit(res, nil, func(w io.Writer) {
+		fmt.Fprintf(w, "Archived %s to %s\n", slug, archived)
+	})
 }
 
 // factSetup opens the vault, names the agent, and brings its memory index
@@ -204,7 +203,17 @@ func factSetup(g *globals) (*vault.Vault, string, error) {
 	return v, agent, nil
 }
 
-func runFactWrite(g *globals, o factWriteOptions) error {
+// runFactWrite creates (or with --update replaces) a fact; args are the
+// body's words, or "-" or nothing for stdin.
+func runFactWrite(g *globals, o factWriteOptions, args []string) error {
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
+	body, err := g.textArgs(args, "the body")
+	if err != nil {
+		return err
+	}
+	o.Body = body
 	v, agent, err := factSetup(g)
 	if err != nil {
 		return err

@@ -28,48 +28,52 @@ twice. DIR is made if it does not exist.
 Example:
   nexus init ~/vault && export NEXUS_VAULT=~/vault`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			} else if g.vaultDir != "" {
-				dir = g.vaultDir
-			}
-			v, created, err := vault.Init(dir)
-			if err != nil {
-				return err
-			}
-			ignores, err := initIgnoreRules(v)
-			if err != nil {
-				return err
-			}
-			res := struct {
-				Vault   string   `json:"vault"`
-				Created []string `json:"created"`
-				// IgnoreRules are the ignore files written or brought up
-				// to date (docs/operations.md, "Several machines").
-				IgnoreRules []string `json:"ignore_rules"`
-			}{v.Root(), nonNil(created), nonNil(ignores)}
-			return g.emit(res, nil, func(w io.Writer) {
-				if len(ignores) > 0 {
-					defer fmt.Fprintf(w, "  ignore rules for what stays on this machine: %s\n", strings.Join(ignores, ", "))
-				}
-				if len(created) == 0 {
-					if len(ignores) > 0 {
-						fmt.Fprintf(w, "%s is already a Nexus vault.\n", v.Root())
-						return
-					}
-					fmt.Fprintf(w, "%s is already a Nexus vault; nothing changed.\n", v.Root())
-					return
-				}
-				fmt.Fprintf(w, "Initialised Nexus vault in %s\n", v.Root())
-				for _, c := range created {
-					fmt.Fprintf(w, "  created %s\n", c)
-				}
-				fmt.Fprintf(w, "Next: nexus --vault %s agent add NAME --role \"...\"\n", v.Root())
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runInit(g, args) },
 	}
+}
+
+// runInit makes a vault in args[0], --vault or the current folder (an
+// existing one is left as it is, but for its ignore rules).
+func runInit(g *globals, args []string) error {
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
+	} else if g.vaultDir != "" {
+		dir = g.vaultDir
+	}
+	v, created, err := vault.Init(dir)
+	if err != nil {
+		return err
+	}
+	ignores, err := initIgnoreRules(v)
+	if err != nil {
+		return err
+	}
+	res := struct {
+		Vault   string   `json:"vault"`
+		Created []string `json:"created"`
+		// IgnoreRules are the ignore files written or brought up
+		// to date (docs/operations.md, "Several machines").
+		IgnoreRules []string `json:"ignore_rules"`
+	}{v.Root(), nonNil(created), nonNil(ignores)}
+	return g.emit(res, nil, func(w io.Writer) {
+		if len(ignores) > 0 {
+			defer fmt.Fprintf(w, "  ignore rules for what stays on this machine: %s\n", strings.Join(ignores, ", "))
+		}
+		if len(created) == 0 {
+			if len(ignores) > 0 {
+				fmt.Fprintf(w, "%s is already a Nexus vault.\n", v.Root())
+				return
+			}
+			fmt.Fprintf(w, "%s is already a Nexus vault; nothing changed.\n", v.Root())
+			return
+		}
+		fmt.Fprintf(w, "Initialised Nexus vault in %s\n", v.Root())
+		for _, c := range created {
+			fmt.Fprintf(w, "  created %s\n", c)
+		}
+		fmt.Fprintf(w, "Next: nexus --vault %s agent add NAME --role \"...\"\n", v.Root())
+	})
 }
 
 // initIgnoreRules writes the .gitignore/.stignore rules for what is

@@ -11,8 +11,13 @@ import (
 
 func init() { register(newJourneyCmd) }
 
+// journeyOptions are the flags of 'nexus journey'.
+type journeyOptions struct {
+	since string // --since
+}
+
 func newJourneyCmd(g *globals) *cobra.Command {
-	var since string
+	var opts journeyOptions
 	cmd := &cobra.Command{
 		Use:   "journey [--agent NAME] [--since DATE]",
 		Short: "One timeline of what agents learned: facts, reviews, decisions",
@@ -26,39 +31,42 @@ events.
 Example:
   nexus journey --agent lyra --since 2026-11-01`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o := retention.JourneyOptions{Agent: g.agent}
-			var err error
-			if o.Since, err = parseDateFlag("--since", since, false); err != nil {
-				return err
-			}
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			if err := knownAgent(v, o.Agent); err != nil {
-				return err // a typo must not read as "nothing learned"
-			}
-			evs, err := retention.Journey(v, o)
-			if err != nil {
-				return err
-			}
-			evs = nonNil(evs)
-			return g.emit(evs, nil, func(w io.Writer) {
-				if len(evs) == 0 {
-					fmt.Fprintln(w, "Nothing learned yet.")
-					return
-				}
-				for _, e := range evs {
-					where := e.Path
-					if e.Now != "" {
-						where += ", now " + e.Now
-					}
-					fmt.Fprintf(w, "%s  %-8s %-14s %s  (%s)\n", e.Time.UTC().Format("2006-01-02 15:04"), e.Agent, e.Kind, e.Title, where)
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runJourney(g, opts) },
 	}
-	cmd.Flags().StringVar(&since, "since", "", "only events at or after this date: "+dateHelp)
+	cmd.Flags().StringVar(&opts.since, "since", "", "only events at or after this date: "+dateHelp)
 	return cmd
+}
+
+// runJourney prints the timeline of what agents learned.
+func runJourney(g *globals, opts journeyOptions) error {
+	o := retention.JourneyOptions{Agent: g.agent}
+	var err error
+	if o.Since, err = parseDateFlag("--since", opts.since, false); err != nil {
+		return err
+	}
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	if err := knownAgent(v, o.Agent); err != nil {
+		return err // a typo must not read as "nothing learned"
+	}
+	evs, err := retention.Journey(v, o)
+	if err != nil {
+		return err
+	}
+	evs = nonNil(evs)
+	return g.emit(evs, nil, func(w io.Writer) {
+		if len(evs) == 0 {
+			fmt.Fprintln(w, "Nothing learned yet.")
+			return
+		}
+		for _, e := range evs {
+			where := e.Path
+			if e.Now != "" {
+				where += ", now " + e.Now
+			}
+			fmt.Fprintf(w, "%s  %-8s %-14s %s  (%s)\n", e.Time.UTC().Format("2006-01-02 15:04"), e.Agent, e.Kind, e.Title, where)
+		}
+	})
 }

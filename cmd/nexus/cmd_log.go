@@ -50,8 +50,17 @@ func (g *globals) openLog() (*livelog.Log, error) {
 	return livelog.Open(v, livelog.Options{Now: g.now})
 }
 
+// logAppendOptions are the flags of 'nexus log append'.
+type logAppendOptions struct {
+	channel  string // --channel
+	kind     string // --kind
+	body     string // --body
+	bodyFile string // --body-file
+	key      string // --key
+}
+
 func newLogAppendCmd(g *globals) *cobra.Command {
-	var channel, kind, body, bodyFile, key string
+	var o logAppendOptions
 	cmd := &cobra.Command{
 		Use:   "append SUMMARY... | -",
 		Short: "Append a signed entry as --agent",
@@ -79,73 +88,77 @@ Example:
   nexus --agent lyra log append --channel deploy --kind shipped \
       "Fixed login timeout; PR #123 merged" --body "Root cause: ..."`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			agent, err := g.agentName()
-			if err != nil {
-				return err
-			}
-			if bodyFile == "-" && len(args) == 1 && args[0] == "-" {
-				return usagef("stdin can give the summary (-) or the body (--body-file -), not both")
-			}
-			if bodyFile != "" {
-				if body != "" {
-					return usagef("give --body or --body-file, not both")
-				}
-				var data []byte
-				if bodyFile == "-" {
-					data, err = io.ReadAll(io.LimitReader(g.stdin, livelog.MaxBodyBytes+1))
-				} else {
-					data, err = os.ReadFile(bodyFile)
-				}
-				if err != nil {
-					return fmt.Errorf("read body: %w", err)
-				}
-				body = string(data)
-			}
-			l, err := g.openLog()
-			if err != nil {
-				return err
-			}
-			if len(key) > livelog.MaxKeyLen {
-				return usagef("--key is %d bytes; at most %d", len(key), livelog.MaxKeyLen)
-			}
-			summary, err := g.textArgs(args, "the summary")
-			if err != nil {
-				return err
-			}
-			res, err := l.AppendDetailed(agent, livelog.Entry{Channel: channel, Kind: kind, Summary: summary, Body: body, Key: key})
-			if err != nil {
-				return err
-			}
-			return g.emit(res, nil, func(w io.Writer) {
-				e := res.Entry
-				verb := "Appended to"
-				if res.Duplicate {
-					verb = "Already in (same --key, nothing written)"
-				}
-				fmt.Fprintf(w, "%s %s: %s %s [%s/%s] %s\n", verb, e.Segment, e.Time.Format(time.RFC3339), e.Agent, e.Channel, e.Kind, e.Summary)
-				if e.Quarantine != "" {
-					fmt.Fprintf(w, "  note: quarantined (%s): other agents see only a [QUARANTINED] line until a person clears it\n", e.Quarantine)
-				}
-				for _, n := range res.Notes {
-					fmt.Fprintf(w, "  note: %s\n", n)
-				}
-				if res.SteppedOverTornTail {
-					fmt.Fprintln(w, "  warning: the feed ended in a record cut short by a crash; it is marked and reported by 'nexus log verify'")
-				}
-				if res.Gap != "" {
-					fmt.Fprintf(w, "  warning: entries %s of this feed are missing (deleted?); the new entry records the gap, and 'nexus log verify' reports it\n", res.Gap)
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLogAppend(g, o, args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&channel, "channel", livelog.DefaultChannel, "channel (letters, digits, '-', '_', '.')")
-	f.StringVar(&kind, "kind", livelog.DefaultKind, "kind of entry, e.g. shipped, question, blocked")
-	f.StringVar(&body, "body", "", "markdown body under the summary")
-	f.StringVar(&bodyFile, "body-file", "", "read the body from a file ('-': stdin)")
-	f.StringVar(&key, "key", "", "idempotency key: an append with a key the feed already holds writes nothing")
+	f.StringVar(&o.channel, "channel", livelog.DefaultChannel, "channel (letters, digits, '-', '_', '.')")
+	f.StringVar(&o.kind, "kind", livelog.DefaultKind, "kind of entry, e.g. shipped, question, blocked")
+	f.StringVar(&o.body, "body", "", "markdown body under the summary")
+	f.StringVar(&o.bodyFile, "body-file", "", "read the body from a file ('-': stdin)")
+	f.StringVar(&o.key, "key", "", "idempotency key: an append with a key the feed already holds writes nothing")
 	return cmd
+}
+
+// runLogAppend appends one signed entry as --agent; args are the summary's
+// words, or "-" for stdin.
+func runLogAppend(g *globals, o logAppendOptions, args []string) error {
+	agent, err := g.agentName()
+	if err != nil {
+		return err
+	}
+	if o.bodyFile == "-" && len(args) == 1 && args[0] == "-" {
+		return usagef("stdin can give the summary (-) or the body (--body-file -), not both")
+	}
+	if o.bodyFile != "" {
+		if o.body != "" {
+			return usagef("give --body or --body-file, not both")
+		}
+		var data []byte
+		if o.bodyFile == "-" {
+			data, err = io.ReadAll(io.LimitReader(g.stdin, livelog.MaxBodyBytes+1))
+		} else {
+			data, err = os.ReadFile(o.bodyFile)
+		}
+		if err != nil {
+			return fmt.Errorf("read body: %w", err)
+		}
+		o.body = string(data)
+	}
+	l, err := g.openLog()
+	if err != nil {
+		return err
+	}
+	if len(o.key) > livelog.MaxKeyLen {
+		return usagef("--key is %d bytes; at most %d", len(o.key), livelog.MaxKeyLen)
+	}
+	summary, err := g.textArgs(args, "the summary")
+	if err != nil {
+		return err
+	}
+	res, err := l.AppendDetailed(agent, livelog.Entry{Channel: o.channel, Kind: o.kind, Summary: summary, Body: o.body, Key: o.key})
+	if err != nil {
+		return err
+	}
+	return g.emit(res, nil, func(w io.Writer) {
+		e := res.Entry
+		verb := "Appended to"
+		if res.Duplicate {
+			verb = "Already in (same --key, nothing written)"
+		}
+		fmt.Fprintf(w, "%s %s: %s %s [%s/%s] %s\n", verb, e.Segment, e.Time.Format(time.RFC3339), e.Agent, e.Channel, e.Kind, e.Summary)
+		if e.Quarantine != "" {
+			fmt.Fprintf(w, "  note: quarantined (%s): other agents see only a [QUARANTINED] line until a person clears it\n", e.Quarantine)
+		}
+		for _, n := range res.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		if res.SteppedOverTornTail {
+			fmt.Fprintln(w, "  warning: the feed ended in a record cut short by a crash; it is marked and reported by 'nexus log verify'")
+		}
+		if res.Gap != "" {
+			fmt.Fprintf(w, "  warning: entries %s of this feed are missing (deleted?); the new entry records the gap, and 'nexus log verify' reports it\n", res.Gap)
+		}
+	})
 }
 
 type readResult struct {
@@ -156,13 +169,21 @@ type readResult struct {
 	Entries []livelog.Entry `json:"entries"`
 }
 
+// logReadOptions are the flags of 'nexus log read'.
+type logReadOptions struct {
+	unread    bool   // --unread
+	ack       bool   // --ack
+	raw       bool   // --raw
+	last      int    // -n, --last
+	lastGiven bool   // --last was given
+	from      string // --from
+	channel   string // --channel
+	kind      string // --kind
+	since     string // --since
+}
+
 func newLogReadCmd(g *globals) *cobra.Command {
-	var (
-		unread, ack, raw    bool
-		last                int
-		from, channel, kind string
-		since               string
-	)
+	var o logReadOptions
 	cmd := &cobra.Command{
 		Use:   "read",
 		Short: "Read entries: what is new for --agent, or the last N with filters",
@@ -190,75 +211,82 @@ Examples:
   nexus log read --raw --last 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ack && !unread {
-				return usagef("--ack needs --unread")
-			}
-			l, err := g.openLog()
-			if err != nil {
-				return err
-			}
-			show := func(e livelog.Entry) livelog.Entry {
-				if raw {
-					return e
-				}
-				return e.Masked()
-			}
-			if unread {
-				if from != "" || channel != "" || kind != "" || since != "" || cmd.Flags().Changed("last") {
-					return usagef("--unread takes no filters")
-				}
-				agent, err := g.agentName()
-				if err != nil {
-					return err
-				}
-				if _, err := identity.Load(l.Vault(), agent); errors.Is(err, identity.ErrNoAgent) {
-					return err // a typo must not start a cursor for nobody
-				}
-				return streamUnread(g, l, agent, ack, show)
-			}
-			res := readResult{Entries: []livelog.Entry{}}
-			o := livelog.ReadOptions{Last: last, From: from, Channel: channel, Kind: kind}
-			if o.From == "" {
-				o.From = g.agent
-			}
-			if err := knownAgent(l.Vault(), o.From); err != nil {
-				return err // a typo must not read as "no entries"
-			}
-			if o.Since, err = parseDateFlag("--since", since, false); err != nil {
-				return err
-			}
-			if last < 0 {
-				return usagef("--last must be 0 or more")
-			}
-			es, err := l.Read(o)
-			if err != nil {
-				return err
-			}
-			for _, e := range es {
-				res.Entries = append(res.Entries, show(e))
-			}
-			res.Count = len(res.Entries)
-			return g.emit(res, nil, func(w io.Writer) {
-				if len(res.Entries) == 0 {
-					fmt.Fprintln(w, "No entries.")
-					return
-				}
-				for _, e := range res.Entries {
-					printEntry(w, e)
-				}
-			})
+			o.lastGiven = cmd.Flags().Changed("last")
+			return runLogRead(g, o)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&unread, "unread", false, "entries new for --agent since its cursor")
-	f.BoolVar(&ack, "ack", false, "with --unread: move the cursor past what was printed")
-	f.BoolVar(&raw, "raw", false, "show the text of quarantined entries instead of [QUARANTINED: rule]")
-	f.IntVarP(&last, "last", "n", 20, "how many of the newest matching entries (0: all)")
-	f.StringVar(&from, "from", "", "only entries written by this agent")
-	f.StringVar(&channel, "channel", "", "only this channel")
-	f.StringVar(&kind, "kind", "", "only this kind")
-	f.StringVar(&since, "since", "", "only entries at or after this time: "+dateHelp)
+	f.BoolVar(&o.unread, "unread", false, "entries new for --agent since its cursor")
+	f.BoolVar(&o.ack, "ack", false, "with --unread: move the cursor past what was printed")
+	f.BoolVar(&o.raw, "raw", false, "show the text of quarantined entries instead of [QUARANTINED: rule]")
+	f.IntVarP(&o.last, "last", "n", 20, "how many of the newest matching entries (0: all)")
+	f.StringVar(&o.from, "from", "", "only entries written by this agent")
+	f.StringVar(&o.channel, "channel", "", "only this channel")
+	f.StringVar(&o.kind, "kind", "", "only this kind")
+	f.StringVar(&o.since, "since", "", "only entries at or after this time: "+dateHelp)
 	return cmd
+}
+
+// runLogRead prints what is new for --agent (--unread) or the newest entries
+// that match the filters.
+func runLogRead(g *globals, o logReadOptions) error {
+	if o.ack && !o.unread {
+		return usagef("--ack needs --unread")
+	}
+	l, err := g.openLog()
+	if err != nil {
+		return err
+	}
+	show := func(e livelog.Entry) livelog.Entry {
+		if o.raw {
+			return e
+		}
+		return e.Masked()
+	}
+	if o.unread {
+		if o.from != "" || o.channel != "" || o.kind != "" || o.since != "" || o.lastGiven {
+			return usagef("--unread takes no filters")
+		}
+		agent, err := g.agentName()
+		if err != nil {
+			return err
+		}
+		if _, err := identity.Load(l.Vault(), agent); errors.Is(err, identity.ErrNoAgent) {
+			return err // a typo must not start a cursor for nobody
+		}
+		return streamUnread(g, l, agent, o.ack, show)
+	}
+	res := readResult{Entries: []livelog.Entry{}}
+	ro := livelog.ReadOptions{Last: o.last, From: o.from, Channel: o.channel, Kind: o.kind}
+	if ro.From == "" {
+		ro.From = g.agent
+	}
+	if err := knownAgent(l.Vault(), ro.From); err != nil {
+		return err // a typo must not read as "no entries"
+	}
+	if ro.Since, err = parseDateFlag("--since", o.since, false); err != nil {
+		return err
+	}
+	if o.last < 0 {
+		return usagef("--last must be 0 or more")
+	}
+	es, err := l.Read(ro)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		res.Entries = append(res.Entries, show(e))
+	}
+	res.Count = len(res.Entries)
+	return g.emit(res, nil, func(w io.Writer) {
+		if len(res.Entries) == 0 {
+			fmt.Fprintln(w, "No entries.")
+			return
+		}
+		for _, e := range res.Entries {
+			printEntry(w, e)
+		}
+	})
 }
 
 // streamUnread prints agent's unread entries as they are merged, so that
@@ -337,9 +365,14 @@ func printEntry(w io.Writer, e livelog.Entry) {
 	}
 }
 
+// logTailOptions are the flags of 'nexus log tail'.
+type logTailOptions struct {
+	follow bool // -f, --follow
+	n      int  // -n, --lines, --last
+}
+
 func newLogTailCmd(g *globals) *cobra.Command {
-	var follow bool
-	var n int
+	var o logTailOptions
 	cmd := &cobra.Command{
 		Use:   "tail",
 		Short: "Print the newest entries; with -f, keep printing new ones as they land",
@@ -357,57 +390,66 @@ Examples:
   nexus log tail -f
   nexus log tail -f --json | jq -r .summary`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if n < 0 {
-				return usagef("-n must be 0 or more (got %d)", n)
-			}
-			l, err := g.openLog()
-			if err != nil {
-				return err
-			}
-			if g.json && !follow {
-				es := []livelog.Entry{}
-				if n > 0 {
-					got, err := l.Read(livelog.ReadOptions{Last: n})
-					if err != nil {
-						return err
-					}
-					es = append(es, got...)
-				}
-				return g.emit(readResult{Count: len(es), Entries: es}, nil, nil)
-			}
-			show := func(e livelog.Entry) error {
-				if g.json {
-					return writeJSONLine(g.stdout, e)
-				}
-				printEntry(g.stdout, e)
-				return nil
-			}
-			if n > 0 {
-				es, err := l.Read(livelog.ReadOptions{Last: n})
-				if err != nil {
-					return err
-				}
-				for _, e := range es {
-					if err := show(e); err != nil {
-						return err
-					}
-				}
-			}
-			if !follow {
-				return nil
-			}
-			return l.Follow(g.ctx, show)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLogTail(g, o) },
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new entries")
-	cmd.Flags().IntVarP(&n, "lines", "n", 10, "how many of the newest entries to print first")
-	cmd.Flags().IntVar(&n, "last", 10, "same as -n")
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing new entries")
+	cmd.Flags().IntVarP(&o.n, "lines", "n", 10, "how many of the newest entries to print first")
+	cmd.Flags().IntVar(&o.n, "last", 10, "same as -n")
 	return cmd
 }
 
+// runLogTail prints the newest entries and, with -f, each new one as it
+// lands.
+func runLogTail(g *globals, o logTailOptions) error {
+	if o.n < 0 {
+		return usagef("-n must be 0 or more (got %d)", o.n)
+	}
+	l, err := g.openLog()
+	if err != nil {
+		return err
+	}
+	if g.json && !o.follow {
+		es := []livelog.Entry{}
+		if o.n > 0 {
+			got, err := l.Read(livelog.ReadOptions{Last: o.n})
+			if err != nil {
+				return err
+			}
+			es = append(es, got...)
+		}
+		return g.emit(readResult{Count: len(es), Entries: es}, nil, nil)
+	}
+	show := func(e livelog.Entry) error {
+		if g.json {
+			return writeJSONLine(g.stdout, e)
+		}
+		printEntry(g.stdout, e)
+		return nil
+	}
+	if o.n > 0 {
+		es, err := l.Read(livelog.ReadOptions{Last: o.n})
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if err := show(e); err != nil {
+				return err
+			}
+		}
+	}
+	if !o.follow {
+		return nil
+	}
+	return l.Follow(g.ctx, show)
+}
+
+// logVerifyOptions are the flags of 'nexus log verify'.
+type logVerifyOptions struct {
+	strict bool // --strict
+}
+
 func newLogVerifyCmd(g *globals) *cobra.Command {
-	var strict bool
+	var o logVerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check every signature, sequence and link of every feed; exit 1 if anything is wrong",
@@ -441,49 +483,53 @@ allowed, unless --strict.
 Example:
   nexus log verify --strict --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := g.openLog()
-			if err != nil {
-				return err
-			}
-			r, err := l.Verify(g.ctx)
-			if err != nil {
-				// Not "tampered" (exit 1): the check itself could not run.
-				return couldNotCheck(fmt.Errorf("could not verify the log: %w", err))
-			}
-			ok := r.OK(strict)
-			var verr error
-			if !ok {
-				verr = errors.New("log verification found problems")
-			}
-			res := struct {
-				OK     bool `json:"ok"`
-				Strict bool `json:"strict"`
-				*livelog.Report
-			}{ok, strict, r}
-			return g.emit(res, verr, func(w io.Writer) {
-				fmt.Fprintf(w, "%s in %s: %d intact", plural(r.Entries, "signed entry", "signed entries"), plural(len(r.Files), "file", "files"), r.Counts[livelog.StatusIntact])
-				for _, s := range []livelog.Status{livelog.StatusEdited, livelog.StatusForged, livelog.StatusReordered, livelog.StatusRemoved,
-					livelog.StatusForked, livelog.StatusNotHereYet, livelog.StatusTruncated, livelog.StatusUnsigned} {
-					if n := r.Counts[s]; n > 0 {
-						fmt.Fprintf(w, ", %d %s", n, s)
-					}
-				}
-				fmt.Fprintln(w)
-				for _, n := range r.Notes {
-					fmt.Fprintf(w, "note: %s\n", n)
-				}
-				for _, f := range r.Findings {
-					fmt.Fprintln(w, verifyFindingLine(f))
-				}
-				if ok {
-					fmt.Fprintln(w, "OK")
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLogVerify(g, o) },
 	}
-	cmd.Flags().BoolVar(&strict, "strict", false, "treat unsigned hand-typed text and recovered torn tails as problems too")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat unsigned hand-typed text and recovered torn tails as problems too")
 	return cmd
+}
+
+// runLogVerify checks every feed and prints what is wrong, entry by entry; a
+// log it could not check exits 3.
+func runLogVerify(g *globals, o logVerifyOptions) error {
+	l, err := g.openLog()
+	if err != nil {
+		return err
+	}
+	r, err := l.Verify(g.ctx)
+	if err != nil {
+		// Not "tampered" (exit 1): the check itself could not run.
+		return couldNotCheck(fmt.Errorf("could not verify the log: %w", err))
+	}
+	ok := r.OK(o.strict)
+	var verr error
+	if !ok {
+		verr = errors.New("log verification found problems")
+	}
+	res := struct {
+		OK     bool `json:"ok"`
+		Strict bool `json:"strict"`
+		*livelog.Report
+	}{ok, o.strict, r}
+	return g.emit(res, verr, func(w io.Writer) {
+		fmt.Fprintf(w, "%s in %s: %d intact", plural(r.Entries, "signed entry", "signed entries"), plural(len(r.Files), "file", "files"), r.Counts[livelog.StatusIntact])
+		for _, s := range []livelog.Status{livelog.StatusEdited, livelog.StatusForged, livelog.StatusReordered, livelog.StatusRemoved,
+			livelog.StatusForked, livelog.StatusNotHereYet, livelog.StatusTruncated, livelog.StatusUnsigned} {
+			if n := r.Counts[s]; n > 0 {
+				fmt.Fprintf(w, ", %d %s", n, s)
+			}
+		}
+		fmt.Fprintln(w)
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+		for _, f := range r.Findings {
+			fmt.Fprintln(w, verifyFindingLine(f))
+		}
+		if ok {
+			fmt.Fprintln(w, "OK")
+		}
+	})
 }
 
 func newLogFeedsCmd(g *globals) *cobra.Command {
@@ -499,49 +545,57 @@ which other feeds cite it, up to which entry. Reads every file once.
 Example:
   nexus log feeds --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := g.openLog()
-			if err != nil {
-				return err
-			}
-			fs, err := l.Feeds(g.ctx)
-			if err != nil {
-				return err
-			}
-			res := struct {
-				Feeds []livelog.FeedInfo `json:"feeds"`
-			}{fs}
-			return g.emit(res, nil, func(w io.Writer) {
-				if len(fs) == 0 {
-					fmt.Fprintln(w, "No feeds yet.")
-				}
-				for _, f := range fs {
-					fmt.Fprintf(w, "%s %s: %d entries, head #%d %s", f.Log, f.Writer, f.Entries, f.Head.Seq, f.Head.Time.Format(time.RFC3339))
-					if f.Head.Hash != "" {
-						fmt.Fprintf(w, " %s…", f.Head.Hash[:12])
-					}
-					fmt.Fprintln(w)
-					fmt.Fprintf(w, "    seen here up to #%d", f.SeenHere)
-					if f.SeenHere > f.Head.Seq {
-						fmt.Fprint(w, " (more than is here now: run 'nexus log verify')")
-					}
-					fmt.Fprintln(w)
-					if len(f.CitedBy) > 0 {
-						var parts []string
-						for _, c := range f.CitedBy {
-							parts = append(parts, fmt.Sprintf("%s up to #%d", c.Writer, c.Seq))
-						}
-						fmt.Fprintf(w, "    cited by %s\n", strings.Join(parts, ", "))
-					}
-					fmt.Fprintf(w, "    files: %s\n", strings.Join(f.Files, ", "))
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLogFeeds(g) },
 	}
 }
 
+// runLogFeeds lists the feeds of the live log and the decision log.
+func runLogFeeds(g *globals) error {
+	l, err := g.openLog()
+	if err != nil {
+		return err
+	}
+	fs, err := l.Feeds(g.ctx)
+	if err != nil {
+		return err
+	}
+	res := struct {
+		Feeds []livelog.FeedInfo `json:"feeds"`
+	}{fs}
+	return g.emit(res, nil, func(w io.Writer) {
+		if len(fs) == 0 {
+			fmt.Fprintln(w, "No feeds yet.")
+		}
+		for _, f := range fs {
+			fmt.Fprintf(w, "%s %s: %d entries, head #%d %s", f.Log, f.Writer, f.Entries, f.Head.Seq, f.Head.Time.Format(time.RFC3339))
+			if f.Head.Hash != "" {
+				fmt.Fprintf(w, " %s…", f.Head.Hash[:12])
+			}
+			fmt.Fprintln(w)
+			fmt.Fprintf(w, "    seen here up to #%d", f.SeenHere)
+			if f.SeenHere > f.Head.Seq {
+				fmt.Fprint(w, " (more than is here now: run 'nexus log verify')")
+			}
+			fmt.Fprintln(w)
+			if len(f.CitedBy) > 0 {
+				var parts []string
+				for _, c := range f.CitedBy {
+					parts = append(parts, fmt.Sprintf("%s up to #%d", c.Writer, c.Seq))
+				}
+				fmt.Fprintf(w, "    cited by %s\n", strings.Join(parts, ", "))
+			}
+			fmt.Fprintf(w, "    files: %s\n", strings.Join(f.Files, ", "))
+		}
+	})
+}
+
+// logClearOptions are the flags of 'nexus log clear'.
+type logClearOptions struct {
+	by string // --by
+}
+
 func newLogClearCmd(g *globals) *cobra.Command {
-	var by string
+	var o logClearOptions
 	cmd := &cobra.Command{
 		Use:   "clear HASH --by NAME",
 		Short: "Clear a quarantined entry (a person's decision, never an agent's)",
@@ -557,29 +611,33 @@ Example:
   nexus log read --raw --json --last 5
   nexus log clear kqmVJk2lrmSuZWak3M2z0tdd9PBZktZ96emmD0MajYA --by jane`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if g.agent != "" || os.Getenv("NEXUS_AGENT") != "" {
-				return refusedf("'nexus log clear' is for a person, and this command runs as an agent (--agent or $NEXUS_AGENT is set); run it without them, e.g. 'NEXUS_AGENT= nexus log clear HASH --by NAME'")
-			}
-			if by == "" {
-				return usagef("--by NAME is required: who is clearing it")
-			}
-			l, err := g.openLog()
-			if err != nil {
-				return err
-			}
-			if err := l.Clear(args[0], by); err != nil {
-				return err
-			}
-			res := struct {
-				Cleared string `json:"cleared"`
-				By      string `json:"by"`
-			}{args[0], by}
-			return g.emit(res, nil, func(w io.Writer) { fmt.Fprintf(w, "Cleared %s (by %s).\n", args[0], by) })
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLogClear(g, o, args) },
 	}
-	cmd.Flags().StringVar(&by, "by", "", "your name (recorded with the clearing)")
+	cmd.Flags().StringVar(&o.by, "by", "", "your name (recorded with the clearing)")
 	return cmd
+}
+
+// runLogClear clears a quarantined entry (args[0], its hash) in a person's
+// name.
+func runLogClear(g *globals, o logClearOptions, args []string) error {
+	if g.agent != "" || os.Getenv("NEXUS_AGENT") != "" {
+		return refusedf("'nexus log clear' is for a person, and this command runs as an agent (--agent or $NEXUS_AGENT is set); run it without them, e.g. 'NEXUS_AGENT= nexus log clear HASH --by NAME'")
+	}
+	if o.by == "" {
+		return usagef("--by NAME is required: who is clearing it")
+	}
+	l, err := g.openLog()
+	if err != nil {
+		return err
+	}
+	if err := l.Clear(args[0], o.by); err != nil {
+		return err
+	}
+	res := struct {
+		Cleared string `json:"cleared"`
+		By      string `json:"by"`
+	}{args[0], o.by}
+	return g.emit(res, nil, func(w io.Writer) { fmt.Fprintf(w, "Cleared %s (by %s).\n", args[0], o.by) })
 }
 
 func writeJSONLine(w io.Writer, v any) error {

@@ -69,13 +69,7 @@ Example:
   nexus --agent lyra memory add "Deploys go through 'make deploy'; never on Fridays"
   printf 'line one\nline two\n' | nexus --agent lyra memory add -`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := g.textArgs(args, "the entry")
-			if err != nil {
-				return err
-			}
-			return runMemoryWrite(g, opts, agents.Op{Action: agents.ActionAdd, Content: text})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runMemoryAdd(g, opts, args) },
 	}
 	replace := &cobra.Command{
 		Use:   "replace --old TEXT NEWTEXT... | -",
@@ -87,13 +81,7 @@ different matches, is refused and lists the candidates.
 Example:
   nexus --agent lyra memory replace --old "port 2222" "Staging SSH is on 2222"`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := g.textArgs(args, "the new entry")
-			if err != nil {
-				return err
-			}
-			return runMemoryWrite(g, opts, agents.Op{Action: agents.ActionReplace, Content: text, OldText: opts.old})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runMemoryReplace(g, opts, args) },
 	}
 	remove := &cobra.Command{
 		Use:   "remove --old TEXT | remove TEXT",
@@ -107,16 +95,7 @@ Example:
   nexus --agent lyra memory remove --old "Staging"
   nexus --agent lyra memory remove --old "#1a2b3c4d"`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			old := opts.old
-			if len(args) == 1 {
-				if old != "" {
-					return usagef("give the entry to remove once: --old TEXT or TEXT")
-				}
-				old = args[0]
-			}
-			return runMemoryWrite(g, opts, agents.Op{Action: agents.ActionRemove, OldText: old})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runMemoryRemove(g, opts, args) },
 	}
 	show := &cobra.Command{
 		Use:   "show",
@@ -142,6 +121,37 @@ Example:
 	show.Flags().BoolVar(&opts.raw, "raw", false, "show entries that fail the security scan as they are on disk")
 	cmd.AddCommand(add, replace, remove, show)
 	return cmd
+}
+
+// runMemoryAdd adds the words of args (or stdin for "-") as an entry.
+func runMemoryAdd(g *globals, opts *memoryOptions, args []string) error {
+	text, err := g.textArgs(args, "the entry")
+	if err != nil {
+		return err
+	}
+	return runMemoryWrite(g, opts, agents.Op{Action: agents.ActionAdd, Content: text})
+}
+
+// runMemoryReplace replaces the one entry holding --old with the words of
+// args.
+func runMemoryReplace(g *globals, opts *memoryOptions, args []string) error {
+	text, err := g.textArgs(args, "the new entry")
+	if err != nil {
+		return err
+	}
+	return runMemoryWrite(g, opts, agents.Op{Action: agents.ActionReplace, Content: text, OldText: opts.old})
+}
+
+// runMemoryRemove removes the one entry holding --old (or args[0]).
+func runMemoryRemove(g *globals, opts *memoryOptions, args []string) error {
+	old := opts.old
+	if len(args) == 1 {
+		if old != "" {
+			return usagef("give the entry to remove once: --old TEXT or TEXT")
+		}
+		old = args[0]
+	}
+	return runMemoryWrite(g, opts, agents.Op{Action: agents.ActionRemove, OldText: old})
 }
 
 // openMemoryFile resolves --agent and --target and opens the file.

@@ -31,12 +31,18 @@ type promptEntry struct {
 	Quarantine string `json:"quarantine,omitempty"`
 }
 
+// promptOptions are the flags of 'nexus prompt'.
+type promptOptions struct {
+	memoryOnly bool     // --memory-only
+	ack        bool     // --ack
+	only       []string // --only
+	without    []string // --without
+	maxEntries int      // --max-entries
+	maxChar    int      // --max-chars
+}
+
 func newPromptCmd(g *globals) *cobra.Command {
-	var (
-		memoryOnly, ack     bool
-		only, without       []string
-		maxEntries, maxChar int
-	)
+	var o promptOptions
 	cmd := &cobra.Command{
 		Use:   "prompt",
 		Short: "Print the agent's session-start render, whole or by section",
@@ -74,69 +80,73 @@ Examples:
   nexus --agent lyra prompt --without memory,user
   nexus --agent lyra --json prompt --only unread --ack --max-entries 10`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if memoryOnly {
-				if len(only) > 0 || len(without) > 0 {
-					return usagef("give --memory-only or --only/--without, not both")
-				}
-				only = agents.SnapshotSections()
-			}
-			if len(only) > 0 && len(without) > 0 {
-				return usagef("give --only or --without, not both")
-			}
-			if maxEntries < 0 || maxChar < 0 {
-				return usagef("--max-entries and --max-chars must be 0 (the default) or more")
-			}
-			only, without = splitList(only), splitList(without)
-			agent, err := g.agentName()
-			if err != nil {
-				return err
-			}
-			opts := agents.PromptOptions{Only: only, Without: without, MaxEntries: maxEntries, MaxChars: maxChar, Ack: ack}
-			if ack && !promptIncludes(opts, agents.SectionUnread) {
-				return usagef("--ack acknowledges the unread entries shown, so the unread section must be rendered (see --only/--without)")
-			}
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			p, err := agents.RenderPrompt(v, agent, opts)
-			if errors.Is(err, agents.ErrSection) {
-				return usagef("--only/--without: %v", err)
-			}
-			if err != nil {
-				return err
-			}
-			agents.RecordSessionStart(v, agent, "cli") // a recall signal (docs/curation.md)
-			agents.FlushRecall()
-			text := p.Text()
-			res := map[string]any{"agent": agent, "prompt": text}
-			names := []string{}
-			for _, s := range p.Sections {
-				names = append(names, s.Name)
-				res[s.Name] = s.Text
-			}
-			res["sections"] = names
-			if u := p.Unread; u != nil {
-				shown := make([]promptEntry, len(u.Entries))
-				for i, e := range u.Entries {
-					e = e.Masked() // never the text of a quarantined entry
-					shown[i] = promptEntry{e.Time, e.Agent, e.Channel, e.Kind, e.Summary, e.Hand, e.Signed, e.Hash, e.Segment, e.Quarantine}
-				}
-				res["unread_total"], res["unread_shown"], res["unread_more"] = u.Total, len(u.Entries), u.More()
-				res["acked"], res["unread_entries"] = u.Acked, shown
-			}
-			return g.emit(res, nil, func(w io.Writer) { io.WriteString(w, text) })
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runPrompt(g, o) },
 	}
 	f := cmd.Flags()
-	f.BoolVar(&memoryOnly, "memory-only", false, "print only identity, MEMORY, USER and the memory index")
-	f.StringSliceVar(&only, "only", nil, "render only these sections (comma-separated)")
-	f.StringSliceVar(&without, "without", nil, "leave these sections out (comma-separated), e.g. memory,user")
-	f.BoolVar(&ack, "ack", false, "show the oldest unread entries and acknowledge exactly those")
-	f.IntVar(&maxEntries, "max-entries", 0, "at most this many unread entries (0: prompt_log_entries)")
-	f.IntVar(&maxChar, "max-chars", 0, "at most this many characters of unread entries (0: 4000)")
+	f.BoolVar(&o.memoryOnly, "memory-only", false, "print only identity, MEMORY, USER and the memory index")
+	f.StringSliceVar(&o.only, "only", nil, "render only these sections (comma-separated)")
+	f.StringSliceVar(&o.without, "without", nil, "leave these sections out (comma-separated), e.g. memory,user")
+	f.BoolVar(&o.ack, "ack", false, "show the oldest unread entries and acknowledge exactly those")
+	f.IntVar(&o.maxEntries, "max-entries", 0, "at most this many unread entries (0: prompt_log_entries)")
+	f.IntVar(&o.maxChar, "max-chars", 0, "at most this many characters of unread entries (0: 4000)")
 	return cmd
+}
+
+// runPrompt prints the agent's session-start render, or the sections asked
+// for.
+func runPrompt(g *globals, o promptOptions) error {
+	if o.memoryOnly {
+		if len(o.only) > 0 || len(o.without) > 0 {
+			return usagef("give --memory-only or --only/--without, not both")
+		}
+		o.only = agents.SnapshotSections()
+	}
+	if len(o.only) > 0 && len(o.without) > 0 {
+		return usagef("give --only or --without, not both")
+	}
+	if o.maxEntries < 0 || o.maxChar < 0 {
+		return usagef("--max-entries and --max-chars must be 0 (the default) or more")
+	}
+	o.only, o.without = splitList(o.only), splitList(o.without)
+	agent, err := g.agentName()
+	if err != nil {
+		return err
+	}
+	opts := agents.PromptOptions{Only: o.only, Without: o.without, MaxEntries: o.maxEntries, MaxChars: o.maxChar, Ack: o.ack}
+	if o.ack && !promptIncludes(opts, agents.SectionUnread) {
+		return usagef("--ack acknowledges the unread entries shown, so the unread section must be rendered (see --only/--without)")
+	}
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	p, err := agents.RenderPrompt(v, agent, opts)
+	if errors.Is(err, agents.ErrSection) {
+		return usagef("--only/--without: %v", err)
+	}
+	if err != nil {
+		return err
+	}
+	agents.RecordSessionStart(v, agent, "cli") // a recall signal (docs/curation.md)
+	agents.FlushRecall()
+	text := p.Text()
+	res := map[string]any{"agent": agent, "prompt": text}
+	names := []string{}
+	for _, s := range p.Sections {
+		names = append(names, s.Name)
+		res[s.Name] = s.Text
+	}
+	res["sections"] = names
+	if u := p.Unread; u != nil {
+		shown := make([]promptEntry, len(u.Entries))
+		for i, e := range u.Entries {
+			e = e.Masked() // never the text of a quarantined entry
+			shown[i] = promptEntry{e.Time, e.Agent, e.Channel, e.Kind, e.Summary, e.Hand, e.Signed, e.Hash, e.Segment, e.Quarantine}
+		}
+		res["unread_total"], res["unread_shown"], res["unread_more"] = u.Total, len(u.Entries), u.More()
+		res["acked"], res["unread_entries"] = u.Acked, shown
+	}
+	return g.emit(res, nil, func(w io.Writer) { io.WriteString(w, text) })
 }
 
 // splitList trims the names of a --only/--without list and drops empty ones.

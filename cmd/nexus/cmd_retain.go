@@ -40,17 +40,7 @@ fact: name 120 and description 300 characters, text 32 KiB. The session is
 Example:
   nexus --agent lyra retain --type feedback "User wants PR descriptions in Korean" \
     --source "log:2026-11-29T02:11Z"`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				args = []string{"-"}
-			}
-			text, err := g.textArgs(args, "the text")
-			if err != nil {
-				return err
-			}
-			o.in.Body = text
-			return runRetain(g, o)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runRetain(g, o, args) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.in.Type, "type", "", "user, feedback, project or reference")
@@ -63,7 +53,15 @@ Example:
 	return cmd
 }
 
-func runRetain(g *globals, o retainOptions) error {
+func runRetain(g *globals, o retainOptions, args []string) error {
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
+	text, err := g.textArgs(args, "the text")
+	if err != nil {
+		return err
+	}
+	o.in.Body = text
 	agent, err := g.agentName()
 	if err != nil {
 		return err

@@ -80,17 +80,7 @@ provenance, and the text.
 Example:
   nexus review show r-3f9c2a`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := reviewSetup(g)
-			if err != nil {
-				return err
-			}
-			it, err := retention.Get(v, args[0])
-			if err != nil {
-				return err
-			}
-			return g.emit(it, nil, func(w io.Writer) { printItem(w, it) })
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReviewShow(g, args[0]) },
 	}
 	approve := &cobra.Command{
 		Use:   "approve ID [--edit | --text TEXT] | --all",
@@ -110,18 +100,7 @@ Example:
   nexus review approve r-3f9c2a --text "User wants PR descriptions in Korean, titles in English"
   nexus review approve --all`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.all != (len(args) == 0) {
-				return usagef("approve takes an item ID, or --all")
-			}
-			if o.all && (o.edit || o.text != "") {
-				return usagef("--edit and --text approve one item; they do not go with --all")
-			}
-			if o.all {
-				return runApproveAll(g, o)
-			}
-			return runDecide(g, o, args[0], true)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReviewApprove(g, o, args) },
 	}
 	reject := &cobra.Command{
 		Use:   "reject ID --why REASON",
@@ -132,12 +111,7 @@ written to the agent's memory.
 Example:
   nexus review reject r-3f9c2a --why "wrong, user uses English"`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(o.why) == "" {
-				return usagef("reject needs --why REASON")
-			}
-			return runDecide(g, o, args[0], false)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReviewReject(g, o, args[0]) },
 	}
 	for _, c := range []*cobra.Command{approve, reject} {
 		c.Flags().StringVar(&o.why, "why", "", "the reason, kept in the archive")
@@ -150,6 +124,42 @@ Example:
 	approve.Flags().StringVar(&o.only, "only", "", "with --all: approve only this agent's items")
 	cmd.AddCommand(list, show, approve, reject)
 	return cmd
+}
+
+// runReviewShow prints one item in full.
+func runReviewShow(g *globals, id string) error {
+	v, err := reviewSetup(g)
+	if err != nil {
+		return err
+	}
+	it, err := retention.Get(v, id)
+	if err != nil {
+		return err
+	}
+	return g.emit(it, nil, func(w io.Writer) { printItem(w, it) })
+}
+
+// runReviewApprove approves the item args[0], or every pending one with
+// --all.
+func runReviewApprove(g *globals, o reviewOptions, args []string) error {
+	if o.all != (len(args) == 0) {
+		return usagef("approve takes an item ID, or --all")
+	}
+	if o.all && (o.edit || o.text != "") {
+		return usagef("--edit and --text approve one item; they do not go with --all")
+	}
+	if o.all {
+		return runApproveAll(g, o)
+	}
+	return runDecide(g, o, args[0], true)
+}
+
+// runReviewReject archives an item as rejected, with --why.
+func runReviewReject(g *globals, o reviewOptions, id string) error {
+	if strings.TrimSpace(o.why) == "" {
+		return usagef("reject needs --why REASON")
+	}
+	return runDecide(g, o, id, false)
 }
 
 // reviewSetup opens the vault and carries out decisions made in Obsidian.

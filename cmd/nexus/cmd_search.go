@@ -66,9 +66,10 @@ Frontmatter property values are searchable text too, so a note whose
 author is [[Ada Lovelace]] is found by "Ada Lovelace". Korean compounds
 find each other with and without the space (시간초과, 시간 초과).
 
-Filters: --type, --tag, --path (a path prefix), --since/--until (YYYY-MM-DD
-or RFC 3339, inclusive; the date is the note's updated/date/created property,
-a log entry's time, else the file's mtime). To filter by agent pass --agent
+Filters: --type, --tag, --path (a path prefix), --since/--until (2026-11-01,
+2026-11-01T10:30 or RFC 3339, inclusive; see docs/cli.md; the date is the
+note's updated/date/created property, a log entry's time, else the file's
+mtime). To filter by agent pass --agent
 NAME explicitly on this command line (or --by NAME, or agent:NAME): the
 global --agent names the acting agent elsewhere, so $NEXUS_AGENT alone never
 filters a search.
@@ -107,8 +108,8 @@ Examples:
 	f.StringVar(&o.typ, "type", "", "only notes with this frontmatter type (user, feedback, project, reference, log, decision, …)")
 	f.StringVar(&o.tag, "tag", "", "only notes with this tag (nested tags: a/b)")
 	f.StringVar(&o.path, "path", "", "only paths starting with this prefix (projects/)")
-	f.StringVar(&o.since, "since", "", "only documents dated on or after (YYYY-MM-DD or RFC 3339)")
-	f.StringVar(&o.until, "until", "", "only documents dated on or before (YYYY-MM-DD or RFC 3339)")
+	f.StringVar(&o.since, "since", "", "only documents dated on or after this: "+dateHelp)
+	f.StringVar(&o.until, "until", "", "only documents dated on or before this (a plain date: through its end): "+dateHelp)
 	f.StringVar(&o.by, "by", "", "only documents written by this agent (same as an explicit --agent here)")
 	f.StringVar(&o.hold, "hold", "", "when this search has to open the index itself, keep it open in a background 'nexus index hold' for this long after the last search (default $NEXUS_SEARCH_HOLD, else search.hold in config.yaml, else 10m on a terminal and none from scripts; 0 = none)")
 	return cmd

@@ -55,12 +55,7 @@ Examples:
   nexus --agent lyra serve --stdio
   nexus agent token lyra && nexus serve --http 127.0.0.1:7777`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.stdio && o.http != "" {
-				return usagef("pass either --stdio or --http ADDR, not both")
-			}
-			return runServe(g, o)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runServe(g, o) },
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.stdio, "stdio", false, "serve one agent (--agent) on stdin/stdout (default)")
@@ -76,6 +71,9 @@ Examples:
 var serveReady func(net.Addr)
 
 func runServe(g *globals, o serveOptions) error {
+	if o.stdio && o.http != "" {
+		return usagef("pass either --stdio or --http ADDR, not both")
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)

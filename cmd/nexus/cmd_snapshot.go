@@ -38,32 +38,35 @@ Example:
   nexus snapshot list
   nexus rollback s-20261129T150501123Z-3f9c2a`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			snaps, err := retention.ListSnapshots(v)
-			if err != nil {
-				return err
-			}
-			snaps = nonNil(snaps)
-			return g.emit(snaps, nil, func(w io.Writer) {
-				if len(snaps) == 0 {
-					fmt.Fprintln(w, "No snapshots.")
-					return
-				}
-				var tb table
-				tb.row("ID", "TAKEN", "FILES", "REASON")
-				for _, s := range snaps {
-					tb.row(s.ID, fmtDate(s.Created), strconv.Itoa(len(s.Files)), s.Reason)
-				}
-				tb.write(w)
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runSnapshotList(g) },
 	}
 	cmd.AddCommand(list)
 	return cmd
+}
+
+// runSnapshotList lists the snapshots, newest first.
+func runSnapshotList(g *globals) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	snaps, err := retention.ListSnapshots(v)
+	if err != nil {
+		return err
+	}
+	snaps = nonNil(snaps)
+	return g.emit(snaps, nil, func(w io.Writer) {
+		if len(snaps) == 0 {
+			fmt.Fprintln(w, "No snapshots.")
+			return
+		}
+		var tb table
+		tb.row("ID", "TAKEN", "FILES", "REASON")
+		for _, s := range snaps {
+			tb.row(s.ID, fmtDate(s.Created), strconv.Itoa(len(s.Files)), s.Reason)
+		}
+		tb.write(w)
+	})
 }
 
 // rollbackOptions are the flags of 'nexus rollback', and how it asks.

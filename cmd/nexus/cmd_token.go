@@ -16,8 +16,13 @@ import (
 const mcpEndpointPath = "/mcp"
 
 // newAgentTokenCmd is 'nexus agent token NAME [--rotate]'.
+// tokenOptions are the flags of 'nexus agent token'.
+type tokenOptions struct {
+	rotate bool // --rotate
+}
+
 func newAgentTokenCmd(g *globals) *cobra.Command {
-	var rotate bool
+	var o tokenOptions
 	cmd := &cobra.Command{
 		Use:   "token NAME [--rotate]",
 		Short: "Issue an agent's bearer token for 'nexus serve --http'",
@@ -32,30 +37,34 @@ Example:
   nexus agent token lyra
   curl -H "Authorization: Bearer nxs_..." http://127.0.0.1:7777/mcp ...`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			token, err := identity.NewToken(v, args[0], rotate)
-			if errors.Is(err, identity.ErrTokenExists) {
-				return fmt.Errorf("%w; pass --rotate to replace it", err)
-			}
-			if err != nil {
-				return err
-			}
-			res := struct {
-				Agent    string `json:"agent"`
-				Token    string `json:"token"`
-				Rotated  bool   `json:"rotated"`
-				Endpoint string `json:"endpoint_path"`
-			}{args[0], token, rotate, mcpEndpointPath}
-			return g.emit(res, nil, func(w io.Writer) {
-				fmt.Fprintf(w, "%s\n", token)
-				fmt.Fprintf(g.stderr, "Token for %s (shown once; only its hash is stored). Send it as 'Authorization: Bearer TOKEN' to %s.\n", args[0], mcpEndpointPath)
-			})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runAgentToken(g, o, args) },
 	}
-	cmd.Flags().BoolVar(&rotate, "rotate", false, "replace the agent's existing token")
+	cmd.Flags().BoolVar(&o.rotate, "rotate", false, "replace the agent's existing token")
 	return cmd
+}
+
+// runAgentToken issues (or with --rotate replaces) agent args[0]'s bearer
+// token.
+func runAgentToken(g *globals, o tokenOptions, args []string) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	token, err := identity.NewToken(v, args[0], o.rotate)
+	if errors.Is(err, identity.ErrTokenExists) {
+		return fmt.Errorf("%w; pass --rotate to replace it", err)
+	}
+	if err != nil {
+		return err
+	}
+	res := struct {
+		Agent    string `json:"agent"`
+		Token    string `json:"token"`
+		Rotated  bool   `json:"rotated"`
+		Endpoint string `json:"endpoint_path"`
+	}{args[0], token, o.rotate, mcpEndpointPath}
+	return g.emit(res, nil, func(w io.Writer) {
+		fmt.Fprintf(w, "%s\n", token)
+		fmt.Fprintf(g.stderr, "Token for %s (shown once; only its hash is stored). Send it as 'Authorization: Bearer TOKEN' to %s.\n", args[0], mcpEndpointPath)
+	})
 }

@@ -15,9 +15,14 @@ import (
 
 func init() { register(newWatchCmd) }
 
+// watchOptions are the flags of 'nexus watch'.
+type watchOptions struct {
+	debounce  time.Duration // --debounce
+	reconcile time.Duration // --reconcile
+}
+
 func newWatchCmd(g *globals) *cobra.Command {
-	var debounce time.Duration
-	var reconcile time.Duration
+	var o watchOptions
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Keep the search index current until interrupted",
@@ -39,61 +44,65 @@ Stop with Ctrl-C.
 Example:
   nexus watch --debounce 200ms`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			opts := index.Options{Debounce: debounce, ReconcileEvery: reconcile}
-			var ix *index.Index
-			for {
-				ix, err = index.Open(v, opts)
-				if err != nil {
-					return err
-				}
-				if !ix.Remote() {
-					break
-				}
-				// The background holder 'nexus search' leaves steps down
-				// when asked; a 'watch' or 'serve' does not.
-				wait := 2 * time.Second
-				if yielded, _ := ix.AskHolderToYield(g.ctx); yielded {
-					wait = 100 * time.Millisecond
-				} else if !g.json {
-					fmt.Fprintf(g.stderr, "nexus: the index is held by pid %d; waiting to take over\n", ix.HolderPID())
-				}
-				ix.Close()
-				select {
-				case <-g.ctx.Done():
-					return nil
-				case <-time.After(wait):
-				}
-			}
-			defer ix.Close()
-			if err := ix.Start(g.ctx); err != nil {
-				return err
-			}
-			// Carry out reviews a person approves or rejects in Obsidian
-			// and keep memory indexes in step with hand-edited fact files.
-			keeper := retention.StartKeeper(g.ctx, v, retention.KeeperOptions{
-				Logger: slog.New(slog.NewTextHandler(g.stderr, nil)),
-			})
-			defer keeper.Close()
-			st, err := ix.Status(g.ctx)
-			if err != nil {
-				return err
-			}
-			if !g.json {
-				fmt.Fprintf(g.stderr, "Watching %s: %d files, %d documents indexed. Ctrl-C to stop.\n", v.Root(), st.Files, st.Documents)
-			}
-			<-g.ctx.Done()
-			if err := ix.Close(); err != nil {
-				return err
-			}
-			return g.emit(map[string]any{"stopped": true, "files": st.Files}, nil, nil)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(g, o) },
 	}
-	cmd.Flags().DurationVar(&debounce, "debounce", 100*time.Millisecond, "quiet time after a change before indexing the file")
-	cmd.Flags().DurationVar(&reconcile, "reconcile", time.Minute, "period of the size+mtime walk that catches missed changes (0 = default)")
+	cmd.Flags().DurationVar(&o.debounce, "debounce", 100*time.Millisecond, "quiet time after a change before indexing the file")
+	cmd.Flags().DurationVar(&o.reconcile, "reconcile", time.Minute, "period of the size+mtime walk that catches missed changes (0 = default)")
 	return cmd
+}
+
+// runWatch keeps the index (and the reviews and memory indexes) current
+// until interrupted.
+func runWatch(g *globals, o watchOptions) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	opts := index.Options{Debounce: o.debounce, ReconcileEvery: o.reconcile}
+	var ix *index.Index
+	for {
+		ix, err = index.Open(v, opts)
+		if err != nil {
+			return err
+		}
+		if !ix.Remote() {
+			break
+		}
+		// The background holder 'nexus search' leaves steps down
+		// when asked; a 'watch' or 'serve' does not.
+		wait := 2 * time.Second
+		if yielded, _ := ix.AskHolderToYield(g.ctx); yielded {
+			wait = 100 * time.Millisecond
+		} else if !g.json {
+			fmt.Fprintf(g.stderr, "nexus: the index is held by pid %d; waiting to take over\n", ix.HolderPID())
+		}
+		ix.Close()
+		select {
+		case <-g.ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+	defer ix.Close()
+	if err := ix.Start(g.ctx); err != nil {
+		return err
+	}
+	// Carry out reviews a person approves or rejects in Obsidian
+	// and keep memory indexes in step with hand-edited fact files.
+	keeper := retention.StartKeeper(g.ctx, v, retention.KeeperOptions{
+		Logger: slog.New(slog.NewTextHandler(g.stderr, nil)),
+	})
+	defer keeper.Close()
+	st, err := ix.Status(g.ctx)
+	if err != nil {
+		return err
+	}
+	if !g.json {
+		fmt.Fprintf(g.stderr, "Watching %s: %d files, %d documents indexed. Ctrl-C to stop.\n", v.Root(), st.Files, st.Documents)
+	}
+	<-g.ctx.Done()
+	if err := ix.Close(); err != nil {
+		return err
+	}
+	return g.emit(map[string]any{"stopped": true, "files": st.Files}, nil, nil)
 }

@@ -23,8 +23,11 @@ func TestDateFlagsShareOneParser(t *testing.T) {
 	seen := map[string]bool{}
 	walk = func(c *cobra.Command) {
 		for _, name := range []string{"since", "until"} {
-			if c.LocalFlags().Lookup(name) != nil {
+			if f := c.LocalFlags().Lookup(name); f != nil {
 				seen[c.CommandPath()] = true
+				if !strings.Contains(f.Usage, dateHelp) {
+					t.Errorf("%s --%s: its help %q does not name the layouts (dateHelp)", c.CommandPath(), name, f.Usage)
+				}
 				if _, ok := base[c.CommandPath()]; !ok {
 					t.Errorf("%s has --%s: add it to the table of TestDateFlagsShareOneParser", c.CommandPath(), name)
 				}

@@ -15,11 +15,6 @@ import (
 	"time"
 )
 
-// ErrConflict is returned by [ReplaceIf] when the file no longer holds the
-// bytes the caller read: someone (a person in an editor, another process)
-// saved it in between. The caller should re-read and start over.
-var ErrConflict = errors.New("file changed on disk while it was being updated")
-
 // createTemp is overridden by tests to inject faults.
 var createTemp = os.CreateTemp
 

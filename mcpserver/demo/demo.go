@@ -19,11 +19,6 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// ErrDirNotEmpty is returned when Options.Dir names a folder that holds
-// anything: the demo only ever writes into a new or empty folder, never over
-// someone's notes. It wraps [vault.ErrInvalid].
-var ErrDirNotEmpty = fmt.Errorf("demo folder must be new or empty: %w", vault.ErrInvalid)
-
 // The demo's agents.
 const (
 	Lyra = "lyra"
@@ -140,12 +135,12 @@ type demo struct {
 	ella  *session
 }
 
-// Run plays the demo. On success the vault stays on disk (the caller
-// decides whether to remove a temp one). On failure the error says which
-// step failed and the Result says how far it got.
 // Device is the device name of the demo's vault.
 const Device = "demo"
 
+// Run plays the demo. On success the vault stays on disk (the caller
+// decides whether to remove a temp one). On failure the error says which
+// step failed and the Result says how far it got.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	opts.defaults()
 	started := opts.Now()
