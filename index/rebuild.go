@@ -1,17 +1,23 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
+	bindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/nexus-memory/nexus/internal/atomicfile"
 	"github.com/nexus-memory/nexus/vault"
@@ -136,6 +142,25 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	if progress != nil {
 		progress(0, total)
 	}
+	// The builder writes a batch's segment on one core while the
+	// documents of the next are read and analysed: it is fed through a
+	// queue of about a batch.
+	feed := make(chan []*document.Document, max(ix.batchDocs()/2, 8))
+	fed := make(chan error, 1)
+	go func() {
+		var err error
+		for docs := range feed {
+			for _, d := range docs {
+				if err != nil {
+					break
+				}
+				if e := b.Index(d.ID(), d); e != nil {
+					err = fmt.Errorf("index %s: %w", d.ID(), e)
+				}
+			}
+		}
+		fed <- err
+	}()
 	var firstErr error
 	done := 0
 	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(m, p) }) {
@@ -149,12 +174,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		ix.fileWarnings(p.f.key, p.warns, false)
 		done++
 		if !p.skip {
-			for _, d := range p.analysed {
-				if err := b.Index(d.ID(), d); err != nil {
-					firstErr = fmt.Errorf("index %s: %w", p.f.key, err)
-					break
-				}
-			}
+			feed <- p.analysed
 			ix.man.set(p.f.key, p.f.st)
 		}
 		// The last step is the merge in Close: Done reaches Total when
@@ -165,6 +185,10 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		if done == total/2 {
 			step("building")
 		}
+	}
+	close(feed)
+	if err := <-fed; firstErr == nil {
+		firstErr = err
 	}
 	if firstErr == nil {
 		firstErr = ctx.Err()
@@ -208,15 +232,128 @@ func analyseDocs(m mapping.IndexMapping, p *parsed) {
 			p.err = fmt.Errorf("index %s: %w", p.f.key, err)
 			return
 		}
-		for _, f := range d.Fields {
-			if f.Options().IsIndexed() {
-				f.Analyze()
-			}
-		}
+		analyseFields(m, &p.docs[i], d)
 		p.analysed = append(p.analysed, d)
 	}
 	p.docs = nil
 }
+
+// allParts are the fields whose values, joined by newlines, make the
+// "all" field (see buildDocs), in that order; a note that is all
+// frontmatter has only the first four.
+var allParts = [...]string{"title", "aliases", "tagtext", "props", "headings", "body"}
+
+// analyseFields analyses the fields of d, mapped from src, as
+// [document.TextField.Analyze] does, but for the "all" field without
+// analysing its text again: "all" is its parts' text joined by newlines,
+// and a newline ends every token (no word, Hangul pair across spaces or
+// CJK bigram spans one), so its terms are those of its parts: those of
+// the parts' own fields, the body's without its word pairs. When src's
+// "all" is not made that way or is not valid UTF-8, or a field is not analysed as assumed,
+// "all" is analysed as usual.
+func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
+	words, body := m.AnalyzerNamed(analyzerName), m.AnalyzerNamed(bodyAnalyzerName)
+	values := [...]string{src.Title, src.Aliases, src.TagText, src.Props, src.Headings, src.Body}
+	n := len(values)
+	if !utf8.ValidString(src.All) {
+		// A stray byte may swallow the newline after it.
+		n = 0
+	} else if src.All != strings.Join(values[:], "\n") {
+		n = 4
+		if src.Headings != "" || src.Body != "" || src.All != strings.Join(values[:4], "\n") {
+			n = 0
+		}
+	}
+	all := -1
+	var part [len(allParts)]int
+	for i := range part {
+		part[i] = -1
+	}
+	for i, f := range d.Fields {
+		tf, ok := f.(*document.TextField)
+		if !ok {
+			continue
+		}
+		if f.Name() == "all" {
+			if all >= 0 || f.Options().IncludeTermVectors() || tf.Analyzer() != words || string(tf.Value()) != src.All {
+				n = 0
+			}
+			all = i
+			continue
+		}
+		for j, name := range allParts {
+			if f.Name() != name {
+				continue
+			}
+			want := words
+			if name == "body" {
+				want = body
+			}
+			if part[j] >= 0 || tf.Analyzer() != want || string(tf.Value()) != values[j] {
+				n = 0
+			}
+			part[j] = i
+		}
+	}
+	if all < 0 {
+		n = 0
+	}
+	var allTokens analysis.TokenStream
+	for i, f := range d.Fields {
+		if !f.Options().IsIndexed() {
+			continue
+		}
+		if i == all && n > 0 {
+			continue
+		}
+		j := slices.Index(part[:], i)
+		if n == 0 || j < 0 {
+			f.Analyze()
+			continue
+		}
+		tf := f.(*document.TextField)
+		tokens := analyse(tf)
+		d.Fields[i] = &precomputed{tf, len(tokens), analysis.TokenFrequency(tokens, tf.ArrayPositions(), tf.Options())}
+		if j >= n {
+			continue
+		}
+		if allParts[j] == "body" {
+			for _, t := range tokens {
+				if t.Type != analysis.Shingle {
+					allTokens = append(allTokens, t)
+				}
+			}
+		} else {
+			allTokens = append(allTokens, tokens...)
+		}
+	}
+	if n > 0 {
+		// Without term vectors only the terms count, not their order.
+		af := d.Fields[all]
+		d.Fields[all] = &precomputed{af, len(allTokens), analysis.TokenFrequency(allTokens, af.ArrayPositions(), af.Options())}
+	}
+}
+
+// analyse is the token stream [document.TextField.Analyze] makes of tf.
+func analyse(tf *document.TextField) analysis.TokenStream {
+	value := tf.Value()
+	if tf.Options().IsStored() {
+		// The filters change terms in place: keep the stored value.
+		value = bytes.Clone(value)
+	}
+	return tf.Analyzer().Analyze(value)
+}
+
+// precomputed is a field with its analysis done elsewhere.
+type precomputed struct {
+	document.Field
+	length int
+	freqs  bindex.TokenFrequencies
+}
+
+func (*precomputed) Analyze()                                            {}
+func (f *precomputed) AnalyzedLength() int                               { return f.length }
+func (f *precomputed) AnalyzedTokenFrequencies() bindex.TokenFrequencies { return f.freqs }
 
 // preMapped is the index's mapping for bleve's builder, given documents
 // [analyseDocs] mapped and analysed: it copies their fields, which the

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/document"
+
 	"github.com/nexus-memory/nexus/index/indextest"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -338,4 +340,99 @@ func v0(t *testing.T, v *vault.Vault) string {
 		t.Fatal("no note to delete")
 	}
 	return found
+}
+
+// allFreqs analyses d's "all" field both ways: as analyseFields does
+// (from its parts' tokens) and as bleve does (its whole text again).
+func allFreqs(t *testing.T, src *doc) (shared, direct string, ok bool) {
+	t.Helper()
+	m, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := func(d *document.Document) string {
+		var lines []string
+		for _, f := range d.Fields {
+			if !f.Options().IsIndexed() {
+				continue
+			}
+			var terms []string
+			for term, tf := range f.AnalyzedTokenFrequencies() {
+				line := fmt.Sprintf("%q×%d", term, tf.Frequency())
+				for _, l := range tf.Locations {
+					line += fmt.Sprintf(" %d@%d-%d", l.Position, l.Start, l.End)
+				}
+				terms = append(terms, line)
+			}
+			sort.Strings(terms)
+			lines = append(lines, fmt.Sprintf("%s len=%d %s", f.Name(), f.AnalyzedLength(), strings.Join(terms, ", ")))
+		}
+		sort.Strings(lines)
+		return strings.Join(lines, "\n")
+	}
+	a := document.NewDocument("a")
+	if err := m.MapDocument(a, src); err != nil {
+		t.Fatal(err)
+	}
+	analyseFields(m, src, a)
+	for _, f := range a.Fields {
+		if f.Name() == "all" {
+			_, ok = f.(*precomputed)
+		}
+	}
+	b := document.NewDocument("b")
+	if err := m.MapDocument(b, src); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range b.Fields {
+		if f.Options().IsIndexed() {
+			f.Analyze()
+		}
+	}
+	return dump(a), dump(b), ok
+}
+
+func allDoc(title, aliases, tags, props, headings, body string) *doc {
+	d := &doc{Path: "n.md", Title: title, Aliases: aliases, TagText: tags, Props: props, Headings: headings, Body: body, Kind: KindNote}
+	d.All = strings.Join([]string{title, aliases, tags, props, headings, body}, "\n")
+	return d
+}
+
+// TestAllFieldFromParts: the "all" field made from its parts' tokens has
+// exactly the terms, frequencies and length of analysing its text, where
+// the parts meet in every script; every other field is as bleve makes it.
+func TestAllFieldFromParts(t *testing.T) {
+	cases := []*doc{
+		allDoc("Deploy notes", "", "", "", "", "the backup restore error"),
+		allDoc("배포 시간", "별칭", "운영", "author Ada", "시간 초과", "초과 배포를 했다 시간 초과"),
+		allDoc("東京の天気", "とうきょう", "旅行", "", "天気", "京都 大阪 東京タワー"),
+		allDoc("ｶﾀｶﾅ", "ﾃｽﾄ", "", "", "", "ﾞ combining at the start"),
+		allDoc("Ada's book", "Lovelace's", "📚 🌲", "author [[Ada Lovelace]]", "Chapter one", "Ada's notes: it's the engine's"),
+		allDoc("", "", "", "", "", ""),
+		allDoc("title only", "", "", "", "", ""),
+		allDoc("a\u0301 NFD", "x", "y", "z", "w", "e\u0301t\u00e9 \u200dzwj \ufeffbom"),
+		allDoc("ends with space ", " starts with space", "\ttab", "", "", "  body  "),
+		{Path: "f.md", Title: "Front 배포", Aliases: "matter", TagText: "only", Props: "key 값", All: "Front 배포\nmatter\nonly\nkey 값", Kind: KindNote},
+		{Path: "x.md", Title: "Not joined", Body: "body", All: "something else entirely", Kind: KindNote},
+	}
+	for i, d := range cases {
+		shared, direct, ok := allFreqs(t, d)
+		if shared != direct {
+			t.Errorf("case %d: analysed from parts:\n%s\nanalysed whole:\n%s", i, shared, direct)
+		}
+		if want := d.All != "something else entirely"; ok != want {
+			t.Errorf("case %d: all from its parts: %v, want %v", i, ok, want)
+		}
+	}
+}
+
+func FuzzAllFieldFromParts(f *testing.F) {
+	f.Add("배포", "시간", "초과 배포", "東京", "ｶﾀ", "the cat's")
+	f.Add("a", "", "", "", "", "b c")
+	f.Fuzz(func(t *testing.T, title, aliases, tags, props, headings, body string) {
+		shared, direct, _ := allFreqs(t, allDoc(title, aliases, tags, props, headings, body))
+		if shared != direct {
+			t.Fatalf("analysed from parts:\n%s\nanalysed whole:\n%s", shared, direct)
+		}
+	})
 }

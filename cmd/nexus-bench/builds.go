@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +33,15 @@ type buildsReport struct {
 func runBuilds(o options, w io.Writer) (*buildsReport, error) {
 	if o.nexusBin == "" {
 		return nil, fmt.Errorf("-builds needs -nexus BINARY")
+	}
+	// Never replace a vault of another size: -notes defaults to 10000,
+	// and a -dir of 100,000 notes is not regenerated in a minute.
+	if data, err := os.ReadFile(filepath.Join(o.dir, ".nexus", "bench.json")); err == nil {
+		var saved struct{ Key string }
+		want := fmt.Sprintf("notes=%d seed=%d", o.notes, o.seed)
+		if json.Unmarshal(data, &saved) == nil && saved.Key != want {
+			return nil, fmt.Errorf("-builds: the vault in %s was generated with %s, not %s: pass the same -notes", o.dir, saved.Key, want)
+		}
 	}
 	if _, err := ensureVault(o, w); err != nil {
 		return nil, err
