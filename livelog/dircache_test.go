@@ -1,6 +1,8 @@
 package livelog
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -137,5 +139,55 @@ func TestSafeAge(t *testing.T) {
 		if got := safeAge(c.t); got != c.want {
 			t.Errorf("safeAge(%v) = %v, want %v", c.t, got, c.want)
 		}
+	}
+}
+
+// A feed file replaced by a sync tool with one of the same size and
+// modification time, the folder's time set back as well, while this
+// process keeps the folder's listing: only names are kept, so the next
+// append reads the new tail and verify names the edited entry.
+func TestListingCacheReplacedFileSameStat(t *testing.T) {
+	v := mustVault(t)
+	l := mustLog(t, v)
+	for i := range 3 {
+		mustAppend(t, l, "lyra", fmt.Sprint("entry ", i+1))
+		mustAppend(t, l, "ella", fmt.Sprint("other ", i+1))
+	}
+	old := ageDirs(t, v)
+	mustAppend(t, l, "ella", "listing kept")
+	path := feedFile(l, "lyra")
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	edited := bytes.Replace(data, []byte("entry 2"), []byte("entry X"), 1)
+	if bytes.Equal(edited, data) || len(edited) != len(data) {
+		t.Fatal("test edit did not apply")
+	}
+	tmp := filepath.Join(filepath.Dir(path), ".sync-tmp")
+	if err := os.WriteFile(tmp, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tmp, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(filepath.Dir(path), old, old); err != nil {
+		t.Fatal(err)
+	}
+	l.dirMu.Lock()
+	_, cached := l.dirs[vault.LiveLogDir+"/2026-11"]
+	l.dirMu.Unlock()
+	if !cached {
+		t.Fatal("the month folder's listing was not kept")
+	}
+	if e := mustAppend(t, l, "lyra", "after the replacement"); e.Seq != 4 {
+		t.Fatalf("numbered %d after the replacement, want 4", e.Seq)
+	}
+	if r := mustVerify(t, l); r.Counts[StatusEdited] != 1 || r.OK(false) {
+		t.Fatalf("verify after a same-size, same-time replacement: %v %+v", r.Counts, r.Findings)
 	}
 }
