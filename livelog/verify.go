@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // Status classifies one block of a log file in a [Report].
@@ -174,7 +176,46 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 			return nil, err
 		}
 	}
+	for _, rel := range l.unreadable() {
+		r.Notes = append(r.Notes, rel+" is not a regular file (a symbolic link or a folder): no reader of the log reads it, so it was not checked; entries this machine saw in it before are reported as removed")
+	}
 	return r, nil
+}
+
+// unreadable lists what stands where a log file would be but is not a
+// regular file (a symbolic link, a folder named like a feed): every reader
+// skips it, and verify says so instead of passing over it in silence.
+func (l *Log) unreadable() []string {
+	var out []string
+	look := func(dir string, want func(name string, de dirEnt) bool) {
+		des, err := l.readDir(dir)
+		if err != nil {
+			return
+		}
+		for _, de := range des {
+			if !de.regular && want(de.nfc, de) {
+				out = append(out, dir+"/"+de.name)
+			}
+		}
+	}
+	feedName := func(name string, _ dirEnt) bool {
+		return strings.HasSuffix(name, ".md") && !strings.HasPrefix(name, ".")
+	}
+	look(vault.LiveLogDir, func(name string, de dirEnt) bool {
+		if de.dir && isMonth(name) {
+			look(vault.LiveLogDir+"/"+de.name, feedName)
+			return false
+		}
+		m, ok := strings.CutSuffix(name, ".md")
+		return ok && isMonth(m)
+	})
+	look(DecisionsDir, feedName)
+	// The older decision log is opened by name (a link to a file is read).
+	if st, err := os.Stat(l.abs(vault.DecisionsLog)); err == nil && !st.Mode().IsRegular() {
+		out = append(out, vault.DecisionsLog)
+	}
+	sort.Strings(out)
+	return out
 }
 
 type chainFiles struct {
