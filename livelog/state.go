@@ -2,7 +2,6 @@ package livelog
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/nexus-memory/nexus/internal/atomicfile"
 )
 
 // The log's machine-local state files (the witness, the feed hints) are
@@ -153,15 +154,30 @@ func (l *Log) writeStateDoc(rel string, doc []byte) error {
 
 // renameState replaces path with data by writing a new temporary file and
 // renaming it over path: the portable way, and the fallback where files
-// cannot be swapped.
+// cannot be swapped. The temp file is named as every atomic write of
+// Nexus names its own (".NAME.tmp-DIGITS"), so what a process killed
+// between the write and the rename leaves is swept by the next writer of
+// the folder (atomicfile.SweepStale) and reported by doctor. State files
+// are not fsynced, by design (docs/livelog.md).
 func renameState(path string, data []byte) error {
-	var sfx [6]byte
-	rand.Read(sfx[:])
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+hex.EncodeToString(sfx[:])+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	dir := filepath.Dir(path)
+	atomicfile.SweepStale(dir)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	tmp := f.Name()
+	err = f.Chmod(0o644) // as the state files were always written: others may read them
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return err
 	}

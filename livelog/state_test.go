@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/atomicfile"
 )
 
 func TestSealState(t *testing.T) {
@@ -331,5 +333,40 @@ func TestGapFromHint(t *testing.T) {
 	res, err := l.AppendDetailed("lyra", Entry{Summary: "after the cut"})
 	if err != nil || res.Entry.Seq != 5 || res.Gap != "3-4" {
 		t.Fatalf("append after a cut, witness lost: %+v %v", res, err)
+	}
+}
+
+// TestRenameStateLeavesNothingAndSweeps: the portable state write leaves
+// no temp file, names its temp file as every atomic write does, and
+// sweeps what a killed writer left in the folder.
+func TestRenameStateLeavesNothingAndSweeps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "witness.json")
+	stale := filepath.Join(dir, ".witness.json.tmp-123456")
+	if err := os.WriteFile(stale, []byte("{half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * atomicfile.StaleAge)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	atomicfile.ForgetSweeps()
+	for _, text := range []string{"one\n", "two\n"} {
+		if err := renameState(path, []byte(text)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != text {
+			t.Fatalf("state %q, want %q", got, text)
+		}
+	}
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || names[0].Name() != "witness.json" {
+		t.Fatalf("folder holds %v, want only witness.json", names)
+	}
+	if st, _ := os.Stat(path); runtime.GOOS != "windows" && st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st.Mode().Perm())
 	}
 }
