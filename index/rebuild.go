@@ -27,6 +27,11 @@ import (
 type Progress struct {
 	Done  int `json:"done"`
 	Total int `json:"total"`
+	// Merging says a rebuild has analysed every file and is merging the
+	// segments it wrote into one: the last part, about a tenth of a
+	// rebuild, of which nothing more can be counted. The report after it
+	// (Done == Total, Merging false) means the index is complete.
+	Merging bool `json:"merging,omitempty"`
 }
 
 // A rebuild writes the new index beside the live one and swaps it in:
@@ -98,11 +103,7 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	oldMan, oldWarn := ix.man, ix.fwarn
 	ix.man = newManifest()
 	ix.fwarn, ix.fwarnDirty = nil, true
-	var pf func(done, total int)
-	if progress != nil {
-		pf = func(done, total int) { progress(Progress{Done: done, Total: total}) }
-	}
-	if err := ix.build(ctx, newDir, list, pf); err != nil {
+	if err := ix.build(ctx, newDir, list, progress); err != nil {
 		os.RemoveAll(newDir)
 		ix.man, ix.fwarn = oldMan, oldWarn
 		return err
@@ -126,7 +127,7 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 // every core reads, parses and analyses files (the larger part of the
 // work), and the builder only writes the segments of documents already
 // analysed (see [preMapped]).
-func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progress func(done, total int)) error {
+func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progress func(Progress)) error {
 	m, err := newMapping()
 	if err != nil {
 		return err
@@ -140,7 +141,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	}
 	total := len(list)
 	if progress != nil {
-		progress(0, total)
+		progress(Progress{Done: 0, Total: total})
 	}
 	// The builder writes a batch's segment on one core while the
 	// documents of the next are read and analysed: it is fed through a
@@ -180,7 +181,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		// The last step is the merge in Close: Done reaches Total when
 		// the index is complete.
 		if progress != nil && done%500 == 0 && done < total {
-			progress(done, total)
+			progress(Progress{Done: done, Total: total})
 		}
 		if done == total/2 {
 			step("building")
@@ -195,6 +196,9 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	}
 	if firstErr != nil {
 		return firstErr // nothing of the builder is open: dir is removed
+	}
+	if progress != nil {
+		progress(Progress{Done: done, Total: total, Merging: true}) // the merge in Close is left
 	}
 	if err := b.Close(); err != nil {
 		return fmt.Errorf("build index: %w", err)

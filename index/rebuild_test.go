@@ -177,12 +177,23 @@ func TestRebuildMatchesIncremental(t *testing.T) {
 	if len(wantDocs) < 400 || len(wantScores) < len(qs) {
 		t.Fatalf("vault too small to compare: %d docs, %d hits", len(wantDocs), len(wantScores))
 	}
-	var last Progress
-	if err := ix.Rebuild(ctx, func(p Progress) { last = p }); err != nil {
+	var reports []Progress
+	if err := ix.Rebuild(ctx, func(p Progress) { reports = append(reports, p) }); err != nil {
 		t.Fatal(err)
 	}
-	if last.Total != len(gv.Paths) || last.Done != last.Total {
-		t.Errorf("last progress %+v, want %d of %d", last, len(gv.Paths), len(gv.Paths))
+	// Counted up to every file, then the merge, then complete.
+	n := len(reports)
+	if n < 3 {
+		t.Fatalf("progress %+v: want counting, merging, complete", reports)
+	}
+	if last, merge := reports[n-1], reports[n-2]; last.Total != len(gv.Paths) || last.Done != last.Total || last.Merging ||
+		!merge.Merging || merge.Done != merge.Total || merge.Total != last.Total {
+		t.Errorf("last two progress reports %+v, %+v: want the merge of %d files, then complete", merge, last, len(gv.Paths))
+	}
+	for i, p := range reports[:n-2] {
+		if p.Merging || p.Done >= p.Total || (i > 0 && p.Done < reports[i-1].Done) {
+			t.Errorf("progress report %d of %d is %+v: before the merge, counting up and short of the total", i, n, p)
+		}
 	}
 	equalLines(t, "documents", docSet(t, ix), wantDocs)
 	equalLines(t, "terms", termSet(t, ix), wantTerms)

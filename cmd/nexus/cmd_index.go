@@ -194,6 +194,17 @@ func (b *progressBar) update(p index.Progress) {
 	if b.start.IsZero() {
 		b.start = now
 	}
+	if p.Merging {
+		// Every file is analysed; the segments are merged into one, a
+		// step with nothing to count.
+		if b.tty {
+			fmt.Fprintf(b.w, "\rindexing: all %d files analysed, merging the index%s\033[K", p.Total, b.rate(now, p))
+			b.drawn = true
+			return
+		}
+		fmt.Fprintf(b.w, "indexing: all %d files analysed, merging the index%s\n", p.Total, b.rate(now, p))
+		return
+	}
 	pct := 100
 	if p.Total > 0 {
 		pct = p.Done * 100 / p.Total

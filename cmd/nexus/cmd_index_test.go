@@ -57,10 +57,14 @@ func TestProgressRate(t *testing.T) {
 	bar.update(index.Progress{Done: 0, Total: 1000})
 	now = now.Add(2 * time.Second)
 	bar.update(index.Progress{Done: 200, Total: 1000})
-	now = now.Add(8 * time.Second)
+	now = now.Add(6 * time.Second)
+	bar.update(index.Progress{Done: 1000, Total: 1000, Merging: true})
+	now = now.Add(2 * time.Second)
 	bar.update(index.Progress{Done: 1000, Total: 1000})
 	bar.done()
-	want := "indexing: 0/1000 files (0%)\nindexing: 200/1000 files (20%), 100 files/s, about 8s left\nindexing: 1000/1000 files (100%), 100 files/s\n"
+	want := "indexing: 0/1000 files (0%)\nindexing: 200/1000 files (20%), 100 files/s, about 8s left\n" +
+		"indexing: all 1000 files analysed, merging the index, 125 files/s\n" +
+		"indexing: 1000/1000 files (100%), 100 files/s\n"
 	if b.String() != want {
 		t.Fatalf("progress:\n%s\nwant:\n%s", b.String(), want)
 	}
