@@ -1,12 +1,9 @@
 package policy
 
 import (
-	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,24 +14,8 @@ import (
 // variable named ErrX is declared in that package's errors.go, with a doc
 // comment saying when it is returned.
 func TestSentinelsLiveInErrorsGo(t *testing.T) {
-	out, err := exec.Command("go", "list", "-e", "-json", module+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	type listed struct {
-		ImportPath string
-		Dir        string
-		GoFiles    []string
-	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
 	sentinels := 0
-	for {
-		var p listed
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range listPackages(t) {
 		fset := token.NewFileSet()
 		for _, name := range p.GoFiles {
 			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.ParseComments)
