@@ -182,7 +182,7 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 		}
 	}
 	var pid holderRecord
-	if !kernelNamesHolders(path) {
+	if !kernelNamesHolders() {
 		pid = recordHolder(path)
 	}
 	var once sync.Once
@@ -239,7 +239,7 @@ func (v *Vault) LockFile(path, what string) (unlock func(), err error) {
 const pidWidth = 11
 
 // procLocks is whether this system's kernel names the holder of a lock
-// (Linux's /proc/locks), found out once per process on a lock it holds.
+// (Linux's /proc/locks), found out once per process.
 var procLocks struct {
 	once sync.Once
 	ok   bool
@@ -247,10 +247,17 @@ var procLocks struct {
 
 // kernelNamesHolders reports whether the kernel names lock holders, so
 // that a PID record in the lock file is not needed: writing it costs an
-// open and two writes per lock, which an append takes several of. path
-// is a lock this process holds, used for the first check.
-func kernelNamesHolders(path string) bool {
-	procLocks.once.Do(func() { procLocks.ok = procLocksHolder(path) == os.Getpid() })
+// open and two writes per lock, which an append takes several of.
+//
+// It does not read /proc/locks to find out: a read of it takes the
+// kernel's file-lock semaphore for writing, which waits for an RCU grace
+// period (about 10 ms, measured, on the first read in a while) and holds
+// up every flock on the machine meanwhile — a tax on every short-lived
+// command, paid only to name a holder in an error nobody may see. It asks
+// the cheap question instead (see [procNamesUs]); /proc/locks is read only
+// when a holder must be named.
+func kernelNamesHolders() bool {
+	procLocks.once.Do(func() { procLocks.ok = procNamesUs() })
 	return procLocks.ok
 }
 

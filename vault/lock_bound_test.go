@@ -81,7 +81,7 @@ func TestLockRecordsHolder(t *testing.T) {
 		t.Fatalf("lockHolder = %d", got)
 	}
 	data, _ := os.ReadFile(v.LockPath("rec"))
-	kernel := kernelNamesHolders(v.LockPath("rec"))
+	kernel := kernelNamesHolders()
 	if kernel != (runtime.GOOS == "linux" && procLocksHolder(v.LockPath("rec")) == os.Getpid()) {
 		t.Fatalf("kernelNamesHolders = %v", kernel)
 	}
