@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nexus-memory/nexus/index/holder"
 	"github.com/nexus-memory/nexus/internal/dates"
 	"github.com/nexus-memory/nexus/internal/markdown"
 	"github.com/nexus-memory/nexus/livelog"
@@ -19,9 +20,9 @@ const splitRunes = 2000
 
 // Document kinds.
 const (
-	KindNote     = "note"
-	KindLog      = "log"      // one live-log entry (log/live/YYYY-MM/WRITER.md, log/live/YYYY-MM.md)
-	KindDecision = "decision" // one decision (log/decisions/WRITER.md, log/decisions.md)
+	KindNote     = holder.KindNote
+	KindLog      = holder.KindLog      // one live-log entry (log/live/YYYY-MM/WRITER.md, log/live/YYYY-MM.md)
+	KindDecision = holder.KindDecision // one decision (log/decisions/WRITER.md, log/decisions.md)
 )
 
 // doc is one search document: a whole note, one of its sections, a log

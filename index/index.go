@@ -10,6 +10,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 
+	"github.com/nexus-memory/nexus/index/holder"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -20,7 +21,7 @@ const schemaVersion = 9
 const (
 	bleveSubdir  = "bleve"
 	manifestFile = "manifest"
-	serveFile    = "serve.json"
+	serveFile    = holder.ServeFile
 )
 
 // Options tune an [Index]. The zero value is usable.

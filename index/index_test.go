@@ -15,6 +15,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/nexus-memory/nexus/index/holder"
 	"github.com/nexus-memory/nexus/index/indextest"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -859,5 +860,13 @@ func TestWatcherQueueKeepsPathsDueDuringAnUpdate(t *testing.T) {
 	delete(w.pending, "later")
 	if next := w.next(now); next != -1 {
 		t.Fatalf("next on an empty queue = %v", next)
+	}
+}
+
+// TestHolderVersion: a holder announces the index schema it serves, so
+// that a Nexus with another schema does not ask a holder of the old one.
+func TestHolderVersion(t *testing.T) {
+	if want := schemaVersion*100 + 1; holder.Version != want {
+		t.Fatalf("holder.Version = %d; the index schema is %d: set it to %d", holder.Version, schemaVersion, want)
 	}
 }

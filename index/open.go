@@ -37,7 +37,7 @@ func Open(v *vault.Vault, opts Options) (*Index, error) {
 	// for the lock to time out. A background holder of another version
 	// of Nexus is asked to step down; the loop below then takes over.
 	if c, err := dialHolder(ix.dir); err == nil {
-		if c.info.Version == holderVersion || !c.info.Yields {
+		if c.Info().Version == holderVersion || !c.Info().Yields {
 			ix.remote = c
 			return ix, nil
 		}
@@ -54,7 +54,7 @@ func Open(v *vault.Vault, opts Options) (*Index, error) {
 			return nil, err
 		}
 		c, cerr := dialHolder(ix.dir)
-		if cerr == nil && (c.info.Version == holderVersion || !c.info.Yields) {
+		if cerr == nil && (c.Info().Version == holderVersion || !c.Info().Yields) {
 			ix.remote = c
 			return ix, nil
 		}

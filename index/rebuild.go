@@ -19,20 +19,13 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	bindex "github.com/blevesearch/bleve_index_api"
 
+	"github.com/nexus-memory/nexus/index/holder"
 	"github.com/nexus-memory/nexus/internal/atomicfile"
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// Progress reports how far a rebuild is.
-type Progress struct {
-	Done  int `json:"done"`
-	Total int `json:"total"`
-	// Merging says a rebuild has analysed every file and is merging the
-	// segments it wrote into one: the last part, about a tenth of a
-	// rebuild, of which nothing more can be counted. The report after it
-	// (Done == Total, Merging false) means the index is complete.
-	Merging bool `json:"merging,omitempty"`
-}
+// Progress reports how far a rebuild is: see [holder.Progress].
+type Progress = holder.Progress
 
 // A rebuild writes the new index beside the live one and swaps it in:
 //

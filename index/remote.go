@@ -1,8 +1,6 @@
 package index
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -16,50 +14,27 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/nexus-memory/nexus/index/holder"
 	"github.com/nexus-memory/nexus/vault"
 )
-
-// holderInfo is .nexus/index/serve.json: where the holder answers.
-type holderInfo struct {
-	Addr    string `json:"addr"`
-	Token   string `json:"token"`
-	PID     int    `json:"pid"`
-	Version int    `json:"version,omitempty"` // holderVersion of the holder's Nexus
-	Yields  bool   `json:"yields,omitempty"`  // it steps down when asked (Options.Yield)
-	Sock    bool   `json:"sock,omitempty"`    // it also answers on .nexus/index/holder.sock
-}
-
-// sockFile is the unix socket a holder answers on, next to serve.json. A
-// socket is reached through the file system, so processes that share only
-// the vault's files (containers with the vault mounted, separate network
-// namespaces) find the holder where a loopback address would not reach
-// it. Loopback TCP stays as the fallback: a socket path too long for the
-// system (about 104 bytes), a file system that cannot hold sockets, an
-// older Windows.
-const sockFile = "holder.sock"
-
-// maxSockPath is the longest socket path used (sun_path is 104 bytes on
-// macOS and the BSDs, 108 on Linux, both with the terminating NUL).
-const maxSockPath = 103
 
 // listenSock listens on dir's holder socket, replacing a stale one (the
 // caller holds the index, so no other holder is using it).
 func listenSock(dir string) (net.Listener, error) {
-	path := filepath.Join(dir, sockFile)
-	if len(path) > maxSockPath {
-		return nil, fmt.Errorf("socket path %s is longer than %d bytes", path, maxSockPath)
+	path := filepath.Join(dir, holder.SockFile)
+	if len(path) > holder.MaxSockPath {
+		return nil, fmt.Errorf("socket path %s is longer than %d bytes", path, holder.MaxSockPath)
 	}
 	os.Remove(path)
 	return net.Listen("unix", path)
 }
 
-// holderVersion changes whenever what a holder answers changes (the
-// index schema or the Results format), so that a newer Nexus does not keep
-// a background holder of an older one alive.
-const holderVersion = schemaVersion*100 + 1
+// holderVersion is the version a holder of this index announces: the
+// index schema times 100 plus the wire's own version (TestHolderVersion
+// keeps holder.Version equal to it).
+const holderVersion = holder.Version
 
 // server answers for a held index on loopback TCP (the same on Linux, macOS
 // and Windows; a random token in a 0600 file keeps other users out).
@@ -119,7 +94,7 @@ func startServer(ix *Index) (*server, error) {
 		fl, _ := w.(http.Flusher)
 		enc := json.NewEncoder(w)
 		err := ix.Rebuild(ctx, func(p Progress) {
-			enc.Encode(remoteReply{Progress: &p})
+			enc.Encode(holder.Reply{Progress: &p})
 			if fl != nil {
 				fl.Flush()
 			}
@@ -132,7 +107,7 @@ func startServer(ix *Index) (*server, error) {
 	} else {
 		ix.opts.Logger.Debug("search index: answering on loopback TCP only", "err", err)
 	}
-	info, _ := json.Marshal(holderInfo{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid(), Version: holderVersion, Yields: ix.opts.Yield, Sock: s.sock != nil})
+	info, _ := json.Marshal(holder.Info{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid(), Version: holderVersion, Yields: ix.opts.Yield, Sock: s.sock != nil})
 	if err := vault.WriteFile(s.path, info, 0o600); err != nil {
 		ln.Close()
 		if s.sock != nil {
@@ -153,14 +128,6 @@ func startServer(ix *Index) (*server, error) {
 	return s, nil
 }
 
-// remoteReply is one line of a reply: progress lines, then the result.
-type remoteReply struct {
-	Progress *Progress       `json:"progress,omitempty"`
-	Result   json.RawMessage `json:"result,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Invalid  bool            `json:"invalid,omitempty"` // the error wraps vault.ErrInvalid
-}
-
 func (s *server) handle(f func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.token)) != 1 {
@@ -178,7 +145,7 @@ func (s *server) handle(f func(ctx context.Context, body []byte, w http.Response
 		}
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		res, err := f(r.Context(), body, w)
-		var rep remoteReply
+		var rep holder.Reply
 		if err != nil {
 			rep.Error = err.Error()
 			rep.Invalid = errors.Is(err, vault.ErrInvalid)
@@ -195,7 +162,7 @@ func (s *server) close() {
 	if s.sock != nil {
 		// This process still holds the index, so no later holder has
 		// made its socket yet.
-		os.Remove(filepath.Join(s.ix.dir, sockFile))
+		os.Remove(filepath.Join(s.ix.dir, holder.SockFile))
 	}
 	// serve.json is left in place: a later holder may already have
 	// replaced it (removing it could delete that holder's), and a stale
@@ -204,104 +171,24 @@ func (s *server) close() {
 }
 
 // client asks the holder.
-type client struct {
-	info holderInfo
-	hc   *http.Client
-	host string // host:port in request URLs (a placeholder over the socket)
-}
+type client struct{ *holder.Client }
 
 // dialHolder reads serve.json and checks that the holder answers.
 func dialHolder(dir string) (*client, error) {
-	data, err := os.ReadFile(filepath.Join(dir, serveFile))
+	c, err := holder.Dial(dir)
 	if err != nil {
 		return nil, err
 	}
-	var info holderInfo
-	if err := json.Unmarshal(data, &info); err != nil || info.Addr == "" {
-		return nil, fmt.Errorf("read %s: bad content", serveFile)
-	}
-	if info.Sock {
-		// The socket first: it reaches the holder from any process that
-		// sees the vault's files. The path is this process's own view of
-		// the folder, which may differ from the holder's (another mount).
-		sock := filepath.Join(dir, sockFile)
-		var d net.Dialer
-		tr := &http.Transport{DisableCompression: true, MaxIdleConns: 4, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", sock)
-		}}
-		c := &client{info: info, hc: &http.Client{Transport: tr}, host: "nexus-index"}
-		if len(sock) <= maxSockPath && c.call(context.Background(), "ping", struct{}{}, nil, nil) == nil {
-			return c, nil
-		}
-		c.close()
-	}
-	c := &client{info: info, hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConns: 4}}, host: info.Addr}
-	if err := c.call(context.Background(), "ping", struct{}{}, nil, nil); err != nil {
-		c.close()
-		return nil, err
-	}
-	return c, nil
+	return &client{c}, nil
 }
 
-func (c *client) close() { c.hc.CloseIdleConnections() }
+func (c *client) close() { c.Close() }
 
-// call posts in and decodes the result into out; progress lines go to
-// progress.
 func (c *client) call(ctx context.Context, op string, in, out any, progress func(Progress)) error {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.host+"/"+op, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.info.Token)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return connErr{err}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return connErr{fmt.Errorf("index holder answered %s", resp.Status)}
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		var rep remoteReply
-		if err := json.Unmarshal(sc.Bytes(), &rep); err != nil {
-			return fmt.Errorf("index holder: bad reply: %w", err)
-		}
-		if rep.Progress != nil {
-			if progress != nil {
-				progress(*rep.Progress)
-			}
-			continue
-		}
-		if rep.Error != "" {
-			if rep.Invalid {
-				return fmt.Errorf("%s: %w", rep.Error, vault.ErrInvalid)
-			}
-			return errors.New(rep.Error)
-		}
-		if out != nil {
-			return json.Unmarshal(rep.Result, out)
-		}
-		return nil
-	}
-	if err := sc.Err(); err != nil {
-		return connErr{err}
-	}
-	return connErr{io.ErrUnexpectedEOF}
+	return c.Call(ctx, op, in, out, progress)
 }
 
-func (c *client) search(ctx context.Context, q Query) (*Results, error) {
-	var res Results
-	if err := c.call(ctx, "search", q, &res, nil); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
+func (c *client) search(ctx context.Context, q Query) (*Results, error) { return c.Search(ctx, q) }
 
 func (c *client) yield(ctx context.Context) (bool, error) {
 	var ok bool
@@ -337,7 +224,7 @@ func (ix *Index) LastAsked() time.Time {
 // answers for it.
 func (ix *Index) HolderPID() int {
 	if c := ix.remoteOrTakeover(); c != nil {
-		return c.info.PID
+		return c.Info().PID
 	}
 	return os.Getpid()
 }
@@ -358,20 +245,8 @@ func (c *client) rebuild(ctx context.Context, progress func(Progress)) error {
 	return c.call(ctx, "rebuild", struct{}{}, nil, progress)
 }
 
-// connErr marks a failure to reach the holder (as opposed to an error the
-// holder reported).
-type connErr struct{ err error }
+func isConnErr(err error) bool { return holder.IsConnError(err) }
 
-func (e connErr) Error() string { return "reach index holder: " + e.err.Error() }
-func (e connErr) Unwrap() error { return e.err }
-
-func isConnErr(err error) bool {
-	var ce connErr
-	return errors.As(err, &ce) || errors.Is(err, syscall.ECONNREFUSED)
-}
-
-// remoteOrTakeover returns the holder's client, or nil when this process
-// holds the index.
 func (ix *Index) remoteOrTakeover() *client {
 	ix.bmu.RLock()
 	defer ix.bmu.RUnlock()
@@ -430,7 +305,7 @@ func StopHolder(ctx context.Context, v *vault.Vault, wait time.Duration) (pid in
 	defer c.close()
 	ok, err := c.yield(ctx)
 	if err != nil || !ok {
-		return c.info.PID, false, err
+		return c.Info().PID, false, err
 	}
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -439,5 +314,5 @@ func StopHolder(ctx context.Context, v *vault.Vault, wait time.Duration) (pid in
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return c.info.PID, true, nil
+	return c.Info().PID, true, nil
 }

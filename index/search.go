@@ -18,101 +18,30 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/index/holder"
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// Query is one search.
-type Query struct {
-	// Text is the query: plain words (every word must occur; if no
-	// document holds them all, documents holding some are ranked), "exact
-	// phrase" (must match), title:word or title:"a phrase" (must match the
-	// title or an alias), -word or -"phrase" (must not match), and the
-	// filters tag:T, path:P, agent:A, type:T and prop:KEY:VALUE
-	// (prop:author:"Ada Lovelace": the frontmatter property KEY holds
-	// every word of VALUE; prop:KEY alone: the note has the property)
-	// written inline.
-	Text string `json:"text"`
-	// Limit is the most hits returned; default 10, at most 10,000.
-	Limit int `json:"limit,omitempty"`
-	// MinScore drops hits scoring below it. For plain words scores
-	// compare within a match kind (see Hit.Match), so it drops the weak
-	// hits of each kind.
-	MinScore float64 `json:"min_score,omitempty"`
-	// Filters. Agent, Type and Tag compare case-insensitively; PathPrefix
-	// is a vault-relative path prefix ("projects/"); Since and Until bound
-	// the document's date (frontmatter updated/date/created, the log
-	// entry's time, else the file's mtime), both inclusive.
-	Agent      string    `json:"agent,omitempty"`
-	Type       string    `json:"type,omitempty"`
-	Tag        string    `json:"tag,omitempty"`
-	PathPrefix string    `json:"path_prefix,omitempty"`
-	Since      time.Time `json:"since,omitzero"`
-	Until      time.Time `json:"until,omitzero"`
-	// NoSnippets skips reading the files for snippets (faster).
-	NoSnippets bool `json:"no_snippets,omitempty"`
-}
-
-// Hit is one search result: a note, a section of one, a log entry or a
-// decision.
-type Hit struct {
-	Path    string    `json:"path"`
-	Line    int       `json:"line"`     // 1-based line where the section starts
-	EndLine int       `json:"end_line"` // last line of the section
-	Title   string    `json:"title"`
-	Heading string    `json:"heading,omitempty"`
-	Score   float64   `json:"score"` // compares hits of the same Match
-	Match   string    `json:"match,omitempty"`
-	Snippet string    `json:"snippet"` // matched words wrapped in ** **
-	Kind    string    `json:"kind"`    // note, log or decision
-	Agent   string    `json:"agent,omitempty"`
-	Type    string    `json:"type,omitempty"`
-	Date    time.Time `json:"date,omitzero"`
-}
+// The search's types are the holder wire's (package holder), so that a
+// process asking a holder needs no search engine.
+type (
+	// Query is one search: see [holder.Query].
+	Query = holder.Query
+	// Hit is one search result: see [holder.Hit].
+	Hit = holder.Hit
+	// Results are the hits of a search, best first: see [holder.Results].
+	Results = holder.Results
+)
 
 // Hit.Match: the strongest way a hit matched a query of plain words.
 // Hits are ordered by it (title-phrase first), then by score.
 const (
-	MatchTitlePhrase = "title-phrase" // the words as a phrase in the title or an alias
-	MatchTogether    = "together"     // query words side by side in the text
-	MatchTitle       = "title"        // a word in the title or an alias
-	MatchHeading     = "heading"      // a word in a tag or a heading
-	MatchWords       = "words"        // the words, elsewhere
+	MatchTitlePhrase = holder.MatchTitlePhrase // the words as a phrase in the title or an alias
+	MatchTogether    = holder.MatchTogether    // query words side by side in the text
+	MatchTitle       = holder.MatchTitle       // a word in the title or an alias
+	MatchHeading     = holder.MatchHeading     // a word in a tag or a heading
+	MatchWords       = holder.MatchWords       // the words, elsewhere
 )
-
-// Results are the hits of a search, best first.
-type Results struct {
-	Query string `json:"query"`
-	// Total counts the matching documents, of which Hits are the best. A
-	// query of plain words counts up to 1,000 (or Limit, if higher) and
-	// sets TotalCapped when there are more.
-	Total       uint64 `json:"total"`
-	TotalCapped bool   `json:"total_capped,omitempty"`
-	Hits        []Hit  `json:"hits"`
-	// CatchingUp is set while the index holder's first sync after it
-	// started runs (Start answers from the index as it is rather than
-	// wait minutes on a big new vault): hits may miss files changed while
-	// no holder ran. Search again in a moment.
-	CatchingUp bool `json:"catching_up,omitempty"`
-}
-
-// RecallPaths are the hits as a recall record holds them (agents.RecordHits,
-// docs/curation.md): a path per hit, a log hit as its entry (a read covering
-// the line is a read of that entry), a path once when hits follow each
-// other in one file.
-func (r *Results) RecallPaths() []string {
-	paths := make([]string, 0, len(r.Hits))
-	for _, h := range r.Hits {
-		p := h.Path
-		if h.Kind == KindLog && h.Line > 0 {
-			p = agents.LogHit(h.Path, h.Line)
-		}
-		if len(paths) == 0 || paths[len(paths)-1] != p {
-			paths = append(paths, p)
-		}
-	}
-	return paths
-}
 
 // field boosts: title and aliases over tags and headings over body.
 var fieldBoosts = []struct {

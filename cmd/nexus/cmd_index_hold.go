@@ -17,11 +17,6 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// defaultHold is how long the holder that 'nexus search' starts stays
-// after the last search; --hold, $NEXUS_SEARCH_HOLD and search.hold in
-// config.yaml override it.
-const defaultHold = 10 * time.Minute
-
 // indexHoldOptions are the flags of 'nexus index hold'.
 type indexHoldOptions struct {
 	idle time.Duration
@@ -128,31 +123,6 @@ func runIndexHoldStop(g *globals, v *vault.Vault) error {
 		}
 		fmt.Fprintf(w, "Stopped the background index holder (pid %d).\n", pid)
 	})
-}
-
-// holdSetting is how long a search's background holder stays: --hold,
-// else $NEXUS_SEARCH_HOLD, else search.hold in config.yaml, else
-// defaultHold. explicit reports that one of those was set, which lets a
-// non-interactive run start a holder.
-func holdSetting(flag string, cfg vault.Config) (d time.Duration, explicit bool, err error) {
-	s, from := flag, "--hold"
-	if s == "" {
-		s, from = os.Getenv("NEXUS_SEARCH_HOLD"), "NEXUS_SEARCH_HOLD"
-	}
-	if s == "" {
-		s, from = cfg.Search.Hold, "search.hold in .nexus/config.yaml"
-	}
-	if s == "" {
-		return defaultHold, false, nil
-	}
-	if s == "0" || s == "off" {
-		return 0, true, nil
-	}
-	d, err = time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, true, usagef("%s %q: want a duration such as 10m, or 0 (or off) to start no holder", from, s)
-	}
-	return d, true, nil
 }
 
 // holderPolicy decides whether a search that opened the index itself

@@ -222,7 +222,7 @@ func TestHolderPolicy(t *testing.T) {
 			var started []time.Duration
 			var out, errb bytes.Buffer
 			g := &globals{vaultDir: dir, ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, now: time.Now}
-			o := searchOptions{words: []string{"staging"}, limit: 10, hold: tc.flag, holder: holderPolicy{
+			o := searchOptions{searchFlags: searchFlags{words: []string{"staging"}, limit: 10, hold: tc.flag}, holder: holderPolicy{
 				interactive: func() bool { return tc.interactive },
 				start: func(v *vault.Vault, idle time.Duration) error {
 					started = append(started, idle)

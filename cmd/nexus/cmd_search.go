@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -17,20 +16,10 @@ import (
 
 func init() { register(newSearchCmd) }
 
+// searchOptions are the flags of 'nexus search' and, in this build, what
+// decides about the background holder.
 type searchOptions struct {
-	limit    int
-	minScore float64
-	typ      string
-	tag      string
-	path     string
-	since    string
-	until    string
-	by       string
-	hold     string
-	// words are the query's arguments; agentGiven says --agent was given
-	// on this command line (only then does it filter).
-	words      []string
-	agentGiven bool
+	searchFlags
 	// holder decides about the background holder; its zero funcs take
 	// the defaults (tests replace them).
 	holder holderPolicy
@@ -163,30 +152,16 @@ type gcSetting struct {
 func (s *gcSetting) restore() { s.once.Do(func() { debug.SetGCPercent(s.old) }) }
 
 func runSearch(g *globals, o searchOptions) error {
-	q := index.Query{Text: strings.Join(o.words, " "), Limit: o.limit, MinScore: o.minScore, Type: o.typ, Tag: o.tag, PathPrefix: o.path, Agent: o.by}
-	if o.agentGiven && q.Agent == "" {
-		q.Agent = g.agent
-	}
-	var err error
-	if q.Since, err = parseDateFlag("--since", o.since, false); err != nil {
+	q, err := o.query(g)
+	if err != nil {
 		return err
-	}
-	if q.Until, err = parseDateFlag("--until", o.until, true); err != nil {
-		return err
-	}
-	if o.limit < 0 {
-		return usagef("--limit must be positive")
 	}
 	v, err := g.openVault()
 	if err != nil {
 		return err
 	}
-	if q.Agent != "" && q.Agent == g.agent && o.by == "" {
-		// --agent names an agent: a typo must not read as "no matches".
-		// (--by filters by any author a note names.)
-		if err := knownAgent(v, q.Agent); err != nil {
-			return err
-		}
+	if err := o.checkAgent(g, v, q); err != nil {
+		return err
 	}
 	hp := o.holder
 	if hp.idle, hp.explicit, err = holdSetting(o.hold, v.Config()); err != nil {
@@ -223,39 +198,4 @@ func runSearch(g *globals, o searchOptions) error {
 		hp.maybeStart(g, v)
 	}
 	return nil
-}
-
-func printHits(w io.Writer, res *index.Results) {
-	defer func() {
-		if res.CatchingUp {
-			fmt.Fprintln(w, "\nThe index is still catching up with the vault (its holder just started): files changed while no holder ran may be missing; search again in a moment.")
-		}
-	}()
-	if len(res.Hits) == 0 {
-		fmt.Fprintf(w, "No matches for %q.\n", res.Query)
-		return
-	}
-	for i, h := range res.Hits {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		title := h.Title
-		if h.Heading != "" && h.Heading != h.Title {
-			title += " › " + h.Heading
-		}
-		how := fmt.Sprintf("%.2f", h.Score)
-		if h.Match != "" {
-			how = h.Match + " " + how
-		}
-		fmt.Fprintf(w, "%s:%d  %s  (%s)\n", h.Path, h.Line, title, how)
-		if h.Snippet != "" {
-			fmt.Fprintf(w, "    %s\n", h.Snippet)
-		}
-	}
-	switch {
-	case res.TotalCapped:
-		fmt.Fprintf(w, "\n%d of more than %d matches; --limit shows more.\n", len(res.Hits), res.Total)
-	case uint64(len(res.Hits)) < res.Total:
-		fmt.Fprintf(w, "\n%d of %d matches; --limit shows more.\n", len(res.Hits), res.Total)
-	}
 }
