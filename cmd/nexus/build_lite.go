@@ -59,7 +59,7 @@ func (s forwardSpec) command(g *globals) *cobra.Command {
 		// here. A flag this stand-in cannot parse goes to the full nexus
 		// too, which reports it in its own words.
 		c.Args = cobra.ArbitraryArgs
-		c.RunE = func(cmd *cobra.Command, args []string) error { return g.forward(cmd) }
+		c.RunE = func(cmd *cobra.Command, args []string) error { return g.standIn(cmd, args) }
 		c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return g.forward(cmd) })
 	}
 	for _, f := range s.Flags {
@@ -78,6 +78,25 @@ func (s forwardSpec) command(g *globals) *cobra.Command {
 		c.AddCommand(sub.command(g))
 	}
 	return c
+}
+
+// answeredHere are the forwarded commands the lean build answers itself
+// when it can, by command path without the program's name: each reports
+// whether it did, and the full nexus runs the command when it did not.
+var answeredHere = map[string]func(g *globals, cmd *cobra.Command, args []string) (bool, error){
+	"search": liteSearch,
+}
+
+// standIn runs a forwarded command: here if answeredHere can, else in the
+// full nexus.
+func (g *globals) standIn(cmd *cobra.Command, args []string) error {
+	path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	if answer := answeredHere[path]; answer != nil {
+		if answered, err := answer(g, cmd, args); answered {
+			return err
+		}
+	}
+	return g.forward(cmd)
 }
 
 // forwardValue is a flag of a forwarded command: it checks the value the

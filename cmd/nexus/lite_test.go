@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/mcpserver"
 )
 
@@ -179,6 +180,7 @@ func TestLiteBuild(t *testing.T) {
 	t.Run("init", func(t *testing.T) { testLiteInitsNoHeavyLibrary(t, b) })
 	t.Run("forward", func(t *testing.T) { testLiteForwardsToFull(t, b) })
 	t.Run("find", func(t *testing.T) { testLiteFindsFull(t, b) })
+	t.Run("search-holder", func(t *testing.T) { testLiteSearchAsksHolder(t, b) })
 }
 
 // liteRun runs bin with args and env (added to a clean environment: no
@@ -317,6 +319,101 @@ func testLiteForwardsToFull(t *testing.T, b liteBuilds) {
 	if code != 0 || !strings.Contains(out, `"id":1`) || !strings.Contains(out, `"serverInfo"`) {
 		t.Errorf("serve --stdio through nexus-lite: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+}
+
+// testLiteSearchAsksHolder: while a holder runs, the lean build answers
+// searches itself, with the full build's output, exit code and recall
+// record, and needs no full nexus for them (none is reachable here); what
+// it cannot take as it is goes to the full nexus, and so does every
+// search once the holder is gone.
+func testLiteSearchAsksHolder(t *testing.T, b liteBuilds) {
+	v := logVault(t)
+	for _, text := range []string{"staging 배포 done", "staging ssh port moved to 2222"} {
+		if code, _, e := logCLI(t, "", "--vault", v, "--agent", "lyra", "log", "append", text); code != 0 {
+			t.Fatal(e)
+		}
+	}
+	noFull := []string{"PATH=" + t.TempDir()} // b.lite is alone in its folder
+	needsFull := "needs the full nexus"
+	searches := [][]string{
+		{"--vault", v, "search", "배포"},
+		{"--vault", v, "--json", "search", "staging", "--limit", "1"},
+		{"--vault", v, "search", "nothing-matches-this"},
+		{"--vault", v, "search", "staging", "--type", "log", "-n", "0x2", "--since", "2026-01-01", "--min-score", "0.01"},
+		{"--vault", v, "--agent", "lyra", "search", "ssh", "--agent", "lyra"},
+	}
+	// No holder: the lean build hands the search over.
+	if code, _, errs := liteRun(t, b.lite, "", noFull, searches[0]...); code != 2 || !strings.Contains(errs, needsFull) {
+		t.Fatalf("no holder: exit %d, stderr %q; want the full nexus asked for", code, errs)
+	}
+	hold := exec.Command(b.full, "--vault", v, "index", "hold", "--idle", "0")
+	hold.Env = append(os.Environ(), "NEXUS_AGENT=", "NEXUS_VAULT=")
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			hold.Process.Signal(os.Interrupt)
+			hold.Wait()
+		}
+	}
+	defer stop()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, out, _ := liteRun(t, b.full, "", noFull, "--vault", v, "--json", "index", "status")
+		if strings.Contains(out, fmt.Sprintf(`"holder_pid": %d`, hold.Process.Pid)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the holder did not answer within a minute: %s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	recall := filepath.Join(v, filepath.FromSlash(agents.RecallDir))
+	for _, args := range searches {
+		wcode, wout, werr := liteRun(t, b.full, "", noFull, args...)
+		before := dirSize(t, recall)
+		code, out, errs := liteRun(t, b.lite, "", noFull, args...)
+		if code != wcode || out != wout || errs != werr {
+			t.Errorf("%v: nexus-lite exit %d, stdout %q, stderr %q; full exit %d, stdout %q, stderr %q", args, code, out, errs, wcode, wout, werr)
+		}
+		if agentSearch := args[2] == "--agent"; agentSearch != (dirSize(t, recall) > before) {
+			t.Errorf("%v: nexus-lite recorded a recall signal: %v, want %v", args, !agentSearch, agentSearch)
+		}
+	}
+	// What the full build would refuse goes to it, in its words.
+	for _, args := range [][]string{
+		{"--vault", v, "search", "x", "--limit", "many"},
+		{"--vault", v, "search", "x", "--hold", "bogus"},
+		{"--vault", v, "search", "x", "--since", "2026-13-01"},
+		{"--vault", v, "search", "x", "--agent", "nobody"},
+		{"--vault", v, "search"},
+	} {
+		if code, _, errs := liteRun(t, b.lite, "", noFull, args...); code != 2 || !strings.Contains(errs, needsFull) {
+			t.Errorf("%v: exit %d, stderr %q; want it handed to the full nexus", args, code, errs)
+		}
+	}
+	stop()
+	if code, _, errs := liteRun(t, b.lite, "", noFull, searches[0]...); code != 2 || !strings.Contains(errs, needsFull) {
+		t.Fatalf("holder gone: exit %d, stderr %q; want the full nexus asked for", code, errs)
+	}
+}
+
+// dirSize is the total size of the files under dir (0 if it is missing).
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // testLiteFindsFull: where the lean build looks for the full nexus
