@@ -50,6 +50,8 @@ type options struct {
 	coldRuns int
 	builds   int
 	memory   string
+	warm     bool
+	liteBin  string
 }
 
 func main() {
@@ -64,7 +66,9 @@ func main() {
 	flag.IntVar(&o.saves, "saves", 40, "saves for the save-to-search latency while watching")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	flag.BoolVar(&o.cold, "cold", false, "only compare cold 'nexus search' processes (nobody holding the index) with ripgrep on the indexed vault in -dir (needs -nexus and rg)")
-	flag.IntVar(&o.coldRuns, "cold-runs", 40, "queries for -cold")
+	flag.IntVar(&o.coldRuns, "cold-runs", 40, "queries for -cold and -warm")
+	flag.BoolVar(&o.warm, "warm", false, "only compare 'nexus search' processes while 'nexus index hold' holds the index with the sqlite3 shell querying FTS5, on the indexed vault in -dir (needs -nexus and sqlite3)")
+	flag.StringVar(&o.liteBin, "nexus-lite", "", "with -warm: also time this lean build's 'nexus search'")
 	flag.IntVar(&o.builds, "builds", 0, "only time N builds of the vault in -dir as processes, 'nexus index rebuild' (needs -nexus) and the FTS5 build interleaved, for wall time, CPU and peak resident memory (medians)")
 	flag.StringVar(&o.memory, "memory", "", "with -builds: pass --memory to 'nexus index rebuild'")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -89,6 +93,11 @@ func main() {
 	}
 	if o.builds > 0 {
 		rep, err := runBuilds(o, os.Stderr)
+		emit(o, rep, err)
+		return
+	}
+	if o.warm {
+		rep, err := runWarm(o, os.Stderr)
 		emit(o, rep, err)
 		return
 	}
