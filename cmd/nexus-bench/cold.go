@@ -51,19 +51,7 @@ func runCold(o options, w io.Writer) (*coldReport, error) {
 	// Nobody may hold the index: stop a background holder a previous run
 	// left.
 	exec.Command(o.nexusBin, "--vault", o.dir, "index", "hold", "--stop").Run()
-	timeCmd := func(name string, args ...string) (time.Duration, error) {
-		cmd := exec.Command(name, args...)
-		cmd.Env = env
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		d := time.Since(start)
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 { // rg and nexus: 1 = no match
-				return 0, fmt.Errorf("%s %v: %v: %s", name, args, err, out)
-			}
-		}
-		return d, nil
-	}
+	timeCmd := func(name string, args ...string) (time.Duration, error) { return timeProcess(env, name, args...) }
 	var nx, rgs, help, tru []time.Duration
 	for i := -1; i < n; i++ {
 		q := queries[max(i, 0)]
@@ -98,10 +86,24 @@ func runCold(o options, w io.Writer) (*coldReport, error) {
 	if rep.RgP50ms > 0 {
 		rep.Ratio = rep.NexusP50ms / rep.RgP50ms
 	}
-	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
-		rep.LoadAverage = strings.Join(strings.Fields(string(data))[:3], " ")
-	}
+	rep.LoadAverage = loadAverage()
 	return rep, nil
+}
+
+// timeProcess runs name with args and env to its end and returns its wall
+// time. Exit code 1 is not a failure (ripgrep and grep-likes: no match).
+func timeProcess(env []string, name string, args ...string) (time.Duration, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			return 0, fmt.Errorf("%s %v: %v: %s", name, args, err, out)
+		}
+	}
+	return d, nil
 }
 
 func (r *coldReport) print(w io.Writer) {

@@ -305,9 +305,7 @@ func run(ctx context.Context, o options, log io.Writer) (*report, error) {
 		}
 		rep.FTS5 = &fr
 	}
-	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
-		rep.LoadAvg = strings.Join(strings.Fields(string(data))[:3], " ")
-	}
+	rep.LoadAvg = loadAverage()
 	return rep, nil
 }
 

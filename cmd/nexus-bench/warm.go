@@ -77,19 +77,7 @@ func runWarm(o options, w io.Writer) (*warmReport, error) {
 	ver, _ := exec.Command(sqlite3, "--version").Output()
 	rep := &warmReport{Queries: n, SqliteVer: strings.Fields(string(ver) + " ?")[0]}
 	env := append(os.Environ(), "NEXUS_SEARCH_HOLD=0")
-	timeCmd := func(name string, args ...string) (time.Duration, error) {
-		cmd := exec.Command(name, args...)
-		cmd.Env = env
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		d := time.Since(start)
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 { // nexus: 1 = no match
-				return 0, fmt.Errorf("%s %v: %v: %s", name, args, err, out)
-			}
-		}
-		return d, nil
-	}
+	timeCmd := func(name string, args ...string) (time.Duration, error) { return timeProcess(env, name, args...) }
 	var nx, lite, sq []time.Duration
 	for i := -1; i < n; i++ {
 		q := queries[max(i, 0)]
@@ -123,9 +111,7 @@ func runWarm(o options, w io.Writer) (*warmReport, error) {
 		rep.LiteP50ms, rep.LiteP99ms = ms(pct(lite, 50)), ms(pct(lite, 99))
 		rep.LiteRatio = rep.LiteP50ms / rep.SqliteP50ms
 	}
-	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
-		rep.LoadAverage = strings.Join(strings.Fields(string(data))[:3], " ")
-	}
+	rep.LoadAverage = loadAverage()
 	return rep, nil
 }
 
