@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,7 +25,7 @@ func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []str
 	man := ix.files()
 	for k, f := range files {
 		old, ok := man[k]
-		if !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime || old.Disk != f.diskPath() {
+		if !ok || !old.same(f.st, f.diskPath()) {
 			changed = append(changed, f)
 		}
 	}
@@ -36,6 +37,40 @@ func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []str
 	sort.Slice(changed, func(i, j int) bool { return changed[i].key < changed[j].key })
 	sort.Strings(gone)
 	return changed, gone
+}
+
+// changes is [Index.diff] less the files that were only touched: those
+// whose size, mtime and on-disk path are as indexed but whose change time
+// is not (a chmod, an extended attribute, a copy or restore that kept the
+// mtimes) are read, and when their content is what was indexed (its
+// CRC-32C) the new change time is recorded instead of indexing them
+// again. ix.mu must be held.
+func (ix *Index) changes(files map[string]diskFile) (changed []diskFile, gone []string) {
+	changed, gone = ix.diff(files)
+	kept := changed[:0]
+	for _, f := range changed {
+		if !ix.touchedOnly(f) {
+			kept = append(kept, f)
+		}
+	}
+	return kept, gone
+}
+
+// touchedOnly reports whether f, which [Index.diff] found changed, holds
+// the content the index has of it, and then records its new state.
+func (ix *Index) touchedOnly(f diskFile) bool {
+	old, ok := ix.files()[f.key]
+	if !ok || !old.Summed || old.Size != f.st.Size || old.Mtime != f.st.Mtime || old.Disk != f.diskPath() || old.Size > ix.opts.MaxFileBytes {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk)))
+	if err != nil || int64(len(data)) != old.Size || crc32.Checksum(data, castagnoli) != old.Sum {
+		return false
+	}
+	old.Ctime = f.st.Ctime
+	ix.man.set(f.key, old)
+	ix.dirty = true
+	return true
 }
 
 // fresh reports whether the files found on disk are exactly those the
@@ -96,7 +131,7 @@ func (ix *Index) load(f diskFile) parsed {
 			return parsed{f: f, skip: true}
 		}
 		if st1.Size() > ix.opts.MaxFileBytes {
-			f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.diskPath()}
+			f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Ctime: ctimeOf(st1), Disk: f.diskPath()}
 			return parsed{f: f, warns: []string{fmt.Sprintf("%d bytes, larger than %d; not indexed", st1.Size(), ix.opts.MaxFileBytes)}}
 		}
 		data, err := os.ReadFile(abs)
@@ -111,7 +146,7 @@ func (ix *Index) load(f diskFile) parsed {
 			time.Sleep(ix.opts.Debounce / 4)
 			continue
 		}
-		f.st = fileState{Size: st2.Size(), Mtime: st2.ModTime().UnixNano()}
+		f.st = fileState{Size: st2.Size(), Mtime: st2.ModTime().UnixNano(), Ctime: ctimeOf(st2), Sum: crc32.Checksum(data, castagnoli), Summed: true}
 		if f.disk != f.key {
 			f.st.Disk = f.disk
 		}

@@ -574,8 +574,9 @@ func makeTempDir() (string, error) { return os.MkdirTemp("", "nexus-index-bench-
 
 func TestManifestRoundTrip(t *testing.T) {
 	m := manifest{Schema: schemaVersion, LastUpdate: time.Date(2026, 11, 29, 16, 0, 0, 5, time.UTC), files: map[string]fileState{
-		"a.md":                        {Size: 1, Mtime: 2},
-		"노트/배포.md":                    {Size: 300, Mtime: -5, Disk: "노트/배포.md"},
+		"a.md":                        {Size: 1, Mtime: 2, Ctime: 3, Sum: 0xfeed0001, Summed: true},
+		"zero-sum.md":                 {Size: 1, Mtime: 2, Ctime: 3, Summed: true},
+		"노트/배포.md":                    {Size: 300, Mtime: -5, Ctime: 1733000000000000009, Disk: "노트/배포.md"},
 		"tab\tand\nnewline.md":        {Size: 0, Mtime: 0},
 		`"quoted".md`:                 {Size: 9, Mtime: 9},
 		"log/live/2026-12/lyra@vm.md": {Size: 900, Mtime: 7, LogOff: 650, LogLine: 12, LogCRC: 0xdeadbeef},
@@ -585,7 +586,12 @@ func TestManifestRoundTrip(t *testing.T) {
 	if err != nil || got.Schema != m.Schema || !got.LastUpdate.Equal(m.LastUpdate) || fmt.Sprint(got.files) != fmt.Sprint(m.files) {
 		t.Fatalf("round trip:\n%v %v\n%v", got, err, m)
 	}
-	for _, bad := range []string{"", "json", manifestMagic + " schema=x", manifestMagic + "\n1\t2\n", manifestMagic + "\nx\t2\t\"a\"\t\n", manifestMagic + "\n1\t2\t\"\"\t\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:0:00000000\n", manifestMagic + "\n1\t2\t\"a\"\t\t-1:1:00000000\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:1:0\n", manifestMagic + "\n1\t2\t\"a\"\t\t1:1:00000000\tx\n"} {
+	for _, bad := range []string{"", "json", manifestMagic + " schema=x", "nexus-index-manifest 4 schema=1\n",
+		manifestMagic + "\n1\t2\n", manifestMagic + "\n1\t2\t\"a\"\t\n", // no change time
+		manifestMagic + "\nx\t2\t3\t-\t\"a\"\t\n", manifestMagic + "\n1\t2\tx\t-\t\"a\"\t\n", manifestMagic + "\n1\t2\t3\t-\t\"\"\t\n",
+		manifestMagic + "\n1\t2\t3\t-\t\"a\"\t\t1:0:00000000\n", manifestMagic + "\n1\t2\t3\t-\t\"a\"\t\t-1:1:00000000\n", manifestMagic + "\n1\t2\t3\t-\t\"a\"\t\t1:1:0\n", manifestMagic + "\n1\t2\t3\t-\t\"a\"\t\t1:1:00000000\tx\n",
+		manifestMagic + "\n1\t2\t3\t\"a\"\t\n", manifestMagic + "\n1\t2\t3\tabc\t\"a\"\t\n", manifestMagic + "\n1\t2\t3\t+0000001\t\"a\"\t\n", // a bad SUM
+		manifestMagicV2 + "\nx\t2\t\"a\"\t\n", manifestMagicV2 + "\n1\t2\t\"a\"\t\t1:0:00000000\n"} {
 		if _, err := decodeManifest([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
@@ -594,7 +600,8 @@ func TestManifestRoundTrip(t *testing.T) {
 
 func FuzzManifest(f *testing.F) {
 	f.Add(string(encodeManifest(manifest{Schema: 6, files: map[string]fileState{"a.md": {Size: 1, Mtime: 2}, "b/c.md": {Size: 3, Mtime: 4, Disk: "b/c.md"}, "log/decisions/a@b.md": {Size: 5, Mtime: 6, LogOff: 3, LogLine: 2, LogCRC: 1}}})))
-	f.Add(manifestMagic + " schema=1\n1\t2\t\"x\"\t\"y\"\n\n")
+	f.Add(manifestMagic + " schema=1\n1\t2\t3\t-\t\"x\"\t\"y\"\n1\t2\t3\t0000abcd\t\"z\"\t\n\n")
+	f.Add(manifestMagicV2 + " schema=1\n1\t2\t\"x\"\t\"y\"\n\n")
 	f.Add(`"a\tb.md"`)
 	f.Add("-12")
 	f.Add("1732900000123456789")

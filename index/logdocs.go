@@ -83,7 +83,7 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 		}
 	}
 	if st1.Size()-from > ix.opts.MaxFileBytes {
-		f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Disk: f.diskPath()}
+		f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Ctime: ctimeOf(st1), Disk: f.diskPath()}
 		return parsed{f: f, warns: []string{fmt.Sprintf("%d bytes to index, more than %d; not indexed", st1.Size()-from, ix.opts.MaxFileBytes)}}, false
 	}
 	tail := make([]byte, st1.Size()-from)
@@ -98,7 +98,7 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 	if k != len(tail) || st2.Size() != st1.Size() || !st2.ModTime().Equal(st1.ModTime()) {
 		return parsed{f: f, skip: true}, true
 	}
-	f.st = fileState{Size: st2.Size(), Mtime: st2.ModTime().UnixNano()}
+	f.st = fileState{Size: st2.Size(), Mtime: st2.ModTime().UnixNano(), Ctime: ctimeOf(st2)}
 	if f.disk != f.key {
 		f.st.Disk = f.disk
 	}

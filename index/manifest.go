@@ -22,8 +22,12 @@ import (
 // read by every process that opens the index: JSON took about 100 ms to
 // decode for 100,000 files, this format a fraction of that.
 //
-//	nexus-index-manifest 2 schema=8 last_update=2026-11-29T16:00:00Z files=N digest=HEX32 crc=HEX8
-//	SIZE<TAB>MTIME_UNIX_NANO<TAB>"key"<TAB>"disk path, when it differs"[<TAB>LOG]
+//	nexus-index-manifest 3 schema=8 last_update=2026-11-29T16:00:00Z files=N digest=HEX32 crc=HEX8
+//	SIZE<TAB>MTIME_UNIX_NANO<TAB>CTIME_UNIX_NANO<TAB>SUM<TAB>"key"<TAB>"disk path, when it differs"[<TAB>LOG]
+//
+// SUM is the CRC-32C of the content indexed (8 hex digits), or "-".
+// (Version 2, read too, has neither CTIME nor SUM: its files' change times
+// are unknown until the next sync records them.)
 //
 // LOG, for a file of the log only, is OFFSET:LINE:CRC (decimal, decimal,
 // 8 hex digits): where its last indexed block starts and the CRC-32C of
@@ -34,7 +38,10 @@ import (
 // only searches compares the digest with one of the files on disk and,
 // when they are equal, never parses the lines: the index is fresh.
 // Manifests without these fields (older Nexus) are read in full.
-const manifestMagic = "nexus-index-manifest 2"
+const (
+	manifestMagic   = "nexus-index-manifest 3"
+	manifestMagicV2 = "nexus-index-manifest 2"
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -47,19 +54,20 @@ func (d *digest) add(e digest) { d[0] += e[0]; d[1] += e[1] }
 func (d *digest) sub(e digest) { d[0] -= e[0]; d[1] -= e[1] }
 
 // fileDigest digests what the freshness check compares for one file: its
-// key, its on-disk path when that differs ("" otherwise), its size and its
-// mtime. Two sets of files have the same digest (and count) only if they
+// key, its on-disk path when that differs ("" otherwise), its size, its
+// mtime and its change time. Two sets of files have the same digest (and count) only if they
 // hold the same files with the same sizes, mtimes and paths, but for a
 // chance of about 2^-128: each lane is a different seeded mix of every
 // byte, so no change of a field, nor a swap of values between files,
 // leaves the sum as it was.
-func fileDigest(key, disk string, size, mtime int64) digest {
+func fileDigest(key, disk string, size, mtime, ctime int64) digest {
 	var d digest
 	for lane, seed := range [2]uint64{0x9e3779b97f4a7c15, 0xd6e8feb86659fd93} {
 		h := absorb(seed, key)
 		h = absorb(h, disk)
 		h = mix64(h ^ uint64(size))
 		h = mix64(h ^ uint64(mtime))
+		h = mix64(h ^ uint64(ctime))
 		d[lane] = h
 	}
 	return d
@@ -89,7 +97,9 @@ func mix64(x uint64) uint64 {
 	return x
 }
 
-func (f fileState) digest(key string) digest { return fileDigest(key, f.Disk, f.Size, f.Mtime) }
+func (f fileState) digest(key string) digest {
+	return fileDigest(key, f.Disk, f.Size, f.Mtime, f.Ctime)
+}
 
 func encodeManifest(m manifest) []byte {
 	var b bytes.Buffer
@@ -109,6 +119,15 @@ func encodeManifest(m manifest) []byte {
 		b.WriteByte('\t')
 		num = strconv.AppendInt(num[:0], f.Mtime, 10)
 		b.Write(num)
+		b.WriteByte('\t')
+		num = strconv.AppendInt(num[:0], f.Ctime, 10)
+		b.Write(num)
+		b.WriteByte('\t')
+		if f.Summed {
+			fmt.Fprintf(&b, "%08x", f.Sum)
+		} else {
+			b.WriteByte('-')
+		}
 		b.WriteByte('\t')
 		b.WriteString(strconv.Quote(k))
 		b.WriteByte('\t')
@@ -148,7 +167,11 @@ func decodeManifestHead(data []byte) (manifest, error) {
 	m := manifest{}
 	head, rest, _ := bytes.Cut(data, []byte("\n"))
 	h := string(head)
-	if !strings.HasPrefix(h, manifestMagic+" ") {
+	switch {
+	case strings.HasPrefix(h, manifestMagic+" "):
+		m.ctimes = true
+	case strings.HasPrefix(h, manifestMagicV2+" "):
+	default:
 		return m, errBadManifest
 	}
 	var hasCount, hasDigest, hasCRC bool
@@ -191,7 +214,9 @@ func decodeManifestHead(data []byte) (manifest, error) {
 			hasCRC = true
 		}
 	}
-	m.headSum = hasCount && hasDigest && hasCRC
+	// A version 2 header's digest left the change times out: it proves
+	// nothing about files that have them.
+	m.headSum = hasCount && hasDigest && hasCRC && m.ctimes
 	m.body = rest
 	return m, nil
 }
@@ -213,18 +238,31 @@ func (m *manifest) decodeBody() error {
 		}
 		sizeB, line, ok1 := bytes.Cut(line, []byte("\t"))
 		mtimeB, line, ok2 := bytes.Cut(line, []byte("\t"))
+		ctimeB, sumB, okC, okS := []byte("0"), []byte("-"), true, true
+		if m.ctimes {
+			ctimeB, line, okC = bytes.Cut(line, []byte("\t"))
+			sumB, line, okS = bytes.Cut(line, []byte("\t"))
+		}
 		keyB, line, ok3 := bytes.Cut(line, []byte("\t"))
 		diskB, logB, hasLog := bytes.Cut(line, []byte("\t"))
-		if !ok1 || !ok2 || !ok3 || bytes.IndexByte(logB, '\t') >= 0 {
+		if !ok1 || !ok2 || !okC || !okS || !ok3 || bytes.IndexByte(logB, '\t') >= 0 {
 			return errBadManifest
 		}
 		size, err1 := parseInt(sizeB)
 		mtime, err2 := parseInt(mtimeB)
+		ctime, errC := parseInt(ctimeB)
 		key, err3 := unquote(keyB)
-		if err1 != nil || err2 != nil || err3 != nil || key == "" {
+		if err1 != nil || err2 != nil || errC != nil || err3 != nil || key == "" {
 			return errBadManifest
 		}
-		f := fileState{Size: size, Mtime: mtime}
+		f := fileState{Size: size, Mtime: mtime, Ctime: ctime}
+		if string(sumB) != "-" {
+			sum, err := strconv.ParseUint(string(sumB), 16, 32)
+			if err != nil || len(sumB) != 8 {
+				return errBadManifest
+			}
+			f.Sum, f.Summed = uint32(sum), true
+		}
 		if len(diskB) > 0 {
 			disk, err := unquote(diskB)
 			if err != nil {
@@ -312,11 +350,30 @@ func isPrintable(b []byte) bool {
 	return true
 }
 
+// same reports whether the file found on disk as now (at disk) is the one
+// the index holds as f: the same size, mtime, change time (when both are
+// known) and on-disk path.
+func (f fileState) same(now fileState, disk string) bool {
+	return f.Size == now.Size && f.Mtime == now.Mtime && f.Disk == disk && (f.Ctime == now.Ctime || f.Ctime == 0 || now.Ctime == 0)
+}
+
 // fileState is what the index knows about one indexed file.
 type fileState struct {
-	Size  int64  // bytes
-	Mtime int64  // unix nanoseconds
+	Size  int64 // bytes
+	Mtime int64 // unix nanoseconds
+	// Ctime is the inode's change time (unix nanoseconds), which no
+	// program can set: an edit that keeps the size and whose mtime a tool
+	// set back (a sync tool or an archive restoring it) still moves it.
+	// 0 where the system gives none (Windows) or the manifest predates it;
+	// then size and mtime alone decide (see [fileState.same]).
+	Ctime int64
 	Disk  string // on-disk relative path when it differs from the NFC key
+	// Sum is the CRC-32C of the content indexed, when Summed (a note that
+	// was read; not a file of the log or one too big to index): with it a
+	// file whose change time alone moved (a chmod, a copy that kept the
+	// mtimes) is told apart from an edit by reading it, not indexing it.
+	Sum    uint32
+	Summed bool
 
 	// A file of the log (see logdocs.go): where its last block starts
 	// (byte offset and 1-based line; LogLine 0 for other files) and the
@@ -340,11 +397,14 @@ type manifest struct {
 	sum     digest
 	n       int
 	headSum bool
+	// ctimes says the lines hold change times (version 3): a manifest
+	// without them is written again at the next save.
+	ctimes bool
 }
 
 // newManifest is an empty manifest of this schema.
 func newManifest() manifest {
-	return manifest{Schema: schemaVersion, files: map[string]fileState{}, headSum: true}
+	return manifest{Schema: schemaVersion, files: map[string]fileState{}, headSum: true, ctimes: true}
 }
 
 // set records what the index holds of key. The lines must be decoded.
@@ -379,6 +439,11 @@ func (ix *Index) files() map[string]fileState {
 			ix.manLost = true
 			ix.dirty = true
 		}
+	}
+	if !ix.man.ctimes {
+		// A version 2 manifest: written again, with the change times the
+		// next sync records (see [Index.syncFiles]).
+		ix.man.ctimes, ix.dirty = true, true
 	}
 	return ix.man.files
 }

@@ -45,7 +45,7 @@ func readNotesDirPortable(dir, prefix string, notes []dirNote, dirs []string) ([
 		if err != nil {
 			return fileState{}, false
 		}
-		return fileState{Size: info.Size(), Mtime: info.ModTime().UnixNano()}, true
+		return fileState{Size: info.Size(), Mtime: info.ModTime().UnixNano(), Ctime: ctimeOf(info)}, true
 	})
 	return notes, dirs, err
 }

@@ -72,7 +72,7 @@ func readNotesDir(dir, prefix string, notes []dirNote, dirs []string) ([]dirNote
 			switch st.Mode & unix.S_IFMT {
 			case unix.S_IFREG:
 				if note {
-					notes = append(notes, dirNote{name, fileState{Size: st.Size, Mtime: st.Mtim.Nano()}})
+					notes = append(notes, dirNote{name, fileState{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}})
 				}
 			case unix.S_IFDIR:
 				dirs = append(dirs, name) // DT_UNKNOWN: a file system without types

@@ -31,7 +31,7 @@ func readNotesDir(dir, prefix string, notes []dirNote, dirs []string) ([]dirNote
 		if serr != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			return fileState{}, false // gone (or replaced) since the listing
 		}
-		return fileState{Size: st.Size, Mtime: st.Mtim.Nano()}, true
+		return fileState{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}, true
 	})
 	return notes, dirs, err
 }

@@ -49,8 +49,9 @@ type Status struct {
 }
 
 // Status reports the index's size and freshness. It walks the vault
-// (sizes and mtimes only) to count pending changes, so it is cheap enough
-// for a health check but not free on a huge vault.
+// (sizes, mtimes and change times; it reads only files whose change time
+// alone moved) to count pending changes, so it is cheap enough for a
+// health check but not free on a huge vault.
 func (ix *Index) Status(ctx context.Context) (Status, error) {
 	if ix.isClosed() {
 		return Status{}, ErrClosed
@@ -94,7 +95,7 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 	var changed []diskFile
 	var gone []string
 	if !ix.fresh(files) {
-		changed, gone = ix.diff(files.byKey())
+		changed, gone = ix.changes(files.byKey())
 		st.Files = len(ix.files())
 	}
 	ix.mu.Unlock()

@@ -111,7 +111,7 @@ func walkTree(ctx context.Context, root, sub string, hint int) (vaultFiles, erro
 				continue // derived from the feeds, which are indexed
 			}
 			f := diskFile{key: key, disk: r, st: n.st}
-			sum.add(fileDigest(key, f.diskPath(), n.st.Size, n.st.Mtime))
+			sum.add(fileDigest(key, f.diskPath(), n.st.Size, n.st.Mtime, n.st.Ctime))
 			sc.local = append(sc.local, f)
 		}
 		<-sem
