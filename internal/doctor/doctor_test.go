@@ -276,6 +276,29 @@ func TestPlantedProblems(t *testing.T) {
 			check: "index", path: ".nexus/index", fix: "watch", note: true,
 		},
 		{
+			// A sync tool wrote a same-size edit and set the mtime back:
+			// the inode's change time still moved.
+			// (Windows gives no change time: size and mtime are the rule
+			// there, docs/search.md.)
+			name:     "stale index, same-size edit with the mtime restored",
+			unixOnly: true,
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				p := v.MustPath("projects/same.md")
+				must(t, os.WriteFile(p, []byte("# Same\n\nkumquat plan\n"), 0o644))
+				ix, err := index.Open(v, index.Options{NoServe: true})
+				must(t, err)
+				must(t, ix.Sync(context.Background()))
+				must(t, ix.Close())
+				st, err := os.Stat(p)
+				must(t, err)
+				time.Sleep(10 * time.Millisecond)
+				must(t, os.WriteFile(p, []byte("# Same\n\ntangelo plan\n"), 0o644))
+				must(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
+				return nil
+			},
+			check: "index", path: ".nexus/index", fix: "watch", note: true,
+		},
+		{
 			name: "review waiting over a week",
 			plant: func(t *testing.T, v *vault.Vault) func() {
 				in := agents.FactInput{Name: "Prefers Korean", Description: "The user reads Korean first", Type: "user", Body: "Answer in Korean, then English."}
