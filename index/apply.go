@@ -58,9 +58,21 @@ func (ix *Index) changes(files map[string]diskFile) (changed []diskFile, gone []
 
 // touchedOnly reports whether f, which [Index.diff] found changed, holds
 // the content the index has of it, and then records its new state.
+//
+// A read-only index on disk takes size, mtime and path as the rule, as
+// before change times counted: such a copy cannot record what it checked,
+// so it would read every touched file at every search, and making a vault
+// read-only (chmod -R a-w) or copying it with its mtimes (cp -a, rsync -a)
+// touches every file.
 func (ix *Index) touchedOnly(f diskFile) bool {
 	old, ok := ix.files()[f.key]
-	if !ok || !old.Summed || old.Size != f.st.Size || old.Mtime != f.st.Mtime || old.Disk != f.diskPath() || old.Size > ix.opts.MaxFileBytes {
+	if !ok || old.Size != f.st.Size || old.Mtime != f.st.Mtime || old.Disk != f.diskPath() {
+		return false
+	}
+	if ix.ro == roDisk {
+		return true
+	}
+	if !old.Summed || old.Size > ix.opts.MaxFileBytes {
 		return false
 	}
 	data, err := os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk)))
