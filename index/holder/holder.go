@@ -75,9 +75,15 @@ type Client struct {
 	host string // host:port in request URLs (a placeholder over the socket)
 }
 
+// pingTimeout bounds the check that a holder answers: a holder that is
+// stopped (SIGSTOP, a debugger) or hung still has its socket accepting
+// connections, and a ping without a bound would wait forever.
+var pingTimeout = 3 * time.Second
+
 // Dial reads serve.json in the index folder dir and checks that the
 // holder answers: over its socket first, else loopback TCP. An error
-// means there is no holder to ask (none runs, or it does not answer).
+// means there is no holder to ask (none runs, or it does not answer
+// within a few seconds).
 func Dial(dir string) (*Client, error) {
 	data, err := os.ReadFile(filepath.Join(dir, ServeFile))
 	if err != nil {
@@ -96,17 +102,23 @@ func Dial(dir string) (*Client, error) {
 			return d.DialContext(ctx, "unix", sock)
 		}}
 		c := &Client{info: info, hc: &http.Client{Transport: tr}, host: "nexus-index"}
-		if len(sock) <= MaxSockPath && c.Call(context.Background(), "ping", struct{}{}, nil, nil) == nil {
+		if len(sock) <= MaxSockPath && c.ping() == nil {
 			return c, nil
 		}
 		c.Close()
 	}
 	c := &Client{info: info, hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConns: 4}}, host: info.Addr}
-	if err := c.Call(context.Background(), "ping", struct{}{}, nil, nil); err != nil {
+	if err := c.ping(); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+func (c *Client) ping() error {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	return c.Call(ctx, "ping", struct{}{}, nil, nil)
 }
 
 // DialVault is [Dial] for the index folder of v.
