@@ -259,11 +259,7 @@ func TestFreshAgreesWithDiff(t *testing.T) {
 			// The saved header says the same after a reopen.
 			ix.Close()
 			ix = mustOpen(t, v, Options{NoServe: true})
-			files, _ = ix.walk(ctx)
-			ix.mu.Lock()
-			fresh, decoded := ix.fresh(files), ix.man.files != nil
-			ix.mu.Unlock()
-			if !fresh || decoded {
+			if fresh, decoded := freshFromHeader(t, ix); !fresh || decoded {
 				t.Fatalf("step %d: after a reopen fresh=%v, lines decoded=%v", step, fresh, decoded)
 			}
 		}
@@ -369,6 +365,19 @@ func renameBase(notes []string, abs func(string) string, form func(string) strin
 	return false
 }
 
+// freshFromHeader walks the vault and reports whether ix's manifest proves
+// the index fresh, and whether that took decoding the manifest's lines.
+func freshFromHeader(t *testing.T, ix *Index) (fresh, decoded bool) {
+	t.Helper()
+	files, err := ix.walk(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.fresh(files), ix.man.files != nil
+}
+
 // TestRestoredMtimeEditFound: an edit that keeps a note's size and whose
 // mtime a tool set back (a sync tool, an archive restore) is found by the
 // next search without a holder, and counted pending by Status (what
@@ -423,14 +432,7 @@ func TestRestoredMtimeEditFound(t *testing.T) {
 	// from the manifest's header.
 	ix = mustOpen(t, v, Options{NoServe: true})
 	defer ix.Close()
-	files, err := ix.walk(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix.mu.Lock()
-	fresh, decoded := ix.fresh(files), ix.man.files != nil
-	ix.mu.Unlock()
-	if !fresh || decoded {
+	if fresh, decoded := freshFromHeader(t, ix); !fresh || decoded {
 		t.Fatalf("after the sync: fresh=%v, lines decoded=%v", fresh, decoded)
 	}
 }
@@ -501,14 +503,7 @@ func TestManifestVersion2Adopted(t *testing.T) {
 	}
 	ix = mustOpen(t, v, Options{NoServe: true})
 	defer ix.Close()
-	files, err := ix.walk(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix.mu.Lock()
-	fresh, decoded := ix.fresh(files), ix.man.files != nil
-	ix.mu.Unlock()
-	if !fresh || decoded {
+	if fresh, decoded := freshFromHeader(t, ix); !fresh || decoded {
 		t.Fatalf("after the upgrade: fresh=%v, lines decoded=%v", fresh, decoded)
 	}
 	if res := mustSearch(t, ix, Query{Text: "배포"}); !has("노트/배포.md")(res) {
