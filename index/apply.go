@@ -44,8 +44,10 @@ func (ix *Index) diff(files map[string]diskFile) (changed []diskFile, gone []str
 // is not (a chmod, an extended attribute, a copy or restore that kept the
 // mtimes) are read, and when their content is what was indexed (its
 // CRC-32C) the new change time is recorded instead of indexing them
-// again. ix.mu must be held.
+// again. Change times the manifest lacks are recorded too (see
+// [Index.adoptCtimes]). ix.mu must be held.
 func (ix *Index) changes(files map[string]diskFile) (changed []diskFile, gone []string) {
+	ix.adoptCtimes(files)
 	changed, gone = ix.diff(files)
 	kept := changed[:0]
 	for _, f := range changed {
@@ -54,6 +56,21 @@ func (ix *Index) changes(files map[string]diskFile) (changed []diskFile, gone []
 		}
 	}
 	return kept, gone
+}
+
+// adoptCtimes records the change time found on disk for every file the
+// index holds as it is but whose change time it did not know (a version 2
+// manifest) or knows where the disk gives none: what [fileState.same]
+// lets pass, so that the manifest's digest matches the disk's again and
+// the next search is proven fresh from the header. ix.mu must be held.
+func (ix *Index) adoptCtimes(files map[string]diskFile) {
+	for k, f := range files {
+		if old, ok := ix.files()[k]; ok && old.Ctime != f.st.Ctime && old.same(f.st, f.diskPath()) {
+			old.Ctime = f.st.Ctime
+			ix.man.set(k, old)
+			ix.dirty = true
+		}
+	}
 }
 
 // touchedOnly reports whether f, which [Index.diff] found changed, holds

@@ -78,9 +78,7 @@ func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(
 		}
 		ix.manLost = false
 	}
-	byKey := files.byKey()
-	changed, all := ix.changes(byKey)
-	ix.adoptCtimes(byKey)
+	changed, all := ix.changes(files.byKey())
 	// A file created after the walk is not gone: check before dropping.
 	gone := all[:0]
 	for _, k := range all {
@@ -92,21 +90,6 @@ func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(
 		return err
 	}
 	return ix.saveManifest()
-}
-
-// adoptCtimes records the change time found on disk for every file the
-// index holds as it is but whose change time it did not know (a version 2
-// manifest) or knows where the disk gives none: what [fileState.same]
-// lets pass, so that the manifest's digest matches the disk's again and
-// the next search is proven fresh from the header. ix.mu must be held.
-func (ix *Index) adoptCtimes(files map[string]diskFile) {
-	for k, f := range files {
-		if old, ok := ix.files()[k]; ok && old.Ctime != f.st.Ctime && old.same(f.st, f.diskPath()) {
-			old.Ctime = f.st.Ctime
-			ix.man.set(k, old)
-			ix.dirty = true
-		}
-	}
 }
 
 // update indexes the given vault-relative paths (files or folders) as they
