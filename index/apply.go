@@ -337,7 +337,11 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 			ix.man.del(p.f.key)
 		} else {
 			for i := range p.docs {
-				if err := batch.Index(p.docs[i].id(), &p.docs[i]); err != nil {
+				d, err := mapDoc(bi.Mapping(), &p.docs[i])
+				if err == nil {
+					err = batch.IndexAdvanced(d)
+				}
+				if err != nil {
 					firstErr = fmt.Errorf("index %s: %w", p.f.key, err)
 					break
 				}

@@ -2,11 +2,15 @@ package index
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/nexus-memory/nexus/index/holder"
 	"github.com/nexus-memory/nexus/internal/dates"
@@ -247,4 +251,20 @@ func propTime(props map[string]any, keys ...string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// mapDoc maps d as the index mapping m does, less the fields whose value
+// is empty. The mapping gives every field of doc a value; an empty
+// keyword field (no agent, no type, no on-disk path of its own) would be
+// indexed as the term "" in every document, and stored, at a cost in
+// every rebuild and in every segment, for a term no query asks for; an
+// empty text field has no terms at all. Rebuilds and syncs both map
+// through here, so the two make the same index.
+func mapDoc(m mapping.IndexMapping, d *doc) (*document.Document, error) {
+	bd := document.NewDocument(d.id())
+	if err := m.MapDocument(bd, d); err != nil {
+		return nil, err
+	}
+	bd.Fields = slices.DeleteFunc(bd.Fields, func(f document.Field) bool { return len(f.Value()) == 0 })
+	return bd, nil
 }

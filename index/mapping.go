@@ -38,6 +38,12 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		f.DocValues = false
 		return f
 	}
+	// Shown with a hit, never searched: stored, not indexed.
+	shown := func() *mapping.FieldMapping {
+		f := kw(true)
+		f.Index = false
+		return f
+	}
 	num := bleve.NewNumericFieldMapping()
 	num.IncludeInAll = false
 	num.Index = false
@@ -48,12 +54,12 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	date.DocValues = false
 	dm.AddFieldMappingsAt("title", text(true))
 	dm.AddFieldMappingsAt("aliases", text(false))
-	dm.AddFieldMappingsAt("heading", kw(true))
+	dm.AddFieldMappingsAt("heading", shown())
 	dm.AddFieldMappingsAt("headings", text(false))
 	dm.AddFieldMappingsAt("tagtext", text(false))
 	dm.AddFieldMappingsAt("props", text(false))
 	dm.AddFieldMappingsAt("prop", kw(false))
-	dm.AddFieldMappingsAt("disk", kw(true))
+	dm.AddFieldMappingsAt("disk", shown())
 	body := text(false)
 	body.Analyzer = bodyAnalyzerName
 	body.IncludeTermVectors = false // phrases are matched through word pairs
@@ -66,7 +72,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt("path", kw(true))
 	dm.AddFieldMappingsAt("agent", kw(true))
 	dm.AddFieldMappingsAt("type", kw(true))
-	dm.AddFieldMappingsAt("kind", kw(true))
+	dm.AddFieldMappingsAt("kind", shown())
 	dm.AddFieldMappingsAt("line", num)
 	dm.AddFieldMappingsAt("end", num)
 	dm.AddFieldMappingsAt("date", date)

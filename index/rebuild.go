@@ -224,8 +224,8 @@ func analyseDocs(m mapping.IndexMapping, p *parsed) {
 		if last[id] != i {
 			continue
 		}
-		d := document.NewDocument(id)
-		if err := m.MapDocument(d, &p.docs[i]); err != nil {
+		d, err := mapDoc(m, &p.docs[i])
+		if err != nil {
 			p.err = fmt.Errorf("index %s: %w", p.f.key, err)
 			return
 		}

@@ -197,6 +197,14 @@ func TestRebuildMatchesIncremental(t *testing.T) {
 	}
 	equalLines(t, "documents", docSet(t, ix), wantDocs)
 	equalLines(t, "terms", termSet(t, ix), wantTerms)
+	// No empty term (a note without an agent, a type or a path of its
+	// own on disk), and nothing of the fields only shown with a hit.
+	for _, line := range wantTerms {
+		field, term, _ := strings.Cut(line, ":")
+		if strings.HasPrefix(term, `"" `) || field == "heading" || field == "disk" || field == "kind" {
+			t.Errorf("indexed: %.80s", line)
+		}
+	}
 	equalLines(t, "hits", queryScores(t, ix, qs), wantScores)
 	both := 0
 	for hit, snip := range snippets(t, ix, qs) {
