@@ -213,8 +213,8 @@ func addAnalyzer(m *mapping.IndexMappingImpl) error {
 			"min":             2.0,
 			"max":             2.0,
 			"output_original": original,
-			"separator":       " ",
-			"filler":          "",
+			"separator":       pairSeparator,
+			"filler":          pairFiller,
 		}); err != nil {
 			return err
 		}

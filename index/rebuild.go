@@ -246,8 +246,10 @@ var allParts = [...]string{"title", "aliases", "tagtext", "props", "headings", "
 // and a newline ends every token (no word, Hangul pair across spaces or
 // CJK bigram spans one), so its terms are those of its parts: those of
 // the parts' own fields, the body's without its word pairs. When src's
-// "all" is not made that way or is not valid UTF-8, or a field is not analysed as assumed,
-// "all" is analysed as usual.
+// "all" is not made that way or is not valid UTF-8, or a field is not
+// analysed as assumed, every field is analysed as usual. Otherwise the
+// parts are analysed by a [textAnalysis], which makes the same terms with
+// less work.
 func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
 	words, body := m.AnalyzerNamed(analyzerName), m.AnalyzerNamed(bodyAnalyzerName)
 	values := [...]string{src.Title, src.Aliases, src.TagText, src.Props, src.Headings, src.Body}
@@ -295,6 +297,12 @@ func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
 	if all < 0 {
 		n = 0
 	}
+	var ta *textAnalysis
+	if n > 0 {
+		if ta = getTextAnalysis(words, body); ta != nil {
+			defer ta.put()
+		}
+	}
 	var allTokens analysis.TokenStream
 	for i, f := range d.Fields {
 		if !f.Options().IsIndexed() {
@@ -309,36 +317,47 @@ func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
 			continue
 		}
 		tf := f.(*document.TextField)
-		tokens := analyse(tf)
-		d.Fields[i] = &precomputed{tf, len(tokens), analysis.TokenFrequency(tokens, tf.ArrayPositions(), tf.Options())}
-		if j >= n {
-			continue
-		}
-		if allParts[j] == "body" {
-			for _, t := range tokens {
-				if t.Type != analysis.Shingle {
-					allTokens = append(allTokens, t)
-				}
+		inBody := allParts[j] == "body"
+		var tokens analysis.TokenStream // without the body's word pairs
+		switch {
+		case ta != nil && inBody && !tf.Options().IncludeTermVectors():
+			tokens = ta.tokens(analysisInput(tf))
+			freqs, length := ta.bodyFreqs(tokens, tf.Options())
+			d.Fields[i] = &precomputed{tf, length, freqs}
+		case ta != nil && !inBody:
+			tokens = ta.tokens(analysisInput(tf))
+			d.Fields[i] = &precomputed{tf, len(tokens), ta.freqs(tokens, tf.ArrayPositions(), tf.Options())}
+		default:
+			tokens = tf.Analyzer().Analyze(analysisInput(tf))
+			d.Fields[i] = &precomputed{tf, len(tokens), analysis.TokenFrequency(tokens, tf.ArrayPositions(), tf.Options())}
+			if inBody {
+				tokens = slices.DeleteFunc(slices.Clone(tokens), func(t *analysis.Token) bool { return t.Type == analysis.Shingle })
 			}
-		} else {
+		}
+		if j < n {
 			allTokens = append(allTokens, tokens...)
 		}
 	}
 	if n > 0 {
 		// Without term vectors only the terms count, not their order.
 		af := d.Fields[all]
-		d.Fields[all] = &precomputed{af, len(allTokens), analysis.TokenFrequency(allTokens, af.ArrayPositions(), af.Options())}
+		var freqs bindex.TokenFrequencies
+		if ta != nil {
+			freqs = ta.freqs(allTokens, af.ArrayPositions(), af.Options())
+		} else {
+			freqs = analysis.TokenFrequency(allTokens, af.ArrayPositions(), af.Options())
+		}
+		d.Fields[all] = &precomputed{af, len(allTokens), freqs}
 	}
 }
 
-// analyse is the token stream [document.TextField.Analyze] makes of tf.
-func analyse(tf *document.TextField) analysis.TokenStream {
-	value := tf.Value()
+// analysisInput is the text [document.TextField.Analyze] analyses of tf.
+func analysisInput(tf *document.TextField) []byte {
 	if tf.Options().IsStored() {
 		// The filters change terms in place: keep the stored value.
-		value = bytes.Clone(value)
+		return bytes.Clone(tf.Value())
 	}
-	return tf.Analyzer().Analyze(value)
+	return tf.Value()
 }
 
 // precomputed is a field with its analysis done elsewhere.

@@ -433,6 +433,18 @@ func TestAllFieldFromParts(t *testing.T) {
 		allDoc("ends with space ", " starts with space", "\ttab", "", "", "  body  "),
 		{Path: "f.md", Title: "Front 배포", Aliases: "matter", TagText: "only", Props: "key 값", All: "Front 배포\nmatter\nonly\nkey 값", Kind: KindNote},
 		{Path: "x.md", Title: "Not joined", Body: "body", All: "something else entirely", Kind: KindNote},
+		// Stop words leave gaps that the word pairs fill with an empty
+		// term, also at the start and at the end.
+		allDoc("the of", "a", "", "", "", "of the backup and the restore of a an the"),
+		allDoc("Ｆｕｌｌ ｗｉｄｔｈ", "ＡＢＣ", "", "", "ﾃｽﾄ", "ＡＢＣ abc ｱｲｳ running runs ran ＲＵＮＮＩＮＧ"),
+		allDoc("Running", "runner", "runs", "ran", "running", "running Running RUNNING runs runs ran 달리기 달리기를 running"),
+	}
+	m, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if getTextAnalysis(m.AnalyzerNamed(analyzerName), m.AnalyzerNamed(bodyAnalyzerName)) == nil {
+		t.Fatal("the rebuild's own text analysis does not stand in for the mapping's analyzers")
 	}
 	for i, d := range cases {
 		shared, direct, ok := allFreqs(t, d)
@@ -448,6 +460,7 @@ func TestAllFieldFromParts(t *testing.T) {
 func FuzzAllFieldFromParts(f *testing.F) {
 	f.Add("배포", "시간", "초과 배포", "東京", "ｶﾀ", "the cat's")
 	f.Add("a", "", "", "", "", "b c")
+	f.Add("the", "of", "", "", "Ｆｕｌｌ", "the a backup of the the restore ﾃｽﾄ running")
 	f.Fuzz(func(t *testing.T, title, aliases, tags, props, headings, body string) {
 		shared, direct, _ := allFreqs(t, allDoc(title, aliases, tags, props, headings, body))
 		if shared != direct {
