@@ -17,6 +17,7 @@ type buildRun struct {
 	Seconds float64 `json:"seconds"`
 	CPU     float64 `json:"cpu_seconds"`
 	PeakMB  float64 `json:"peak_rss_mb"`
+	AnonMB  float64 `json:"peak_anon_mb,omitempty"` // largest RssAnon sampled: the peak without mapped files
 	Load    string  `json:"load_average"`
 }
 
@@ -55,7 +56,7 @@ func runBuilds(o options, w io.Writer) (*buildsReport, error) {
 	timed := func(cmd *exec.Cmd) (buildRun, error) {
 		cmd.Env = append(os.Environ(), "NEXUS_SEARCH_HOLD=0")
 		start := time.Now()
-		out, peak, err := runPeak(cmd)
+		out, peak, anon, err := runPeaks(cmd)
 		if err != nil {
 			return buildRun{}, fmt.Errorf("%v: %v\n%s", cmd.Args, err, out)
 		}
@@ -63,6 +64,7 @@ func runBuilds(o options, w io.Writer) (*buildsReport, error) {
 			Seconds: time.Since(start).Seconds(),
 			CPU:     (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(),
 			PeakMB:  peak,
+			AnonMB:  anon,
 			Load:    loadAverage(),
 		}, nil
 	}
@@ -80,7 +82,7 @@ func runBuilds(o options, w io.Writer) (*buildsReport, error) {
 			return nil, err
 		}
 		rep.Nexus, rep.FTS5 = append(rep.Nexus, n), append(rep.FTS5, f)
-		fmt.Fprintf(w, "build %d: nexus %.1fs (cpu %.1fs) %.0f MB, fts5 %.1fs (cpu %.1fs) %.0f MB, load %s\n", i+1, n.Seconds, n.CPU, n.PeakMB, f.Seconds, f.CPU, f.PeakMB, f.Load)
+		fmt.Fprintf(w, "build %d: nexus %.1fs (cpu %.1fs) %.0f MB (anonymous %.0f MB), fts5 %.1fs (cpu %.1fs) %.0f MB (anonymous %.0f MB), load %s\n", i+1, n.Seconds, n.CPU, n.PeakMB, n.AnonMB, f.Seconds, f.CPU, f.PeakMB, f.AnonMB, f.Load)
 	}
 	return rep, nil
 }
@@ -109,16 +111,21 @@ func (r *buildsReport) print(w io.Writer) {
 	sec := func(b buildRun) float64 { return b.Seconds }
 	cpu := func(b buildRun) float64 { return b.CPU }
 	peak := func(b buildRun) float64 { return b.PeakMB }
-	ns, nc, np := median(r.Nexus, sec), median(r.Nexus, cpu), median(r.Nexus, peak)
-	fs, fc, fp := median(r.FTS5, sec), median(r.FTS5, cpu), median(r.FTS5, peak)
+	anon := func(b buildRun) float64 { return b.AnonMB }
+	ns, nc, np, na := median(r.Nexus, sec), median(r.Nexus, cpu), median(r.Nexus, peak), median(r.Nexus, anon)
+	fs, fc, fp, fa := median(r.FTS5, sec), median(r.FTS5, cpu), median(r.FTS5, peak), median(r.FTS5, anon)
 	mem := r.Memory
 	if mem == "" {
 		mem = "default"
 	}
 	fmt.Fprintf(w, "builds as processes, %d each, alternating (medians; --memory %s):\n", len(r.Nexus), mem)
-	fmt.Fprintf(w, "  nexus index rebuild: %.1f s wall, %.1f s cpu, peak RSS %.0f MB\n", ns, nc, np)
-	fmt.Fprintf(w, "  fts5 build:          %.1f s wall, %.1f s cpu, peak RSS %.0f MB\n", fs, fc, fp)
+	fmt.Fprintf(w, "  nexus index rebuild: %.1f s wall, %.1f s cpu, peak RSS %.0f MB (anonymous %.0f MB)\n", ns, nc, np, na)
+	fmt.Fprintf(w, "  fts5 build:          %.1f s wall, %.1f s cpu, peak RSS %.0f MB (anonymous %.0f MB)\n", fs, fc, fp, fa)
 	if fs > 0 && fc > 0 && fp > 0 {
-		fmt.Fprintf(w, "  nexus / fts5: wall %.2fx, cpu %.2fx, peak RSS %.2fx\n", ns/fs, nc/fc, np/fp)
+		fmt.Fprintf(w, "  nexus / fts5: wall %.2fx, cpu %.2fx, peak RSS %.2fx", ns/fs, nc/fc, np/fp)
+		if fa > 0 {
+			fmt.Fprintf(w, ", anonymous %.2fx", na/fa)
+		}
+		fmt.Fprintln(w)
 	}
 }
