@@ -48,7 +48,8 @@ const (
 // schema or the Results format), so that a newer Nexus does not keep a
 // background holder of an older one alive: the index schema version times
 // 100 plus this wire's own version (package index checks it).
-const Version = 901
+// Wire version 2 added keep-alive lines ([Reply].Alive).
+const Version = 902
 
 // Info is serve.json: where the holder answers.
 type Info struct {
@@ -58,17 +59,37 @@ type Info struct {
 	Version int    `json:"version,omitempty"` // Version of the holder's Nexus
 	Yields  bool   `json:"yields,omitempty"`  // it steps down when asked
 	Sock    bool   `json:"sock,omitempty"`    // it also answers on SockFile
+	// KeepAliveMS is how often, in milliseconds, the holder sends a
+	// keep-alive line while it works on a request; 0 for a holder of an
+	// older Nexus, which sends none (a call to it waits as long as its
+	// context lets it).
+	KeepAliveMS int `json:"keep_alive_ms,omitempty"`
 }
 
-// Reply is one line of a reply: progress lines, then the result.
+// Reply is one line of a reply: progress and keep-alive lines, then the
+// result or the error.
 type Reply struct {
 	Progress *Progress       `json:"progress,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Invalid  bool            `json:"invalid,omitempty"` // the error wraps vault.ErrInvalid
+	// Alive marks a keep-alive line: the holder is still working on the
+	// request. A holder sends one every [Info].KeepAliveMS while it
+	// works, so that a long call (a rebuild, catching up on a big vault)
+	// is told from a holder that stopped answering. It carries
+	// [AliveError] in Error, which a client of wire version 2 or later
+	// ignores: a client that predates keep-alives (it asks a holder of
+	// another version that does not step down, such as nexus watch)
+	// takes that line for the answer, and then fails saying why instead
+	// of reporting a sync or rebuild done that is not.
+	Alive bool `json:"alive,omitempty"`
 }
 
-// Client asks a holder.
+// AliveError is the Error of a keep-alive line, for clients that do not
+// know keep-alives.
+const AliveError = "the index holder runs a newer Nexus, which this one cannot wait for: update Nexus, or restart the holder with this version"
+
+// Client asks a holder. Its methods may be called concurrently.
 type Client struct {
 	info Info
 	hc   *http.Client
@@ -79,6 +100,19 @@ type Client struct {
 // stopped (SIGSTOP, a debugger) or hung still has its socket accepting
 // connections, and a ping without a bound would wait forever.
 var pingTimeout = 3 * time.Second
+
+// idleBeats is how many keep-alive intervals ([Info].KeepAliveMS) a call
+// waits for a sign of life from the holder — the response header, then
+// any line — before it gives up on it: 10 s at the holder's 1 s. Missing
+// ten beats in a row is no slow holder (a busy one still beats: its
+// keep-alives come from their own goroutine) but a stopped or hung one.
+const idleBeats = 10
+
+// idleTimeout is how long a call waits for a sign of life from the
+// holder; 0 for a holder that sends no keep-alives.
+func (c *Client) idleTimeout() time.Duration {
+	return idleBeats * time.Duration(c.info.KeepAliveMS) * time.Millisecond
+}
 
 // Dial reads serve.json in the index folder dir and checks that the
 // holder answers: over its socket first, else loopback TCP. An error
@@ -118,7 +152,11 @@ func Dial(dir string) (*Client, error) {
 func (c *Client) ping() error {
 	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
 	defer cancel()
-	return c.Call(ctx, "ping", struct{}{}, nil, nil)
+	err := c.Call(ctx, "ping", struct{}{}, nil, nil)
+	if IsConnError(err) && ctx.Err() != nil {
+		return ConnError{fmt.Errorf("index holder (pid %d) did not answer a ping within %v (stopped or hung?)", c.info.PID, pingTimeout)}
+	}
+	return err
 }
 
 // DialVault is [Dial] for the index folder of v.
@@ -132,15 +170,31 @@ func (c *Client) Info() Info { return c.info }
 // Close lets go of the client's connections.
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
+// errIdle cancels a call whose holder stopped sending.
+var errIdle = errors.New("holder idle")
+
 // Call posts in to the holder's op ("search", "status", "sync", "notify",
 // "rebuild", "yield", "ping") and decodes its result into out (when not
 // nil); progress lines go to progress. A failure to reach the holder is
 // a [ConnError]; an error the holder answered is returned as it said it
 // (wrapping [vault.ErrInvalid] when it did).
+//
+// A call may take as long as the holder's work does (a rebuild of a big
+// vault takes minutes), but a holder that sends keep-alives and falls
+// silent for ten of their intervals (10 s) — stopped, hung — is given up
+// on with a ConnError; ctx can end the call sooner.
 func (c *Client) Call(ctx context.Context, op string, in, out any, progress func(Progress)) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	alive := func() {}
+	if idle := c.idleTimeout(); idle > 0 {
+		t := time.AfterFunc(idle, func() { cancel(errIdle) })
+		defer t.Stop()
+		alive = func() { t.Reset(idle) }
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.host+"/"+op, bytes.NewReader(body))
 	if err != nil {
@@ -149,18 +203,23 @@ func (c *Client) Call(ctx context.Context, op string, in, out any, progress func
 	req.Header.Set("Authorization", "Bearer "+c.info.Token)
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return ConnError{err}
+		return c.connError(ctx, err)
 	}
 	defer resp.Body.Close()
+	alive()
 	if resp.StatusCode != http.StatusOK {
 		return ConnError{fmt.Errorf("index holder answered %s", resp.Status)}
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
+		alive()
 		var rep Reply
 		if err := json.Unmarshal(sc.Bytes(), &rep); err != nil {
 			return fmt.Errorf("index holder: bad reply: %w", err)
+		}
+		if rep.Alive {
+			continue
 		}
 		if rep.Progress != nil {
 			if progress != nil {
@@ -180,9 +239,18 @@ func (c *Client) Call(ctx context.Context, op string, in, out any, progress func
 		return nil
 	}
 	if err := sc.Err(); err != nil {
-		return ConnError{err}
+		return c.connError(ctx, err)
 	}
 	return ConnError{io.ErrUnexpectedEOF}
+}
+
+// connError is the ConnError for err, a failure of a call with ctx: one
+// that says so when the holder fell silent.
+func (c *Client) connError(ctx context.Context, err error) error {
+	if context.Cause(ctx) == errIdle {
+		return ConnError{fmt.Errorf("index holder (pid %d) sent nothing for %v (stopped or hung?)", c.info.PID, c.idleTimeout())}
+	}
+	return ConnError{err}
 }
 
 // Search asks the holder to run q.
