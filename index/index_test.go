@@ -477,12 +477,41 @@ func TestSecondOpenerAsksHolder(t *testing.T) {
 	}
 }
 
+// TestSlowHolderAnswers: a holder's search that takes many times the
+// client's idle bound still answers, because the holder sends keep-alives
+// while it works; it is not taken for a hung one (and not taken over).
+func TestSlowHolderAnswers(t *testing.T) {
+	oldInterval, oldHook := keepAliveInterval, serveSearchHook
+	t.Cleanup(func() { keepAliveInterval, serveSearchHook = oldInterval, oldHook })
+	keepAliveInterval = 20 * time.Millisecond // the client gives up after 200 ms of silence
+	slow := 50 * keepAliveInterval
+	serveSearchHook = func() { time.Sleep(slow) }
+	v := mustVault(t, map[string]string{"a.md": "kumquat"})
+	held := mustOpen(t, v, Options{})
+	if err := held.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	other := mustOpen(t, v, Options{})
+	if !other.Remote() {
+		t.Fatal("the second opener holds the index")
+	}
+	if got := other.remote.Info().KeepAliveMS; got != 20 {
+		t.Fatalf("serve.json announces keep-alives every %d ms, want 20", got)
+	}
+	if res := mustSearch(t, other, Query{Text: "kumquat"}); len(res.Hits) != 1 || !other.Remote() {
+		t.Fatalf("slow search: %v remote=%v", paths(res), other.Remote())
+	}
+}
+
 // TestHelperProcess holds the index in a child process for
 // TestOtherProcessHoldsIndex.
 func TestHelperProcess(t *testing.T) {
 	dir := os.Getenv("NEXUS_INDEX_HELPER_VAULT")
 	if dir == "" {
 		t.Skip("helper process only")
+	}
+	if d, err := time.ParseDuration(os.Getenv("NEXUS_INDEX_HELPER_KEEPALIVE")); err == nil {
+		keepAliveInterval = d
 	}
 	v, err := vault.Open(dir)
 	if err != nil {

@@ -60,29 +60,32 @@ func startServer(ix *Index) (*server, error) {
 	}
 	s := &server{ix: ix, ln: ln, token: hex.EncodeToString(tok), path: filepath.Join(ix.dir, serveFile)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /search", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+	mux.HandleFunc("POST /search", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
 		var q Query
 		if err := json.Unmarshal(body, &q); err != nil {
 			return nil, err
 		}
+		if serveSearchHook != nil {
+			serveSearchHook()
+		}
 		return ix.Search(ctx, q)
 	}))
-	mux.HandleFunc("POST /ping", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+	mux.HandleFunc("POST /ping", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
 		return struct{}{}, nil
 	}))
-	mux.HandleFunc("POST /yield", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+	mux.HandleFunc("POST /yield", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
 		if ix.opts.Yield {
 			ix.yieldOnce.Do(func() { close(ix.yielded) })
 		}
 		return ix.opts.Yield, nil
 	}))
-	mux.HandleFunc("POST /status", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+	mux.HandleFunc("POST /status", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
 		return ix.Status(ctx)
 	}))
-	mux.HandleFunc("POST /sync", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+	mux.HandleFunc("POST /sync", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
 		return struct{}{}, ix.Sync(ctx)
 	}))
-	mux.HandleFunc("POST /notify", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
+	mux.HandleFunc("POST /notify", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
 		var paths []string
 		if err := json.Unmarshal(body, &paths); err != nil {
 			return nil, err
@@ -90,16 +93,8 @@ func startServer(ix *Index) (*server, error) {
 		ix.Notify(paths...)
 		return struct{}{}, nil
 	}))
-	mux.HandleFunc("POST /rebuild", s.handle(func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error) {
-		fl, _ := w.(http.Flusher)
-		enc := json.NewEncoder(w)
-		err := ix.Rebuild(ctx, func(p Progress) {
-			enc.Encode(holder.Reply{Progress: &p})
-			if fl != nil {
-				fl.Flush()
-			}
-		})
-		return struct{}{}, err
+	mux.HandleFunc("POST /rebuild", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
+		return struct{}{}, ix.Rebuild(ctx, progress)
 	}))
 	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if sock, err := listenSock(ix.dir); err == nil {
@@ -107,7 +102,7 @@ func startServer(ix *Index) (*server, error) {
 	} else {
 		ix.opts.Logger.Debug("search index: answering on loopback TCP only", "err", err)
 	}
-	info, _ := json.Marshal(holder.Info{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid(), Version: holderVersion, Yields: ix.opts.Yield, Sock: s.sock != nil})
+	info, _ := json.Marshal(holder.Info{Addr: ln.Addr().String(), Token: s.token, PID: os.Getpid(), Version: holderVersion, Yields: ix.opts.Yield, Sock: s.sock != nil, KeepAliveMS: int(keepAliveInterval.Milliseconds())})
 	if err := vault.WriteFile(s.path, info, 0o600); err != nil {
 		ln.Close()
 		if s.sock != nil {
@@ -128,7 +123,22 @@ func startServer(ix *Index) (*server, error) {
 	return s, nil
 }
 
-func (s *server) handle(f func(ctx context.Context, body []byte, w http.ResponseWriter) (any, error)) http.HandlerFunc {
+// keepAliveInterval is how often a holder sends a keep-alive line while
+// it works on a request (a variable for tests). serve.json announces it;
+// a client gives up on a holder silent for ten of them.
+var keepAliveInterval = time.Second
+
+// serveSearchHook, when not nil, is called as the holder starts a search
+// (tests slow it down).
+var serveSearchHook func()
+
+// handle answers a request with f, as a stream of JSON lines
+// ([holder.Reply]): the response header at once, progress lines as f
+// reports them, a keep-alive line every keepAliveInterval while f works,
+// then the result or the error. The client takes the header and each line
+// as a sign of life, so a long job (a rebuild, catching up on a big
+// vault) is not taken for a hung holder.
+func (s *server) handle(f func(ctx context.Context, body []byte, progress func(Progress)) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.token)) != 1 {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -144,7 +154,28 @@ func (s *server) handle(f func(ctx context.Context, body []byte, w http.Response
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-ndjson")
-		res, err := f(r.Context(), body, w)
+		rw := &replyWriter{w: w, rc: http.NewResponseController(w), enc: json.NewEncoder(w)}
+		rw.start()
+		stop := make(chan struct{})
+		beating := make(chan struct{})
+		go func() {
+			defer close(beating)
+			t := time.NewTicker(keepAliveInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					if rw.send(holder.Reply{Alive: true, Error: holder.AliveError}) != nil {
+						return // the client went away
+					}
+				}
+			}
+		}()
+		res, err := f(r.Context(), body, func(p Progress) { rw.send(holder.Reply{Progress: &p}) })
+		close(stop)
+		<-beating // w is not to be used once the handler returns
 		var rep holder.Reply
 		if err != nil {
 			rep.Error = err.Error()
@@ -152,8 +183,36 @@ func (s *server) handle(f func(ctx context.Context, body []byte, w http.Response
 		} else {
 			rep.Result, _ = json.Marshal(res)
 		}
-		json.NewEncoder(w).Encode(rep)
+		rw.send(rep)
 	}
+}
+
+// replyWriter writes the lines of one reply, each whole and flushed at
+// once: the keep-alive goroutine and the handler's progress calls write
+// concurrently.
+type replyWriter struct {
+	mu  sync.Mutex // serialises writes to w
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	enc *json.Encoder
+}
+
+// start sends the response header.
+func (rw *replyWriter) start() {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.w.WriteHeader(http.StatusOK)
+	rw.rc.Flush()
+}
+
+// send writes one line.
+func (rw *replyWriter) send(rep holder.Reply) error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if err := rw.enc.Encode(rep); err != nil {
+		return err
+	}
+	return rw.rc.Flush()
 }
 
 func (s *server) close() {
@@ -255,6 +314,20 @@ func (ix *Index) remoteOrTakeover() *client {
 
 // takeover tries to hold the index after the holder went away. It reports
 // whether this process now holds it, or reaches a new holder.
+//
+// It also follows a holder that stopped answering mid-call: a call gives
+// up (a [holder.ConnError]) once the holder has sent nothing — no header,
+// progress or keep-alive line — for ten keep-alive intervals (10 s). A
+// stopped or hung holder still has the index's lock, so openLocal fails
+// after Options.OpenTimeout, and it does not answer the ping either, so
+// the caller gets that ConnError ("index holder (pid N) sent nothing for
+// 10s") rather than a hang, about 16 s after the holder fell silent (the
+// ping is tried on the socket, then on TCP). A live holder is never taken
+// over this way, however long its work: its keep-alives come from their
+// own goroutine, every second, whatever the handler is doing; and a
+// holder that answers the ping is asked again, not taken over (the lock
+// is its). A holder of an older Nexus announces no keep-alives, and a
+// call to it has no idle bound, as before.
 func (ix *Index) takeover() bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
