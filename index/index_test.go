@@ -483,8 +483,8 @@ func TestSecondOpenerAsksHolder(t *testing.T) {
 func TestSlowHolderAnswers(t *testing.T) {
 	oldInterval, oldHook := keepAliveInterval, serveSearchHook
 	t.Cleanup(func() { keepAliveInterval, serveSearchHook = oldInterval, oldHook })
-	keepAliveInterval = 20 * time.Millisecond // the client gives up after 200 ms of silence
-	slow := 50 * keepAliveInterval
+	keepAliveInterval = 50 * time.Millisecond // the client gives up after 500 ms of silence
+	slow := 40 * keepAliveInterval
 	serveSearchHook = func() { time.Sleep(slow) }
 	v := mustVault(t, map[string]string{"a.md": "kumquat"})
 	held := mustOpen(t, v, Options{})
@@ -495,8 +495,8 @@ func TestSlowHolderAnswers(t *testing.T) {
 	if !other.Remote() {
 		t.Fatal("the second opener holds the index")
 	}
-	if got := other.remote.Info().KeepAliveMS; got != 20 {
-		t.Fatalf("serve.json announces keep-alives every %d ms, want 20", got)
+	if got := other.remote.Info().KeepAliveMS; got != 50 {
+		t.Fatalf("serve.json announces keep-alives every %d ms, want 50", got)
 	}
 	if res := mustSearch(t, other, Query{Text: "kumquat"}); len(res.Hits) != 1 || !other.Remote() {
 		t.Fatalf("slow search: %v remote=%v", paths(res), other.Remote())

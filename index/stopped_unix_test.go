@@ -24,7 +24,7 @@ import (
 func TestStoppedHolder(t *testing.T) {
 	v := mustVault(t, map[string]string{"a.md": "feijoa"})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), "NEXUS_INDEX_HELPER_VAULT="+v.Root(), "NEXUS_INDEX_HELPER_KEEPALIVE=20ms")
+	cmd.Env = append(os.Environ(), "NEXUS_INDEX_HELPER_VAULT="+v.Root(), "NEXUS_INDEX_HELPER_KEEPALIVE=50ms")
 	stdin, _ := cmd.StdinPipe()
 	var out bytes.Buffer
 	pr, pw, _ := os.Pipe()

@@ -105,7 +105,7 @@ func fakeHolder(t *testing.T, ms int, handler http.HandlerFunc) *Client {
 // instead of waiting forever; a holder that keeps sending keep-alives is
 // waited for however long it works.
 func TestCallSilentHolder(t *testing.T) {
-	const ms = 20 // keep-alive interval: calls give up after 200 ms of silence
+	const ms = 50 // keep-alive interval: calls give up after 500 ms of silence
 	line := func(w http.ResponseWriter, rep Reply) {
 		json.NewEncoder(w).Encode(rep)
 		w.(http.Flusher).Flush()
@@ -127,10 +127,10 @@ func TestCallSilentHolder(t *testing.T) {
 			line(w, Reply{Progress: &Progress{Done: 1, Total: 2}})
 			<-r.Context().Done()
 		}, ""},
-		{"keep-alives for fifty intervals, then the result", func(w http.ResponseWriter, r *http.Request) {
+		{"keep-alives for forty intervals, then the result", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
-			for range 50 {
+			for range 40 {
 				time.Sleep(ms * time.Millisecond)
 				line(w, Reply{Alive: true, Error: AliveError})
 			}
