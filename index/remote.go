@@ -321,8 +321,8 @@ func (ix *Index) remoteOrTakeover() *client {
 // stopped or hung holder still has the index's lock, so openLocal fails
 // after Options.OpenTimeout, and it does not answer the ping either, so
 // the caller gets that ConnError ("index holder (pid N) sent nothing for
-// 10s") rather than a hang, about 16 s after the holder fell silent (the
-// ping is tried on the socket, then on TCP). A live holder is never taken
+// 10s") rather than a hang, about 13 s after the holder fell silent (one
+// 3 s ping: a socket that is not answered is not tried again over TCP). A live holder is never taken
 // over this way, however long its work: its keep-alives come from their
 // own goroutine, every second, whatever the handler is doing; and a
 // holder that answers the ping is asked again, not taken over (the lock

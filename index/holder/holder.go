@@ -136,10 +136,18 @@ func Dial(dir string) (*Client, error) {
 			return d.DialContext(ctx, "unix", sock)
 		}}
 		c := &Client{info: info, hc: &http.Client{Transport: tr}, host: "nexus-index"}
-		if len(sock) <= MaxSockPath && c.ping() == nil {
-			return c, nil
+		if len(sock) <= MaxSockPath {
+			err := c.ping()
+			if err == nil {
+				return c, nil
+			}
+			c.Close()
+			if errors.As(err, new(silentError)) {
+				// The holder took the connection and said nothing: it is
+				// stopped or hung, and would say nothing over TCP either.
+				return nil, err
+			}
 		}
-		c.Close()
 	}
 	c := &Client{info: info, hc: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConns: 4}}, host: info.Addr}
 	if err := c.ping(); err != nil {
@@ -154,10 +162,15 @@ func (c *Client) ping() error {
 	defer cancel()
 	err := c.Call(ctx, "ping", struct{}{}, nil, nil)
 	if IsConnError(err) && ctx.Err() != nil {
-		return ConnError{fmt.Errorf("index holder (pid %d) did not answer a ping within %v (stopped or hung?)", c.info.PID, pingTimeout)}
+		return ConnError{silentError(fmt.Sprintf("index holder (pid %d) did not answer a ping within %v (stopped or hung?)", c.info.PID, pingTimeout))}
 	}
 	return err
 }
+
+// silentError is a holder that was reached and did not answer in time.
+type silentError string
+
+func (e silentError) Error() string { return string(e) }
 
 // DialVault is [Dial] for the index folder of v.
 func DialVault(v *vault.Vault) (*Client, error) {

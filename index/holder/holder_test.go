@@ -60,6 +60,73 @@ func TestDialHungHolder(t *testing.T) {
 	}
 }
 
+// TestDialHungSocketNoTCP: a holder that takes the connection on its
+// socket and says nothing is stopped or hung; Dial gives up on it without
+// trying its TCP address too, which would only double the wait.
+func TestDialHungSocketNoTCP(t *testing.T) {
+	old := pingTimeout
+	pingTimeout = 100 * time.Millisecond
+	defer func() { pingTimeout = old }()
+	dir := t.TempDir()
+	if len(filepath.Join(dir, SockFile)) > MaxSockPath {
+		dir = shortDir(t)
+	}
+	hold := func(ln net.Listener, accepted chan<- struct{}) {
+		var held []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c) // read nothing, answer nothing
+			if accepted != nil {
+				accepted <- struct{}{}
+			}
+		}
+	}
+	sock, err := net.Listen("unix", filepath.Join(dir, SockFile))
+	if err != nil {
+		t.Skipf("no unix sockets here: %v", err)
+	}
+	defer sock.Close()
+	go hold(sock, nil)
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	tcpConns := make(chan struct{}, 16)
+	go hold(tcp, tcpConns)
+	info, _ := json.Marshal(Info{Addr: tcp.Addr().String(), Token: "t", PID: os.Getpid(), Version: Version, Sock: true})
+	if err := os.WriteFile(filepath.Join(dir, ServeFile), info, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(dir)
+	if c != nil {
+		c.Close()
+	}
+	if !IsConnError(err) || !strings.Contains(err.Error(), "did not answer a ping") {
+		t.Fatalf("Dial of a silent socket: %v, want a connection error saying so", err)
+	}
+	if n := len(tcpConns); n > 0 {
+		t.Fatalf("Dial also tried TCP (%d connections) after the socket went unanswered", n)
+	}
+}
+
+// shortDir is a temporary folder whose socket path fits MaxSockPath.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "nx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // TestDialNoHolder: no serve.json, or one that does not parse, is no
 // holder.
 func TestDialNoHolder(t *testing.T) {
