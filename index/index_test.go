@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -530,26 +531,52 @@ func TestHelperProcess(t *testing.T) {
 	ix.Close()
 }
 
-func TestOtherProcessHoldsIndex(t *testing.T) {
-	v := mustVault(t, map[string]string{"a.md": "feijoa"})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), "NEXUS_INDEX_HELPER_VAULT="+v.Root())
-	stdin, _ := cmd.StdinPipe()
-	var out bytes.Buffer
-	pr, pw, _ := os.Pipe()
+// holderProc is a TestHelperProcess holding a vault's index.
+type holderProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   bytes.Buffer
+}
+
+// startHolder starts TestHelperProcess on v (env is added to its
+// environment) and returns once it holds the index.
+func startHolder(t *testing.T, v *vault.Vault, env ...string) *holderProc {
+	t.Helper()
+	h := &holderProc{cmd: exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")}
+	h.cmd.Env = append(append(os.Environ(), "NEXUS_INDEX_HELPER_VAULT="+v.Root()), env...)
+	h.stdin, _ = h.cmd.StdinPipe()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Keep the read end open until the helper is done: if the GC closed it
 	// after the last read, the helper's final "PASS" would die of SIGPIPE.
-	defer pr.Close()
-	cmd.Stdout = pw
-	cmd.Stderr = &out
-	if err := cmd.Start(); err != nil {
+	t.Cleanup(func() { pr.Close() })
+	h.cmd.Stdout = pw
+	h.cmd.Stderr = &h.out
+	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	pw.Close()
 	ready := make([]byte, 6)
 	if _, err := pr.Read(ready); err != nil || string(ready) != "ready\n" {
-		t.Fatalf("helper: %q %v %s", ready, err, out.String())
+		t.Fatalf("helper: %q %v %s", ready, err, h.out.String())
 	}
+	return h
+}
+
+// stop ends the helper and waits for it.
+func (h *holderProc) stop() error {
+	h.stdin.Close()
+	if err := h.cmd.Wait(); err != nil {
+		return fmt.Errorf("helper: %v %s", err, h.out.String())
+	}
+	return nil
+}
+
+func TestOtherProcessHoldsIndex(t *testing.T) {
+	v := mustVault(t, map[string]string{"a.md": "feijoa"})
+	h := startHolder(t, v)
 	ix := mustOpen(t, v, Options{})
 	if !ix.Remote() {
 		t.Fatal("index not held by the helper")
@@ -565,9 +592,8 @@ func TestOtherProcessHoldsIndex(t *testing.T) {
 	if res := mustSearch(t, ix, Query{Text: "feijoa"}); len(res.Hits) != 2 {
 		t.Fatalf("after sync via helper %v", paths(res))
 	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("helper: %v %s", err, out.String())
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
 	}
 	if res := mustSearch(t, ix, Query{Text: "feijoa"}); len(res.Hits) != 2 || ix.Remote() {
 		t.Fatalf("after the helper exited %v remote=%v", paths(res), ix.Remote())

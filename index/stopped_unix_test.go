@@ -3,10 +3,7 @@
 package index
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,41 +20,25 @@ import (
 // next search is answered by it.
 func TestStoppedHolder(t *testing.T) {
 	v := mustVault(t, map[string]string{"a.md": "feijoa"})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), "NEXUS_INDEX_HELPER_VAULT="+v.Root(), "NEXUS_INDEX_HELPER_KEEPALIVE=50ms")
-	stdin, _ := cmd.StdinPipe()
-	var out bytes.Buffer
-	pr, pw, _ := os.Pipe()
-	defer pr.Close() // see TestOtherProcessHoldsIndex
-	cmd.Stdout = pw
-	cmd.Stderr = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
+	h := startHolder(t, v, "NEXUS_INDEX_HELPER_KEEPALIVE=50ms")
 	defer func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("helper: %v %s", err, out.String())
+		h.cmd.Process.Signal(syscall.SIGCONT)
+		if err := h.stop(); err != nil {
+			t.Error(err)
 		}
 	}()
-	ready := make([]byte, 6)
-	if _, err := pr.Read(ready); err != nil || string(ready) != "ready\n" {
-		t.Fatalf("helper: %q %v %s", ready, err, out.String())
-	}
 	ix := mustOpen(t, v, Options{})
 	if !ix.Remote() {
 		t.Fatal("index not held by the helper")
 	}
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := h.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ix.Search(context.Background(), Query{Text: "feijoa"})
 	if !holder.IsConnError(err) || !strings.Contains(err.Error(), "sent nothing") {
 		t.Fatalf("search of a stopped holder: %v, want a connection error saying it sent nothing", err)
 	}
-	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := h.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	if res := mustSearch(t, ix, Query{Text: "feijoa"}); len(res.Hits) != 1 || !ix.Remote() {
