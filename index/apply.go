@@ -400,6 +400,15 @@ func (ix *Index) batchDocs() int {
 	return int(min(max(ix.opts.MemoryBudget/batchDocBytes, 50), 5000))
 }
 
+// buildBatchDocs is the number of documents per segment of a rebuild
+// (bleve's offline builder): half of batchDocs. Under the heap's cap a
+// rebuild's smaller batches cost less collection than they add in merging:
+// at 10k notes −6 % CPU for the same wall time, at 100k −5 % CPU and a
+// fifth less anonymous memory (docs/benchmarks.md, session 5).
+func (ix *Index) buildBatchDocs() int {
+	return max(ix.batchDocs()/2, 50)
+}
+
 // deleteDocs adds deletes for every document of path key to batch.
 func (ix *Index) deleteDocs(bi bleve.Index, batch *bleve.Batch, key string) error {
 	q := bleve.NewTermQuery(key)

@@ -126,7 +126,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		return err
 	}
 	b, err := bleve.NewBuilder(dir, preMapped{m}, map[string]any{
-		"batchSize":       ix.batchDocs(),
+		"batchSize":       ix.buildBatchDocs(),
 		"buildPathPrefix": dir, // its temporary segments stay beside the index, removed with it
 	})
 	if err != nil {
@@ -139,7 +139,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	// The builder writes a batch's segment on one core while the
 	// documents of the next are read and analysed: it is fed through a
 	// queue of about a batch.
-	feed := make(chan []*document.Document, max(ix.batchDocs()/2, 8))
+	feed := make(chan []*document.Document, max(ix.buildBatchDocs()/2, 8))
 	fed := make(chan error, 1)
 	go func() {
 		var err error
