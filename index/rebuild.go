@@ -63,15 +63,14 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	if ix.isClosed() {
 		return ErrClosed
 	}
-	if c := ix.remoteOrTakeover(); c != nil {
-		err := c.rebuild(ctx, progress)
-		if !isConnErr(err) {
+	for retried := false; ; retried = true {
+		c := ix.remoteOrTakeover()
+		if c == nil {
+			break
+		}
+		if err := c.rebuild(ctx, progress); !ix.retry(ctx, err, retried) {
 			return err
 		}
-		if ix.takeover() {
-			return ix.Rebuild(ctx, progress)
-		}
-		return err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

@@ -306,6 +306,19 @@ func (c *client) rebuild(ctx context.Context, progress func(Progress)) error {
 
 func isConnErr(err error) bool { return holder.IsConnError(err) }
 
+// retry reports whether a call to the holder that failed with err is to
+// be made again: only when the holder could not be reached or fell
+// silent (a [holder.ConnError]), the caller still waits (a ConnError
+// from its own cancelled context, a Ctrl-C, is not the holder's fault),
+// the call has not been retried yet, and [Index.takeover] now holds the
+// index here or reaches a holder. One retry is enough for the one case
+// it is for, a holder that went away between two calls; a holder that
+// answers the ping but fails every call would otherwise be asked again
+// for ever.
+func (ix *Index) retry(ctx context.Context, err error, retried bool) bool {
+	return !retried && isConnErr(err) && ctx.Err() == nil && ix.takeover()
+}
+
 func (ix *Index) remoteOrTakeover() *client {
 	ix.bmu.RLock()
 	defer ix.bmu.RUnlock()

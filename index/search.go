@@ -578,15 +578,14 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	pq := pl.p
-	if c := ix.remoteOrTakeover(); c != nil {
-		res, err := c.search(ctx, q)
-		if !isConnErr(err) {
+	for retried := false; ; retried = true {
+		c := ix.remoteOrTakeover()
+		if c == nil {
+			break
+		}
+		if res, err := c.search(ctx, q); !ix.retry(ctx, err, retried) {
 			return res, err
 		}
-		if ix.takeover() {
-			return ix.Search(ctx, q)
-		}
-		return nil, err
 	}
 	ix.flushPending(ctx)
 	ix.bmu.RLock()

@@ -56,16 +56,19 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 	if ix.isClosed() {
 		return Status{}, ErrClosed
 	}
-	if c := ix.remoteOrTakeover(); c != nil {
+	for retried := false; ; retried = true {
+		c := ix.remoteOrTakeover()
+		if c == nil {
+			break
+		}
 		st, err := c.status(ctx)
-		if err == nil || !isConnErr(err) {
+		if !isConnErr(err) {
 			st.Remote = true
 			return st, err
 		}
-		if ix.takeover() {
-			return ix.Status(ctx)
+		if !ix.retry(ctx, err, retried) {
+			return st, err
 		}
-		return st, err
 	}
 	st := Status{Dir: ".nexus/index", HolderPID: os.Getpid(), Warnings: ix.Warnings()}
 	ix.bmu.RLock()

@@ -27,15 +27,14 @@ func (ix *Index) SyncProgress(ctx context.Context, progress func(Progress)) erro
 	if ix.isClosed() {
 		return ErrClosed
 	}
-	if c := ix.remoteOrTakeover(); c != nil {
-		err := c.sync(ctx)
-		if !isConnErr(err) {
+	for retried := false; ; retried = true {
+		c := ix.remoteOrTakeover()
+		if c == nil {
+			break
+		}
+		if err := c.sync(ctx); !ix.retry(ctx, err, retried) {
 			return err
 		}
-		if ix.takeover() {
-			return ix.SyncProgress(ctx, progress)
-		}
-		return err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
