@@ -1,10 +1,14 @@
 package index
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/nexus-memory/nexus/index/holder"
+)
 
 // ErrBusy is returned when another process holds the index and cannot be
 // reached to answer for it (it is starting up, or hung). Retry later.
-var ErrBusy = errors.New("search index is held by another process that does not answer")
+var ErrBusy = holder.ErrBusy
 
 // ErrClosed is returned by calls on a closed [Index].
 var ErrClosed = errors.New("search index is closed")

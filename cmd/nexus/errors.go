@@ -12,6 +12,7 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/index/holder"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -21,7 +22,7 @@ const (
 	exitOK      = 0
 	exitRefused = 1 // refused or failed: a limit, the scan, no match, not found, tampering found
 	exitUsage   = 2 // bad usage: unknown command or flag, wrong arguments, invalid input
-	exitUnsure  = 3 // could not check: a verification that could not run (a lock, permissions, I/O), or any command whose lock stayed held past lock_timeout
+	exitUnsure  = 3 // could not check: a verification that could not run (a lock, permissions, I/O), or any command whose lock stayed held past lock_timeout or whose search index holder does not answer
 )
 
 // usageError marks bad usage (exit 2).
@@ -49,8 +50,12 @@ func (g *globals) exitCode(err error) int {
 	switch {
 	case errors.As(err, &nf):
 		return exitUsage
-	case errors.As(err, &un), errors.Is(err, vault.ErrLockTimeout):
-		return exitUnsure // nothing was checked or done; retrying may succeed
+	case errors.As(err, &un), errors.Is(err, vault.ErrLockTimeout),
+		errors.Is(err, holder.ErrBusy), holder.IsConnError(err):
+		// Nothing was checked or done; retrying may succeed. A search
+		// index held by a process that does not answer (stopped, hung)
+		// is the search's lock held past its timeout.
+		return exitUnsure
 	case g.ran && errors.Is(err, vault.ErrTooLarge):
 		return exitRefused // a limit (SPEC §8), though the input is rejected
 	case !g.ran, errors.As(err, &ue), errors.Is(err, vault.ErrInvalid):
