@@ -63,14 +63,10 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	if ix.isClosed() {
 		return ErrClosed
 	}
-	for retried := false; ; retried = true {
-		c := ix.remoteOrTakeover()
-		if c == nil {
-			break
-		}
-		if err := c.rebuild(ctx, progress); !ix.retry(ctx, err, retried) {
-			return err
-		}
+	if _, remote, err := viaHolder(ctx, ix, func(c *client) (struct{}, error) {
+		return struct{}{}, c.rebuild(ctx, progress)
+	}); remote {
+		return err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

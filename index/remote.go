@@ -306,17 +306,29 @@ func (c *client) rebuild(ctx context.Context, progress func(Progress)) error {
 
 func isConnErr(err error) bool { return holder.IsConnError(err) }
 
-// retry reports whether a call to the holder that failed with err is to
-// be made again: only when the holder could not be reached or fell
-// silent (a [holder.ConnError]), the caller still waits (a ConnError
-// from its own cancelled context, a Ctrl-C, is not the holder's fault),
-// the call has not been retried yet, and [Index.takeover] now holds the
-// index here or reaches a holder. One retry is enough for the one case
-// it is for, a holder that went away between two calls; a holder that
-// answers the ping but fails every call would otherwise be asked again
-// for ever.
-func (ix *Index) retry(ctx context.Context, err error, retried bool) bool {
-	return !retried && isConnErr(err) && ctx.Err() == nil && ix.takeover()
+// viaHolder asks the process that holds the index, when another one
+// does, with call, and reports whether it did (remote): false means this
+// process holds the index and the caller answers itself.
+//
+// A call that could not reach the holder or found it silent (a
+// [holder.ConnError]) is made once more after [Index.takeover], which
+// holds the index here (then remote is false) or reaches the holder that
+// took it. Once only: that is the case it is for, a holder that went away
+// between two calls, and a holder that answers the ping but fails every
+// call would otherwise be asked again for ever. Not at all when the
+// caller gave up (a ConnError from its own cancelled context, a Ctrl-C,
+// is not the holder's fault).
+func viaHolder[T any](ctx context.Context, ix *Index, call func(*client) (T, error)) (res T, remote bool, err error) {
+	for retried := false; ; retried = true {
+		c := ix.remoteOrTakeover()
+		if c == nil {
+			return res, false, nil
+		}
+		res, err = call(c)
+		if retried || !isConnErr(err) || ctx.Err() != nil || !ix.takeover() {
+			return res, true, err
+		}
+	}
 }
 
 func (ix *Index) remoteOrTakeover() *client {
@@ -335,8 +347,9 @@ func (ix *Index) remoteOrTakeover() *client {
 // after Options.OpenTimeout, and it does not answer the ping either, so
 // the caller gets that ConnError ("index holder (pid N) sent nothing for
 // 10s") rather than a hang, about 13 s after the holder fell silent (one
-// 3 s ping: a socket that is not answered is not tried again over TCP). A live holder is never taken
-// over this way, however long its work: its keep-alives come from their
+// 3 s ping: a socket that is not answered is not tried again over TCP).
+// A live holder is never taken over this way, however long its work: its
+// keep-alives come from their
 // own goroutine, every second, whatever the handler is doing; and a
 // holder that answers the ping is asked again, not taken over (the lock
 // is its). A holder of an older Nexus announces no keep-alives, and a

@@ -578,14 +578,10 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	pq := pl.p
-	for retried := false; ; retried = true {
-		c := ix.remoteOrTakeover()
-		if c == nil {
-			break
-		}
-		if res, err := c.search(ctx, q); !ix.retry(ctx, err, retried) {
-			return res, err
-		}
+	if res, remote, err := viaHolder(ctx, ix, func(c *client) (*Results, error) {
+		return c.search(ctx, q)
+	}); remote {
+		return res, err
 	}
 	ix.flushPending(ctx)
 	ix.bmu.RLock()

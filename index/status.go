@@ -56,19 +56,12 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 	if ix.isClosed() {
 		return Status{}, ErrClosed
 	}
-	for retried := false; ; retried = true {
-		c := ix.remoteOrTakeover()
-		if c == nil {
-			break
-		}
+	if st, remote, err := viaHolder(ctx, ix, func(c *client) (Status, error) {
 		st, err := c.status(ctx)
-		if !isConnErr(err) {
-			st.Remote = true
-			return st, err
-		}
-		if !ix.retry(ctx, err, retried) {
-			return st, err
-		}
+		st.Remote = !isConnErr(err)
+		return st, err
+	}); remote {
+		return st, err
 	}
 	st := Status{Dir: ".nexus/index", HolderPID: os.Getpid(), Warnings: ix.Warnings()}
 	ix.bmu.RLock()

@@ -27,14 +27,10 @@ func (ix *Index) SyncProgress(ctx context.Context, progress func(Progress)) erro
 	if ix.isClosed() {
 		return ErrClosed
 	}
-	for retried := false; ; retried = true {
-		c := ix.remoteOrTakeover()
-		if c == nil {
-			break
-		}
-		if err := c.sync(ctx); !ix.retry(ctx, err, retried) {
-			return err
-		}
+	if _, remote, err := viaHolder(ctx, ix, func(c *client) (struct{}, error) {
+		return struct{}{}, c.sync(ctx)
+	}); remote {
+		return err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
