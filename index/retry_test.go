@@ -71,13 +71,22 @@ func TestRetryOnce(t *testing.T) {
 		}},
 		{"/rebuild", func(ctx context.Context, ix *Index) error { return ix.Rebuild(ctx, nil) }},
 	}
+	// What the caller sees of the broken holder, and what must follow.
+	kinds := []struct {
+		name      string
+		hang      bool // the holder waits; the caller gives up after 200 ms
+		calls     int  // requests the holder receives
+		takesOver bool // the caller tries to take the index over (a ping)
+	}{
+		{"dropped", false, 2, true},
+		{"cancelled", true, 1, false},
+	}
 	for _, op := range ops {
-		for _, hang := range []bool{false, true} {
-			name := strings.TrimPrefix(op.path, "/") + map[bool]string{false: "/dropped", true: "/cancelled"}[hang]
-			t.Run(name, func(t *testing.T) {
+		for _, k := range kinds {
+			t.Run(strings.TrimPrefix(op.path, "/")+"/"+k.name, func(t *testing.T) {
 				v := mustVault(t, map[string]string{"a.md": "quince"})
 				held := mustOpen(t, v, Options{})
-				b := &brokenHolder{hang: hang, quit: make(chan struct{}), n: map[string]int{}}
+				b := &brokenHolder{hang: k.hang, quit: make(chan struct{}), n: map[string]int{}}
 				srv := httptest.NewServer(b)
 				defer srv.Close()
 				defer close(b.quit)
@@ -91,7 +100,7 @@ func TestRetryOnce(t *testing.T) {
 				}
 				pings := b.count("/ping")
 				ctx := context.Background()
-				if hang {
+				if k.hang {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
 					defer cancel()
@@ -100,9 +109,9 @@ func TestRetryOnce(t *testing.T) {
 				if !holder.IsConnError(err) {
 					t.Fatalf("call to a broken holder: %v, want a connection error", err)
 				}
-				calls, retried := b.count(op.path), b.count("/ping") > pings
-				if want := map[bool]int{false: 2, true: 1}[hang]; calls != want || retried == hang {
-					t.Fatalf("%d calls, takeover tried: %v; want %d calls, takeover tried: %v", calls, retried, want, !hang)
+				calls, tookOver := b.count(op.path), b.count("/ping") > pings
+				if calls != k.calls || tookOver != k.takesOver {
+					t.Fatalf("%d calls, takeover tried: %v; want %d calls, takeover tried: %v", calls, tookOver, k.calls, k.takesOver)
 				}
 			})
 		}
