@@ -54,7 +54,10 @@ func init() {
 type crossTokenizer struct{ words analysis.Tokenizer }
 
 func (c crossTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	ts := c.words.Tokenize(input)
+	ts := words(c.words, input)
+	if isASCII(input) {
+		return ts // no Hangul: no cross tokens
+	}
 	var out analysis.TokenStream
 	for i, t := range ts {
 		if i > 0 {

@@ -30,8 +30,8 @@ type Progress = holder.Progress
 // A rebuild writes the new index beside the live one and swaps it in:
 //
 //  1. build into bleve.new (bleve's offline builder: each batch of
-//     documents becomes one segment file, and they are merged once, at
-//     the end, into one segment; nothing is merged twice);
+//     documents becomes one segment file, and they are merged at the
+//     end, ten at a time, into one segment);
 //  2. with the open lock held, write the new manifest as manifest.new;
 //     its existence says bleve.new is complete;
 //  3. close the live index, rename bleve to bleve.old and bleve.new to

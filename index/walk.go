@@ -138,15 +138,6 @@ func walkTree(ctx context.Context, root, sub string, hint int) (vaultFiles, erro
 	return files, rootErr
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
 // walkDir is walk limited to one folder.
 func (ix *Index) walkDir(ctx context.Context, rel string) (vaultFiles, error) {
 	return walkTree(ctx, ix.v.Root(), filepath.ToSlash(rel), 0)
