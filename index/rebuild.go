@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -108,22 +109,20 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	return ix.saveManifest() // the warnings
 }
 
-// build indexes list into a new index in dir with bleve's offline
-// builder, filling ix.man and the files' warnings. ix.mu must be held.
+// build indexes list into a new index in dir, filling ix.man and the
+// files' warnings. ix.mu must be held.
 //
-// The builder analyses and writes one batch at a time on one core; here
-// every core reads, parses and analyses files (the larger part of the
-// work), and the builder only writes the segments of documents already
-// analysed (see [preMapped]).
+// Every core reads, parses and analyses files, and writes the analysed
+// documents in batches as segment files, which are then merged into one
+// (see [segmentWriter]); bleve's offline builder makes the index around
+// it (see [finishBuild]).
 func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progress func(Progress)) error {
 	m, err := newMapping()
 	if err != nil {
 		return err
 	}
-	b, err := bleve.NewBuilder(dir, preMapped{m}, map[string]any{
-		"batchSize":       ix.buildBatchDocs(),
-		"buildPathPrefix": dir, // its temporary segments stay beside the index, removed with it
-	})
+	tmp := filepath.Join(dir, "build") // removed with dir when the build fails
+	w, err := newSegmentWriter(tmp)
 	if err != nil {
 		return fmt.Errorf("create index: %w", err)
 	}
@@ -131,27 +130,34 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	if progress != nil {
 		progress(Progress{Done: 0, Total: total})
 	}
-	// The builder writes a batch's segment on one core while the
-	// documents of the next are read and analysed: it is fed through a
-	// queue of about a batch.
-	feed := make(chan []*document.Document, max(ix.buildBatchDocs()/2, 8))
-	fed := make(chan error, 1)
-	go func() {
-		var err error
-		for docs := range feed {
-			for _, d := range docs {
-				if err != nil {
-					break
-				}
-				if e := b.Index(d.ID(), d); e != nil {
-					err = fmt.Errorf("index %s: %w", d.ID(), e)
+	// Batches of analysed documents are written as segments on every
+	// core while the next are read and analysed.
+	workers := min(runtime.GOMAXPROCS(0), maxSegmentWriters)
+	type batch struct {
+		seq  int
+		docs []*document.Document
+	}
+	feed := make(chan batch)
+	fed := make(chan error, workers)
+	for range workers {
+		go func() {
+			var err error
+			for b := range feed {
+				if err == nil {
+					err = w.write(b.seq, preMapped{m}, b.docs)
 				}
 			}
-		}
-		fed <- err
-	}()
+			fed <- err
+		}()
+	}
 	var firstErr error
-	done := 0
+	done, seq := 0, 0
+	var pending []*document.Document
+	send := func() {
+		feed <- batch{seq, pending}
+		seq++
+		pending = nil
+	}
 	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(m, p) }) {
 		if firstErr != nil {
 			continue // drain
@@ -163,11 +169,14 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		ix.fileWarnings(p.f.key, p.warns, false)
 		done++
 		if !p.skip {
-			feed <- p.analysed
+			pending = append(pending, p.analysed...)
+			if len(pending) >= ix.buildBatchDocs() {
+				send()
+			}
 			ix.man.set(p.f.key, p.f.st)
 		}
-		// The last step is the merge in Close: Done reaches Total when
-		// the index is complete.
+		// The last step is the merge: Done reaches Total when the index
+		// is complete.
 		if progress != nil && done%500 == 0 && done < total {
 			progress(Progress{Done: done, Total: total})
 		}
@@ -175,21 +184,33 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 			step("building")
 		}
 	}
+	if firstErr == nil && len(pending) > 0 {
+		send()
+	}
 	close(feed)
-	if err := <-fed; firstErr == nil {
-		firstErr = err
+	for range workers {
+		if err := <-fed; firstErr == nil {
+			firstErr = err
+		}
 	}
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
 	if firstErr != nil {
-		return firstErr // nothing of the builder is open: dir is removed
+		return firstErr // nothing is open: dir is removed
 	}
 	if progress != nil {
-		progress(Progress{Done: done, Total: total, Merging: true}) // the merge in Close is left
+		progress(Progress{Done: done, Total: total, Merging: true}) // the merge is left
 	}
-	if err := b.Close(); err != nil {
-		return fmt.Errorf("build index: %w", err)
+	seg, err := w.merge(ctx, workers)
+	if err != nil {
+		return err
+	}
+	if err := finishBuild(dir, tmp, seg, preMapped{m}); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
 	}
 	if err := atomicfile.SyncDir(filepath.Join(dir, "store")); err != nil {
 		return err

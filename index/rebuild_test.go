@@ -167,7 +167,8 @@ func equalLines(t *testing.T, what string, got, want []string) {
 func TestRebuildMatchesIncremental(t *testing.T) {
 	v, gv := rebuildVault(t)
 	ctx := context.Background()
-	// A small budget: many batches, so many segments for both.
+	// A small budget: many batches, so many segments for both (21 in a
+	// rebuild, more than maxFinalFanIn: merged in two levels).
 	ix := mustOpen(t, v, Options{MemoryBudget: 1})
 	if err := ix.Sync(ctx); err != nil {
 		t.Fatal(err)

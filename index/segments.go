@@ -1,0 +1,239 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/document"
+	bindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+	zap "github.com/blevesearch/zapx/v17"
+)
+
+// A rebuild writes its segments itself, on every core, instead of
+// through bleve's offline builder, which writes them one at a time under
+// one lock and then merges them one group at a time: on two cores a
+// profile had the builder's goroutine alone longer than the whole
+// reading and analysis, and its final merge a fifth of the CPU on one
+// core. segmentWriter writes and merges the same zap segments, with the
+// same plugin bleve's builder uses, in parallel; the builder then only
+// makes the index around the one merged segment (see [finishBuild]).
+
+// mergeFanIn is how many segments one merge takes (bleve's builder
+// merges ten at a time too); a last level of up to maxFinalFanIn is
+// merged at once rather than in one more level.
+const (
+	mergeFanIn    = 10
+	maxFinalFanIn = 16
+)
+
+// maxSegmentWriters bounds the batches written at once, each of which
+// holds its documents' postings in memory while it is written.
+const maxSegmentWriters = 4
+
+// zapPlugin is the segment format written: bleve's default, which its
+// builder records in the index (finishBuild checks they agree).
+var zapPlugin = &zap.ZapPlugin{}
+
+// segmentWriter writes batches of analysed documents as segment files in
+// dir and merges them into one.
+type segmentWriter struct {
+	dir string
+
+	mu    sync.Mutex
+	next  int            // the next file number
+	paths map[int]string // by the number of their batch, for document order
+}
+
+func newSegmentWriter(dir string) (*segmentWriter, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return &segmentWriter{dir: dir, paths: map[int]string{}}, nil
+}
+
+// name returns a new file name in w.dir and its number.
+func (w *segmentWriter) name() (int, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.next
+	w.next++
+	return n, filepath.Join(w.dir, fmt.Sprintf("%012x.zap", n))
+}
+
+// write writes docs, analysed by [analyseDocs], as one segment: the
+// documents bleve's builder would make of them (its id field added,
+// every field analysed), numbered seq.
+func (w *segmentWriter) write(seq int, m preMapped, docs []*document.Document) error {
+	results := make([]bindex.Document, 0, len(docs))
+	for _, d := range docs {
+		doc := document.NewDocument(d.ID())
+		if err := m.MapDocument(doc, d); err != nil {
+			return fmt.Errorf("index %s: %w", d.ID(), err)
+		}
+		doc.AddIDField()
+		if doc.HasComposite() {
+			return fmt.Errorf("index %s: a composite field is not written here", d.ID())
+		}
+		doc.VisitFields(func(f bindex.Field) {
+			if f.Options().IsIndexed() {
+				f.Analyze()
+			}
+		})
+		results = append(results, doc)
+	}
+	seg, _, err := zapPlugin.New(results)
+	if err != nil {
+		return fmt.Errorf("write segment: %w", err)
+	}
+	defer seg.Close()
+	_, path := w.name()
+	if err := seg.(segment.UnpersistedSegment).Persist(path); err != nil {
+		return fmt.Errorf("write segment: %w", err)
+	}
+	w.mu.Lock()
+	w.paths[seq] = path
+	w.mu.Unlock()
+	return nil
+}
+
+// merge merges every segment written, level by level, workers merges at
+// a time, into one segment file and returns its path. With none written
+// it writes an empty segment.
+func (w *segmentWriter) merge(ctx context.Context, workers int) (string, error) {
+	level := make([]string, 0, len(w.paths))
+	for seq := range w.next {
+		if p, ok := w.paths[seq]; ok {
+			level = append(level, p)
+		}
+	}
+	if len(level) == 0 {
+		seg, _, err := zapPlugin.New(nil)
+		if err != nil {
+			return "", fmt.Errorf("write segment: %w", err)
+		}
+		defer seg.Close()
+		_, path := w.name()
+		return path, seg.(segment.UnpersistedSegment).Persist(path)
+	}
+	cancel := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { close(cancel) })
+	defer stop()
+	for len(level) > 1 {
+		groups := [][]string{level}
+		if len(level) > maxFinalFanIn {
+			groups = split(level, (len(level)+mergeFanIn-1)/mergeFanIn)
+		}
+		out := make([]string, len(groups))
+		errs := make([]error, len(groups))
+		sem := make(chan struct{}, max(workers, 1))
+		var wg sync.WaitGroup
+		for i, g := range groups {
+			if len(g) == 1 {
+				out[i] = g[0]
+				continue
+			}
+			_, out[i] = w.name()
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				errs[i] = mergeFiles(g, out[i], cancel)
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", err
+		}
+		level = out
+	}
+	return level[0], nil
+}
+
+// split cuts paths into n runs of as equal lengths as may be, in order.
+func split(paths []string, n int) [][]string {
+	out := make([][]string, 0, n)
+	for i := range n {
+		out = append(out, paths[i*len(paths)/n:(i+1)*len(paths)/n])
+	}
+	return out
+}
+
+// mergeFiles merges the segment files in into the file out, and removes
+// them.
+func mergeFiles(in []string, out string, cancel chan struct{}) error {
+	segs := make([]segment.Segment, 0, len(in))
+	defer func() {
+		for _, s := range segs {
+			s.Close()
+		}
+	}()
+	for _, p := range in {
+		s, err := zapPlugin.Open(p)
+		if err != nil {
+			return fmt.Errorf("open segment for merge: %w", err)
+		}
+		segs = append(segs, s)
+	}
+	if _, _, err := zapPlugin.Merge(segs, make([]*roaring.Bitmap, len(segs)), out, cancel, nil); err != nil {
+		return fmt.Errorf("merge segments: %w", err)
+	}
+	for _, s := range segs {
+		s.Close()
+	}
+	segs = nil
+	for _, p := range in {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placeholderID is the one document bleve's builder is given by
+// finishBuild; it never reaches the index.
+const placeholderID = "\x00nexus-placeholder"
+
+// finishBuild makes the index in dir around the merged segment file seg,
+// with bleve's offline builder (which writes the index's metadata, its
+// mapping and the snapshot naming the segment): the builder is given one
+// placeholder document, whose segment file, the only one in its build
+// folder tmp, is replaced by seg before the builder closes and takes
+// that file as its result. It fails, leaving the index unfinished, if
+// the builder does not work that way or writes another segment format.
+func finishBuild(dir, tmp, seg string, m preMapped) error {
+	b, err := bleve.NewBuilder(dir, m, map[string]any{
+		"batchSize":       1,
+		"buildPathPrefix": tmp,
+	})
+	if err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	if err := b.Index(placeholderID, document.NewDocument(placeholderID)); err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	files, err := filepath.Glob(filepath.Join(tmp, "scorch-offline-build*", "*.zap"))
+	if err != nil || len(files) != 1 {
+		return fmt.Errorf("create index: bleve's builder wrote %d segment files, not 1", len(files))
+	}
+	s, err := zapPlugin.Open(files[0])
+	if err != nil {
+		return fmt.Errorf("create index: bleve's builder writes another segment format: %w", err)
+	}
+	s.Close()
+	if err := os.Rename(seg, files[0]); err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	if err := b.Close(); err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	return nil
+}
