@@ -168,8 +168,10 @@ func TestRebuildMatchesIncremental(t *testing.T) {
 	v, gv := rebuildVault(t)
 	ctx := context.Background()
 	// A small budget: many batches, so many segments for both (21 in a
-	// rebuild, more than maxFinalFanIn: merged in two levels).
+	// rebuild), and merges of at most four: three levels of merges.
 	ix := mustOpen(t, v, Options{MemoryBudget: 1})
+	defer func(n int) { maxMergeFanIn = n }(maxMergeFanIn)
+	maxMergeFanIn = 4
 	if err := ix.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
