@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -30,9 +31,9 @@ type Progress = holder.Progress
 
 // A rebuild writes the new index beside the live one and swaps it in:
 //
-//  1. build into bleve.new (bleve's offline builder: each batch of
-//     documents becomes one segment file, and they are merged at the
-//     end, ten at a time, into one segment);
+//  1. build into bleve.new (each batch of documents becomes one segment
+//     file, written on every core; they are merged into one, which
+//     bleve's offline builder makes the index of: see [segmentWriter]);
 //  2. with the open lock held, write the new manifest as manifest.new;
 //     its existence says bleve.new is complete;
 //  3. close the live index, rename bleve to bleve.old and bleve.new to
@@ -139,12 +140,15 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	}
 	feed := make(chan batch)
 	fed := make(chan error, workers)
+	var failed atomic.Bool // a segment could not be written: stop feeding
 	for range workers {
 		go func() {
 			var err error
 			for b := range feed {
 				if err == nil {
-					err = w.write(b.seq, preMapped{m}, b.docs)
+					if err = w.write(b.seq, preMapped{m}, b.docs); err != nil {
+						failed.Store(true)
+					}
 				}
 			}
 			fed <- err
@@ -159,7 +163,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		pending = nil
 	}
 	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(m, p) }) {
-		if firstErr != nil {
+		if firstErr != nil || failed.Load() {
 			continue // drain
 		}
 		if p.err != nil {
@@ -184,7 +188,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 			step("building")
 		}
 	}
-	if firstErr == nil && len(pending) > 0 {
+	if firstErr == nil && !failed.Load() && len(pending) > 0 {
 		send()
 	}
 	close(feed)
@@ -202,6 +206,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	if progress != nil {
 		progress(Progress{Done: done, Total: total, Merging: true}) // the merge is left
 	}
+	step("merging")
 	seg, err := w.merge(ctx, workers)
 	if err != nil {
 		return err

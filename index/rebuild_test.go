@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,7 +287,7 @@ func TestRebuildKillHelper(t *testing.T) {
 // opens, agrees with its manifest, and after a sync holds exactly what a
 // clean rebuild holds.
 func TestRebuildKilled(t *testing.T) {
-	steps := []string{"building", "built", "manifest written", "old index moved", "new index moved", "manifest moved"}
+	steps := []string{"building", "merging", "built", "manifest written", "old index moved", "new index moved", "manifest moved"}
 	for _, at := range steps {
 		t.Run(strings.ReplaceAll(at, " ", "_"), func(t *testing.T) {
 			v := mustVault(t, nil)
@@ -470,4 +472,39 @@ func FuzzAllFieldFromParts(f *testing.F) {
 			t.Fatalf("analysed from parts:\n%s\nanalysed whole:\n%s", shared, direct)
 		}
 	})
+}
+
+// TestRebuildWriteFails: a segment that cannot be written fails the
+// rebuild, which removes what it built and leaves the old index
+// answering.
+func TestRebuildWriteFails(t *testing.T) {
+	v, gv := rebuildVault(t)
+	ctx := context.Background()
+	ix := mustOpen(t, v, Options{MemoryBudget: 1, NoServe: true})
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Text: gv.Needles[0].Query}
+	want := len(mustSearch(t, ix, q).Hits)
+	if want == 0 {
+		t.Fatalf("%q finds nothing before the rebuild", q.Text)
+	}
+	defer func() { rebuildStep = nil }()
+	rebuildStep = func(s string) {
+		if s == "building" { // half the files read: the segments' folder goes
+			if err := os.RemoveAll(filepath.Join(ix.dir, newSubdir, "build")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	err := ix.Rebuild(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), "write segment") {
+		t.Fatalf("rebuild without its segments' folder: %v, want an error writing a segment", err)
+	}
+	if _, err := os.Stat(filepath.Join(ix.dir, newSubdir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s after the failed rebuild: %v", newSubdir, err)
+	}
+	if got := len(mustSearch(t, ix, q).Hits); got != want {
+		t.Errorf("%q after the failed rebuild: %d hits, want %d", q.Text, got, want)
+	}
 }
