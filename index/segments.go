@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -72,8 +74,8 @@ type segmentWriter struct {
 	dir string
 
 	mu    sync.Mutex
-	next  int            // the next file number
-	paths map[int]string // by the number of their batch, for document order
+	next  int            // the next file name's number
+	paths map[int]string // the segments written, by their batch's number
 }
 
 func newSegmentWriter(dir string) (*segmentWriter, error) {
@@ -83,13 +85,13 @@ func newSegmentWriter(dir string) (*segmentWriter, error) {
 	return &segmentWriter{dir: dir, paths: map[int]string{}}, nil
 }
 
-// name returns a new file name in w.dir and its number.
-func (w *segmentWriter) name() (int, string) {
+// name returns a new file name in w.dir.
+func (w *segmentWriter) name() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := w.next
 	w.next++
-	return n, filepath.Join(w.dir, fmt.Sprintf("%012x.zap", n))
+	return filepath.Join(w.dir, fmt.Sprintf("%012x.zap", n))
 }
 
 // write writes docs, analysed by [analyseDocs], as one segment: the
@@ -118,7 +120,7 @@ func (w *segmentWriter) write(seq int, m preMapped, docs []*document.Document) e
 		return fmt.Errorf("write segment: %w", err)
 	}
 	defer seg.Close()
-	_, path := w.name()
+	path := w.name()
 	if err := seg.(segment.UnpersistedSegment).Persist(path); err != nil {
 		return fmt.Errorf("write segment: %w", err)
 	}
@@ -128,16 +130,14 @@ func (w *segmentWriter) write(seq int, m preMapped, docs []*document.Document) e
 	return nil
 }
 
-// merge merges every segment written, level by level (see
-// [maxMergeFanIn]), workers merges at a time, into one segment file and
-// returns its path. With none written
-// it writes an empty segment.
+// merge merges every segment written, in the order of their batches,
+// level by level (see [maxMergeFanIn]), workers merges at a time, into
+// one segment file and returns its path. With none written it writes an
+// empty segment.
 func (w *segmentWriter) merge(ctx context.Context, workers int) (string, error) {
 	level := make([]string, 0, len(w.paths))
-	for seq := range w.next {
-		if p, ok := w.paths[seq]; ok {
-			level = append(level, p)
-		}
+	for _, seq := range slices.Sorted(maps.Keys(w.paths)) {
+		level = append(level, w.paths[seq])
 	}
 	if len(level) == 0 {
 		seg, _, err := zapPlugin.New(nil)
@@ -145,7 +145,7 @@ func (w *segmentWriter) merge(ctx context.Context, workers int) (string, error) 
 			return "", fmt.Errorf("write segment: %w", err)
 		}
 		defer seg.Close()
-		_, path := w.name()
+		path := w.name()
 		return path, seg.(segment.UnpersistedSegment).Persist(path)
 	}
 	cancel := make(chan struct{})
@@ -163,7 +163,7 @@ func (w *segmentWriter) merge(ctx context.Context, workers int) (string, error) 
 				out[i] = g[0]
 				continue
 			}
-			_, out[i] = w.name()
+			out[i] = w.name()
 			wg.Go(func() {
 				sem <- struct{}{}
 				defer func() { <-sem }()

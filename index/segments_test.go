@@ -1,6 +1,9 @@
 package index
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 func TestFanIn(t *testing.T) {
 	defer func(n int) { maxMergeFanIn = n }(maxMergeFanIn)
@@ -20,5 +23,18 @@ func TestFanIn(t *testing.T) {
 		if got := fanIn(c.n); got != c.want {
 			t.Errorf("fanIn(%d) with at most %d = %d, want %d", c.n, c.max, got, c.want)
 		}
+	}
+}
+
+// TestRebuildEmptyVault: a rebuild of a vault without a note makes an
+// empty index that answers.
+func TestRebuildEmptyVault(t *testing.T) {
+	v := mustVault(t, nil)
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Rebuild(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustSearch(t, ix, Query{Text: "anything"}); len(res.Hits) != 0 {
+		t.Errorf("an empty vault: %d hits", len(res.Hits))
 	}
 }
