@@ -401,7 +401,9 @@ func (ix *Index) batchDocs() int {
 }
 
 // buildBatchDocs is the number of documents per segment of a rebuild
-// (bleve's offline builder): half of batchDocs. Under the heap's cap a
+// (see [segmentWriter]): half of batchDocs, so that a rebuild's batches
+// in flight (one filling, up to four being written) stay within what
+// batchDocs allows a sync. Under the heap's cap a
 // rebuild's smaller batches cost less collection than they add in merging:
 // at 10k notes −6 % CPU for the same wall time, at 100k −5 % CPU and a
 // fifth less anonymous memory (docs/benchmarks.md, session 5).

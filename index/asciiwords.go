@@ -89,8 +89,8 @@ func words(tok analysis.Tokenizer, input []byte) analysis.TokenStream {
 //
 // For ASCII the rules come down to: a word is a run of letters, digits
 // and underscores, which also goes on across one of : . ' between two
-// letters (e.g, can't, a:b) or one of , ; . ' between two digits (3.14,
-// 1,000). A word with digits and no letter (1_000) is Numeric, any
+// letters (can't, a:b, and "e.g" of "e.g.") or one of , ; . ' between two
+// digits (3.14, 1,000). A word with digits and no letter (1_000) is Numeric, any
 // other AlphaNumeric.
 func asciiWords(input []byte, start, pos int, rv analysis.TokenStream, slab *[]analysis.Token) analysis.TokenStream {
 	for i := start; i < len(input); {

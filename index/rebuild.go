@@ -32,7 +32,7 @@ type Progress = holder.Progress
 // A rebuild writes the new index beside the live one and swaps it in:
 //
 //  1. build into bleve.new (each batch of documents becomes one segment
-//     file, written on every core; they are merged into one, which
+//     file, written on up to four cores; they are merged into one, which
 //     bleve's offline builder makes the index of: see [segmentWriter]);
 //  2. with the open lock held, write the new manifest as manifest.new;
 //     its existence says bleve.new is complete;
@@ -113,8 +113,8 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 // build indexes list into a new index in dir, filling ix.man and the
 // files' warnings. ix.mu must be held.
 //
-// Every core reads, parses and analyses files, and writes the analysed
-// documents in batches as segment files, which are then merged into one
+// Every core reads, parses and analyses files, and up to four write the
+// analysed documents in batches as segment files, which are then merged into one
 // (see [segmentWriter]); bleve's offline builder makes the index around
 // it (see [finishBuild]).
 func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progress func(Progress)) error {
@@ -131,8 +131,8 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	if progress != nil {
 		progress(Progress{Done: 0, Total: total})
 	}
-	// Batches of analysed documents are written as segments on every
-	// core while the next are read and analysed.
+	// Batches of analysed documents are written as segments on up to
+	// four cores while the next are read and analysed.
 	workers := min(runtime.GOMAXPROCS(0), maxSegmentWriters)
 	type batch struct {
 		seq  int
@@ -215,6 +215,11 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		return err
 	}
 	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	// bleve writes its index_meta.json without syncing it (the segment
+	// and root.bolt are synced as they are written).
+	if err := syncFile(filepath.Join(dir, "index_meta.json")); err != nil {
 		return err
 	}
 	if err := atomicfile.SyncDir(filepath.Join(dir, "store")); err != nil {
@@ -497,4 +502,18 @@ func finishSwap(dir string) error {
 func removeLeftovers(dir string) {
 	os.RemoveAll(filepath.Join(dir, newSubdir))
 	os.RemoveAll(filepath.Join(dir, oldSubdir))
+}
+
+// syncFile flushes the file at path to disk (opened for writing: Windows
+// flushes only such handles).
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -18,7 +18,7 @@ import (
 	zap "github.com/blevesearch/zapx/v17"
 )
 
-// A rebuild writes its segments itself, on every core, instead of
+// A rebuild writes its segments itself, on up to four cores, instead of
 // through bleve's offline builder, which writes them one at a time under
 // one lock and then merges them one group at a time: on two cores a
 // profile had the builder's goroutine alone longer than the whole
@@ -38,11 +38,12 @@ var maxMergeFanIn = 40
 // fanIn is how many segments each merge takes to merge n in the fewest
 // levels.
 func fanIn(n int) int {
-	if n <= maxMergeFanIn {
+	most := max(maxMergeFanIn, 2)
+	if n <= most {
 		return n
 	}
 	levels := 1
-	for p := maxMergeFanIn; p < n; p *= maxMergeFanIn {
+	for p := most; p < n; p *= most {
 		levels++
 	}
 	f := 2

@@ -10,7 +10,7 @@ func TestFanIn(t *testing.T) {
 	for _, c := range []struct{ max, n, want int }{
 		{40, 1, 1},
 		{40, 40, 40},
-		{40, 41, 7},    // two levels: 7 merges of 6 or 7, then 7
+		{40, 41, 7},    // two levels: six merges of 6 or 7, then one of 6
 		{40, 106, 11},  // 10k notes
 		{40, 1055, 33}, // 100k notes: two levels
 		{40, 1600, 40}, // the most two levels take
