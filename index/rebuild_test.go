@@ -164,8 +164,8 @@ func equalLines(t *testing.T, what string, got, want []string) {
 	t.Fatalf("%s differ: %d lines built, %d incremental", what, len(got), len(want))
 }
 
-// TestRebuildMatchesIncremental: the offline builder's index holds exactly
-// what indexing the same files in batches holds, and answers the same.
+// TestRebuildMatchesIncremental: a rebuild's index holds exactly what
+// indexing the same files in batches holds, and answers the same.
 func TestRebuildMatchesIncremental(t *testing.T) {
 	v, gv := rebuildVault(t)
 	ctx := context.Background()
