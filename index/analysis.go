@@ -54,8 +54,8 @@ func init() {
 type crossTokenizer struct{ words analysis.Tokenizer }
 
 func (c crossTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	ts := words(c.words, input)
-	if isASCII(input) {
+	ts, ascii := words(c.words, input)
+	if ascii {
 		return ts // no Hangul: no cross tokens
 	}
 	var out analysis.TokenStream

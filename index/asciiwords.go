@@ -17,12 +17,12 @@ import (
 // when it starts with one: a combining mark or joiner right after a space
 // belongs with the space, so the space's context is kept. TestWords,
 // TestWordsRandom and FuzzWords hold the result to tok's on the whole
-// text.
-func words(tok analysis.Tokenizer, input []byte) analysis.TokenStream {
+// text. ascii reports whether input is ASCII only.
+func words(tok analysis.Tokenizer, input []byte) (ts analysis.TokenStream, ascii bool) {
 	if !utf8.Valid(input) {
 		// bleve's segmenter stops early at some invalid bytes; the
 		// indexed text never has them (markdown.Parse replaces them).
-		return tok.Tokenize(input)
+		return tok.Tokenize(input), false
 	}
 	rv := make(analysis.TokenStream, 0, len(input)/6+1)
 	var slab []analysis.Token
@@ -48,21 +48,23 @@ func words(tok analysis.Tokenizer, input []byte) analysis.TokenStream {
 	// else for tok from from on. last is where the last piece starts when
 	// it is ASCII.
 	done, from, last := 0, -1, -1
+	ascii = true
 	for i := 0; i < len(input); {
 		if isSpaceByte(input[i]) {
 			i++
 			continue
 		}
-		start, ascii := i, true
+		start, piece := i, true // piece: ASCII only
 		for i < len(input) && !isSpaceByte(input[i]) {
-			ascii = ascii && input[i] < 0x80
+			piece = piece && input[i] < 0x80
 			i++
 		}
+		ascii = ascii && piece
 		switch {
-		case ascii && from >= 0:
+		case piece && from >= 0:
 			slow(from, start)
 			done, from = start, -1
-		case !ascii && from < 0:
+		case !piece && from < 0:
 			from = start
 			if input[start] >= 0x80 && last >= 0 {
 				from = last // with the piece before, for its context
@@ -70,7 +72,7 @@ func words(tok analysis.Tokenizer, input []byte) analysis.TokenStream {
 			fast(done, from)
 		}
 		last = -1
-		if ascii {
+		if piece {
 			last = start
 		}
 	}
@@ -79,7 +81,7 @@ func words(tok analysis.Tokenizer, input []byte) analysis.TokenStream {
 	} else {
 		fast(done, len(input))
 	}
-	return rv
+	return rv, ascii
 }
 
 // asciiWords appends to rv the words of input[start:], which must be
@@ -139,7 +141,7 @@ func isWordByte(c byte) bool   { return isLetterByte(c) || isDigitByte(c) || c =
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // isASCII reports whether s is ASCII only.
-func isASCII[T string | []byte](s T) bool {
+func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			return false

@@ -29,8 +29,12 @@ func tokenDump(ts analysis.TokenStream) string {
 func checkWords(t *testing.T, in []byte) {
 	t.Helper()
 	tok := unicodetok.NewUnicodeTokenizer()
-	if got, want := tokenDump(words(tok, in)), tokenDump(tok.Tokenize(in)); got != want {
+	ts, ascii := words(tok, in)
+	if got, want := tokenDump(ts), tokenDump(tok.Tokenize(in)); got != want {
 		t.Fatalf("words(%q):\n%s\nbleve's tokenizer:\n%s", in, got, want)
+	}
+	if want := isASCII(string(in)); ascii != want {
+		t.Fatalf("words(%q) says ASCII only: %v", in, ascii)
 	}
 }
 
@@ -107,7 +111,7 @@ func BenchmarkWords(b *testing.B) {
 		f    func([]byte) analysis.TokenStream
 	}{
 		{"bleve", tok.Tokenize},
-		{"words", func(in []byte) analysis.TokenStream { return words(tok, in) }},
+		{"words", func(in []byte) analysis.TokenStream { ts, _ := words(tok, in); return ts }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))

@@ -116,19 +116,28 @@ func (w *segmentWriter) write(seq int, m preMapped, docs []*document.Document) e
 		})
 		results = append(results, doc)
 	}
-	seg, _, err := zapPlugin.New(results)
+	path, err := w.persist(results)
 	if err != nil {
-		return fmt.Errorf("write segment: %w", err)
-	}
-	defer seg.Close()
-	path := w.name()
-	if err := seg.(segment.UnpersistedSegment).Persist(path); err != nil {
-		return fmt.Errorf("write segment: %w", err)
+		return err
 	}
 	w.mu.Lock()
 	w.paths[seq] = path
 	w.mu.Unlock()
 	return nil
+}
+
+// persist writes docs as a new segment file and returns its path.
+func (w *segmentWriter) persist(docs []bindex.Document) (string, error) {
+	seg, _, err := zapPlugin.New(docs)
+	if err != nil {
+		return "", fmt.Errorf("write segment: %w", err)
+	}
+	defer seg.Close()
+	path := w.name()
+	if err := seg.(segment.UnpersistedSegment).Persist(path); err != nil {
+		return "", fmt.Errorf("write segment: %w", err)
+	}
+	return path, nil
 }
 
 // merge merges every segment written, in the order of their batches,
@@ -141,13 +150,7 @@ func (w *segmentWriter) merge(ctx context.Context, workers int) (string, error) 
 		level = append(level, w.paths[seq])
 	}
 	if len(level) == 0 {
-		seg, _, err := zapPlugin.New(nil)
-		if err != nil {
-			return "", fmt.Errorf("write segment: %w", err)
-		}
-		defer seg.Close()
-		path := w.name()
-		return path, seg.(segment.UnpersistedSegment).Persist(path)
+		return w.persist(nil)
 	}
 	cancel := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { close(cancel) })
@@ -196,25 +199,25 @@ func split(paths []string, n int) [][]string {
 // them.
 func mergeFiles(in []string, out string, cancel chan struct{}) error {
 	segs := make([]segment.Segment, 0, len(in))
-	defer func() {
-		for _, s := range segs {
-			s.Close()
+	err := func() error {
+		for _, p := range in {
+			s, err := zapPlugin.Open(p)
+			if err != nil {
+				return fmt.Errorf("open segment for merge: %w", err)
+			}
+			segs = append(segs, s)
 		}
+		if _, _, err := zapPlugin.Merge(segs, make([]*roaring.Bitmap, len(segs)), out, cancel, nil); err != nil {
+			return fmt.Errorf("merge segments: %w", err)
+		}
+		return nil
 	}()
-	for _, p := range in {
-		s, err := zapPlugin.Open(p)
-		if err != nil {
-			return fmt.Errorf("open segment for merge: %w", err)
-		}
-		segs = append(segs, s)
-	}
-	if _, _, err := zapPlugin.Merge(segs, make([]*roaring.Bitmap, len(segs)), out, cancel, nil); err != nil {
-		return fmt.Errorf("merge segments: %w", err)
-	}
 	for _, s := range segs {
-		s.Close()
+		s.Close() // before they are removed: Windows removes no open file
 	}
-	segs = nil
+	if err != nil {
+		return err
+	}
 	for _, p := range in {
 		if err := os.Remove(p); err != nil {
 			return err
