@@ -933,3 +933,38 @@ func TestHolderVersion(t *testing.T) {
 		t.Fatalf("holder.Version = %d; the index schema is %d: set it to %d", holder.Version, schemaVersion, want)
 	}
 }
+
+// TestInvalidUTF8Query: a stray byte in a query splits two words as it
+// does in a note (both become U+FFFD), and loses none of the words after
+// it.
+func TestInvalidUTF8Query(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"a.md": "# A\n\nalpha beta gamma\n",
+		"b.md": "# B\n\nalpha only here\n",
+		"c.md": "# C\n\n시간 초과 오류\n",
+		"d.md": "# D\n\ndelta\xffepsilon\n",
+	})
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		q    Query
+		want []string
+	}{
+		{Query{Text: "alpha \xff beta"}, []string{"a.md"}},
+		{Query{Text: "alpha\xffbeta"}, []string{"a.md"}},
+		{Query{Text: "\"alpha \xff beta\""}, []string{"a.md"}},
+		{Query{Text: "alpha -\xffbeta"}, []string{"b.md"}},
+		{Query{Text: "시간\xff초과"}, []string{"c.md"}},
+		{Query{Text: "delta\xffepsilon"}, []string{"d.md"}},
+		{Query{Text: "epsilon"}, []string{"d.md"}},
+		{Query{Text: "alpha", Tag: "\xff"}, nil},
+	}
+	for _, tt := range tests {
+		got := paths(mustSearch(t, ix, tt.q))
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%+q: got %q, want %q", tt.q.Text, got, tt.want)
+		}
+	}
+}

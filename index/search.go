@@ -316,6 +316,19 @@ type plan struct {
 	byDate  bool     // nothing scores: newest first
 }
 
+// validQuery replaces the invalid UTF-8 in q's text and filters with
+// U+FFFD, as [markdown.Parse] does in the notes: the words on either side
+// of a stray byte are then two words in the query as in the notes. (Given
+// as it is, bleve's tokenizer drops the words after some invalid bytes,
+// and "alpha \xff beta" found notes without "beta".) A holder receives
+// the same query: JSON would make the same replacement on the way.
+func validQuery(q Query) Query {
+	for _, s := range []*string{&q.Text, &q.Tag, &q.Agent, &q.Type} {
+		*s = strings.ToValidUTF8(*s, "\uFFFD")
+	}
+	return q
+}
+
 // buildQuery compiles a Query. It returns a usage error (wrapping
 // vault.ErrInvalid) for a query that has nothing to look for.
 //
@@ -573,6 +586,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if q.Limit > 10000 {
 		q.Limit = 10000
 	}
+	q = validQuery(q)
 	pl, err := buildQuery(q, true)
 	if err != nil {
 		return nil, err
