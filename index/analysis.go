@@ -13,6 +13,8 @@ import (
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
+
+	"github.com/nexus-memory/nexus/internal/invisible"
 )
 
 // analyzerName is the text analysis of every text field: Unicode word
@@ -54,6 +56,46 @@ func init() {
 type crossTokenizer struct{ words analysis.Tokenizer }
 
 func (c crossTokenizer) Tokenize(input []byte) analysis.TokenStream {
+	if i := invisible.Index(input); i >= 0 {
+		return c.visible(input, i)
+	}
+	return c.tokenize(input)
+}
+
+// visible tokenizes input without its invisible code points (see package
+// invisible), the first of them at i: "de\u00adploy" (a soft hyphen) is
+// the word "deploy", "back\u200bup" (a zero-width space) "backup", as a
+// reader sees them. The tokens' offsets are those of input, each token
+// spanning the whole of its word there. (A filter that later splits a
+// token, into Hangul syllables say, counts within its term, so those
+// offsets miss the invisible bytes a word held; only the snippets read
+// offsets, and their text has none left, see snippetText.)
+func (c crossTokenizer) visible(input []byte, i int) analysis.TokenStream {
+	text := append(make([]byte, 0, len(input)), input[:i]...)
+	at := make([]int, i, len(input)+1) // at[k] is the offset in input of text[k]
+	for k := range at {
+		at[k] = k
+	}
+	for i < len(input) {
+		r, n := utf8.DecodeRune(input[i:])
+		if !invisible.Is(r) {
+			text = append(text, input[i:i+n]...)
+			for k := i; k < i+n; k++ {
+				at = append(at, k)
+			}
+		}
+		i += n
+	}
+	ts := c.tokenize(text)
+	for _, t := range ts {
+		if t.Start < t.End && t.End <= len(text) {
+			t.Start, t.End = at[t.Start], at[t.End-1]+1
+		}
+	}
+	return ts
+}
+
+func (c crossTokenizer) tokenize(input []byte) analysis.TokenStream {
 	ts, ascii := words(c.words, input)
 	if ascii {
 		return ts // no Hangul: no cross tokens

@@ -14,9 +14,10 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// schemaVersion changes whenever the mapping or the document model does;
-// an index of another version is rebuilt on open.
-const schemaVersion = 9
+// schemaVersion changes whenever the mapping, the document model or the
+// terms text analysis makes do; an index of another version is rebuilt on
+// open. (10: invisible code points are folded out of words.)
+const schemaVersion = 10
 
 const (
 	bleveSubdir  = "bleve"

@@ -968,3 +968,26 @@ func TestInvalidUTF8Query(t *testing.T) {
 		}
 	}
 }
+
+// TestInvisibleNotShown: a hit's title and heading are shown without the
+// invisible code points of the note (a tag character can carry an
+// instruction to the agent reading the hit), and found by their visible
+// words.
+func TestInvisibleNotShown(t *testing.T) {
+	long := strings.Repeat("plain filler sentence for the section. ", 80)
+	v := mustVault(t, map[string]string{
+		"plan.md": "---\ntitle: Se\u200bcret\U000E0041 Plan\n---\n# Intro\n\n" + long + "\n\n## Step\u2060 one of the quetzal\n\n" + long + "\n",
+	})
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, ix, Query{Text: "secret quetzal"})
+	if len(res.Hits) == 0 {
+		t.Fatal("no hit")
+	}
+	h := res.Hits[0]
+	if h.Title != "Secret Plan" || h.Heading != "Step one of the quetzal" {
+		t.Errorf("title %+q, heading %+q: want them without invisible code points", h.Title, h.Heading)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/index/holder"
+	"github.com/nexus-memory/nexus/internal/invisible"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -322,10 +323,14 @@ type plan struct {
 // as it is, bleve's tokenizer drops the words after some invalid bytes,
 // and "alpha \xff beta" found notes without "beta".) A holder receives
 // the same query: JSON would make the same replacement on the way.
+//
+// Invisible code points (see package invisible) are dropped from the text,
+// as the index folds them out of the notes' words.
 func validQuery(q Query) Query {
 	for _, s := range []*string{&q.Text, &q.Tag, &q.Agent, &q.Type} {
 		*s = strings.ToValidUTF8(*s, "\uFFFD")
 	}
+	q.Text = invisible.Drop(q.Text)
 	return q
 }
 
@@ -627,8 +632,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		if disk, _ := h.Fields["disk"].(string); disk != "" {
 			hit.Path = disk // as on disk, so it opens (an NFD name)
 		}
+		// Shown without invisible code points, as the snippet is: they
+		// hide text from the person reading and can carry instructions
+		// to an agent.
 		hit.Title, _ = h.Fields["title"].(string)
 		hit.Heading, _ = h.Fields["heading"].(string)
+		hit.Title, hit.Heading = invisible.DropShown(hit.Title), invisible.DropShown(hit.Heading)
 		hit.Kind, _ = h.Fields["kind"].(string)
 		hit.Agent, _ = h.Fields["agent"].(string)
 		hit.Type, _ = h.Fields["type"].(string)

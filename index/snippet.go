@@ -14,6 +14,7 @@ import (
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/nexus-memory/nexus/internal/invisible"
 	"github.com/nexus-memory/nexus/internal/markdown"
 	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/livelog"
@@ -178,7 +179,7 @@ func snippetText(sec []byte) string {
 	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
 		s = fenceRe.ReplaceAllString(s, "")
 	}
-	return snippetMarkup.Replace(s)
+	return invisible.DropShown(snippetMarkup.Replace(s))
 }
 
 // propsText is the note's frontmatter as "key: value" lines, links as
@@ -201,7 +202,7 @@ func propsText(data []byte) string {
 			lines = append(lines, k+": "+v)
 		}
 	}
-	return strings.Join(lines, "\n")
+	return invisible.DropShown(strings.Join(lines, "\n"))
 }
 
 // propertyDisplay is a property value as shown (links by their text).
