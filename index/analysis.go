@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"unicode"
 	"unicode/utf8"
 
@@ -13,6 +14,7 @@ import (
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/internal/invisible"
 )
@@ -56,27 +58,73 @@ func init() {
 type crossTokenizer struct{ words analysis.Tokenizer }
 
 func (c crossTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	if i := invisible.Index(input); i >= 0 {
-		return c.visible(input, i)
+	if !needsFold(input) {
+		return c.tokenize(input) // as nearly all text is
 	}
-	return c.tokenize(input)
+	text, start, end := fold(input)
+	ts := c.tokenize(text)
+	for _, t := range ts {
+		if t.Start < t.End && t.End <= len(text) {
+			t.Start, t.End = start[t.Start], end[t.End-1]
+		}
+	}
+	return ts
 }
 
-// visible tokenizes input without its invisible code points (see package
-// invisible), the first of them at i: "de\u00adploy" (a soft hyphen) is
-// the word "deploy", "back\u200bup" (a zero-width space) "backup", as a
-// reader sees them. The tokens' offsets are those of input, each token
-// spanning the whole of its word there. (A filter that later splits a
-// token, into Hangul syllables say, counts within its term, so those
-// offsets miss the invisible bytes a word held; only the snippets read
-// offsets, and their text has none left, see snippetText.)
-func (c crossTokenizer) visible(input []byte, i int) analysis.TokenStream {
-	text := append(make([]byte, 0, len(input)), input[:i]...)
-	at := make([]int, i, len(input)+1) // at[k] is the offset in input of text[k]
-	for k := range at {
-		at[k] = k
+// needsFold reports whether fold would change input: whether it holds an
+// invisible code point or text not in NFC. Text is checked by its runs of
+// non-ASCII bytes (ASCII is NFC, and a combining mark after an ASCII
+// letter starts the next run, where the check sees it); a run of Hangul
+// syllables, most Korean words, is NFC without asking the tables.
+func needsFold(input []byte) bool {
+	for i := 0; i < len(input); {
+		if input[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(input) && input[j] >= utf8.RuneSelf {
+			j++
+		}
+		run := input[i:j]
+		if !hangulSyllables(run) && (invisible.Index(run) >= 0 || norm.NFC.QuickSpan(run) != len(run)) {
+			return true
+		}
+		i = j
 	}
-	for i < len(input) {
+	return false
+}
+
+// hangulSyllables reports whether run is only precomposed Hangul
+// syllables (U+AC00–U+D7A3), which are NFC and never invisible.
+func hangulSyllables(run []byte) bool {
+	if len(run)%3 != 0 {
+		return false
+	}
+	for k := 0; k < len(run); k += 3 {
+		r := rune(run[k]&0x0F)<<12 | rune(run[k+1]&0x3F)<<6 | rune(run[k+2]&0x3F)
+		if run[k]&0xF0 != 0xE0 || run[k+1]&0xC0 != 0x80 || run[k+2]&0xC0 != 0x80 || r < 0xAC00 || r > 0xD7A3 {
+			return false
+		}
+	}
+	return true
+}
+
+// fold returns input as a reader sees it, for words to be made of: without
+// its invisible code points (see package invisible), so "de\u00adploy"
+// (a soft hyphen) is the word "deploy" and "back\u200bup" (a zero-width
+// space) "backup"; and in NFC, so a decomposed "배포" or "café" (typed or
+// pasted on macOS) is the word a query of the composed one looks for.
+// start[k] and end[k] are where the code points that made text[k] begin
+// and end in input, so a token of text spans its whole word in input.
+// (A filter that later splits a token, into Hangul syllables say, counts
+// within its term, and its offsets miss what folding changed inside the
+// word; only the snippets read offsets, and their text is folded too,
+// see snippetText.) Invalid UTF-8 is left as it is, and not normalised.
+func fold(input []byte) (text []byte, start, end []int) {
+	text = make([]byte, 0, len(input))
+	at := make([]int, 0, len(input)) // at[k]: the offset in input of text[k]
+	for i := 0; i < len(input); {
 		r, n := utf8.DecodeRune(input[i:])
 		if !invisible.Is(r) {
 			text = append(text, input[i:i+n]...)
@@ -86,13 +134,34 @@ func (c crossTokenizer) visible(input []byte, i int) analysis.TokenStream {
 		}
 		i += n
 	}
-	ts := c.tokenize(text)
-	for _, t := range ts {
-		if t.Start < t.End && t.End <= len(text) {
-			t.Start, t.End = at[t.Start], at[t.End-1]+1
-		}
+	start, end = at, make([]int, len(at))
+	for k, a := range at {
+		end[k] = a + 1
 	}
-	return ts
+	if !utf8.Valid(text) || norm.NFC.QuickSpan(text) == len(text) {
+		return text, start, end
+	}
+	nfc := make([]byte, 0, len(text))
+	start, end = start[:0:0], end[:0:0]
+	var it norm.Iter
+	it.Init(norm.NFC, text)
+	for p0 := 0; !it.Done(); {
+		seg := it.Next()
+		p1 := it.Pos()
+		nfc = append(nfc, seg...)
+		if bytes.Equal(seg, text[p0:p1]) {
+			for _, a := range at[p0:p1] {
+				start, end = append(start, a), append(end, a+1)
+			}
+		} else {
+			// Composed: each byte of it comes from all of its source.
+			for range seg {
+				start, end = append(start, at[p0]), append(end, at[p1-1]+1)
+			}
+		}
+		p0 = p1
+	}
+	return nfc, start, end
 }
 
 func (c crossTokenizer) tokenize(input []byte) analysis.TokenStream {

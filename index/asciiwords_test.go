@@ -86,7 +86,8 @@ func FuzzWords(f *testing.F) {
 }
 
 // BenchmarkWords compares words with bleve's tokenizer on the generated
-// vault's notes (English with Korean sentences among it).
+// vault's notes (English with Korean sentences among it), and with the
+// index's whole tokenizer.
 func BenchmarkWords(b *testing.B) {
 	dir := b.TempDir()
 	if _, err := indextest.Generate(dir, indextest.Options{Notes: 300, Seed: 5}); err != nil {
@@ -112,6 +113,9 @@ func BenchmarkWords(b *testing.B) {
 	}{
 		{"bleve", tok.Tokenize},
 		{"words", func(in []byte) analysis.TokenStream { ts, _ := words(tok, in); return ts }},
+		// The index's tokenizer: words, the Hangul bigrams across
+		// spaces, and the check that the text needs no folding.
+		{"cross", crossTokenizer{tok}.Tokenize},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))

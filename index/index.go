@@ -16,7 +16,7 @@ import (
 
 // schemaVersion changes whenever the mapping, the document model or the
 // terms text analysis makes do; an index of another version is rebuilt on
-// open. (10: invisible code points are folded out of words.)
+// open. (10: words are folded: no invisible code points, NFC.)
 const schemaVersion = 10
 
 const (

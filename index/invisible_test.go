@@ -3,20 +3,23 @@ package index
 import (
 	"math/rand/v2"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/internal/invisible"
 )
 
-// TestTokenizeInvisible: text with invisible code points gives the tokens
-// of the same text without them (terms, positions, types), each token's
-// offsets spanning its word in the text as given.
-func TestTokenizeInvisible(t *testing.T) {
+// TestTokenizeFolded: text with invisible code points or decomposed
+// characters gives the tokens of the same text without them and in NFC
+// (terms, positions, types), each token's offsets spanning its word in
+// the text as given.
+func TestTokenizeFolded(t *testing.T) {
 	tok := crossTokenizer{unicodetok.NewUnicodeTokenizer()}
 	r := rand.New(rand.NewPCG(3, 4))
-	pieces := []string{"a", "Z", "9", " ", ".", "'", ",", "가", "나다", "é", "中", "カ", "\n", "-", "\u3000", "👍", "\xff"}
+	pieces := []string{"a", "Z", "9", " ", ".", "'", ",", "가", "나다", "é", "中", "カ", "\n", "-", "\u3000", "👍", "\xff", "e\u0301", "\u0301", "\u1100\u1161", norm.NFD.String("배포"), "\u1161", "Å", "힣", "\u11a8", "\ud7a4", "。"}
 	hidden := []string{"\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u202e", "\ufe0f", "\U000E0041", "\u3164", "\u180e"}
 	for range 20000 {
 		var b []byte
@@ -27,10 +30,17 @@ func TestTokenizeInvisible(t *testing.T) {
 				b = append(b, pieces[r.IntN(len(pieces))]...)
 			}
 		}
+		if text, _, _ := fold(b); !needsFold(b) && string(text) != string(b) {
+			t.Fatalf("%+q: needsFold says no, fold makes %+q", b, text)
+		}
 		got := tok.Tokenize(b)
-		want := tok.Tokenize([]byte(invisible.Drop(string(b))))
+		folded := invisible.Drop(string(b))
+		if utf8.ValidString(folded) {
+			folded = norm.NFC.String(folded)
+		}
+		want := tok.Tokenize([]byte(folded))
 		if len(got) != len(want) {
-			t.Fatalf("%+q: %d tokens, %d without the invisible code points", b, len(got), len(want))
+			t.Fatalf("%+q: %d tokens, %d folded", b, len(got), len(want))
 		}
 		for i, g := range got {
 			w := want[i]
@@ -40,7 +50,11 @@ func TestTokenizeInvisible(t *testing.T) {
 			if g.Type == analysis.Double {
 				continue // a Hangul bigram across spaces spans them
 			}
-			if span := invisible.Drop(string(b[g.Start:g.End])); span != string(g.Term) {
+			span := invisible.Drop(string(b[g.Start:g.End]))
+			if utf8.ValidString(folded) {
+				span = norm.NFC.String(span)
+			}
+			if span != string(g.Term) {
 				t.Fatalf("%+q: token %+q spans %+q", b, g.Term, b[g.Start:g.End])
 			}
 		}

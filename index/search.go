@@ -324,13 +324,14 @@ type plan struct {
 // and "alpha \xff beta" found notes without "beta".) A holder receives
 // the same query: JSON would make the same replacement on the way.
 //
-// Invisible code points (see package invisible) are dropped from the text,
-// as the index folds them out of the notes' words.
+// Invisible code points (see package invisible) are dropped from the
+// text, and it is put in NFC, as the index folds the notes' words (see
+// fold).
 func validQuery(q Query) Query {
 	for _, s := range []*string{&q.Text, &q.Tag, &q.Agent, &q.Type} {
 		*s = strings.ToValidUTF8(*s, "\uFFFD")
 	}
-	q.Text = invisible.Drop(q.Text)
+	q.Text = norm.NFC.String(invisible.Drop(q.Text))
 	return q
 }
 
@@ -632,12 +633,13 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		if disk, _ := h.Fields["disk"].(string); disk != "" {
 			hit.Path = disk // as on disk, so it opens (an NFD name)
 		}
-		// Shown without invisible code points, as the snippet is: they
+		// Shown without invisible code points, as the snippet is (they
 		// hide text from the person reading and can carry instructions
-		// to an agent.
+		// to an agent), and in NFC.
 		hit.Title, _ = h.Fields["title"].(string)
 		hit.Heading, _ = h.Fields["heading"].(string)
-		hit.Title, hit.Heading = invisible.DropShown(hit.Title), invisible.DropShown(hit.Heading)
+		hit.Title = norm.NFC.String(invisible.DropShown(hit.Title))
+		hit.Heading = norm.NFC.String(invisible.DropShown(hit.Heading))
 		hit.Kind, _ = h.Fields["kind"].(string)
 		hit.Agent, _ = h.Fields["agent"].(string)
 		hit.Type, _ = h.Fields["type"].(string)

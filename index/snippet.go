@@ -179,7 +179,7 @@ func snippetText(sec []byte) string {
 	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
 		s = fenceRe.ReplaceAllString(s, "")
 	}
-	return invisible.DropShown(snippetMarkup.Replace(s))
+	return norm.NFC.String(invisible.DropShown(snippetMarkup.Replace(s)))
 }
 
 // propsText is the note's frontmatter as "key: value" lines, links as
@@ -202,7 +202,7 @@ func propsText(data []byte) string {
 			lines = append(lines, k+": "+v)
 		}
 	}
-	return invisible.DropShown(strings.Join(lines, "\n"))
+	return norm.NFC.String(invisible.DropShown(strings.Join(lines, "\n")))
 }
 
 // propertyDisplay is a property value as shown (links by their text).
