@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -41,6 +42,10 @@ const queryAnalyzerName = "nexus_query"
 // (The other way round needs nothing: 시간 and 초과 are in both.)
 const crossTokenizerName = "nexus_unicode_cross"
 
+// foldTokenizerName is the Unicode word tokenizer on folded text (see
+// fold), without the bigrams across spaces: the query analyzer's.
+const foldTokenizerName = "nexus_unicode_folded"
+
 // hangulFilterName splits the Hangul runs of a token (UAX #29 keeps a Korean
 // word with its particles, or "API를", as one word) into one token per
 // syllable typed Ideographic, which the CJK bigram filter then pairs up.
@@ -53,22 +58,50 @@ func init() {
 	registry.RegisterTokenizer(crossTokenizerName, func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) {
 		return crossTokenizer{unicodetok.NewUnicodeTokenizer()}, nil
 	})
+	registry.RegisterTokenizer(foldTokenizerName, func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) {
+		return foldTokenizer{unicodetok.NewUnicodeTokenizer()}, nil
+	})
 }
 
 type crossTokenizer struct{ words analysis.Tokenizer }
 
 func (c crossTokenizer) Tokenize(input []byte) analysis.TokenStream {
+	return foldedTokens(input, c.tokenize)
+}
+
+type foldTokenizer struct{ words analysis.Tokenizer }
+
+func (f foldTokenizer) Tokenize(input []byte) analysis.TokenStream {
+	return foldedTokens(input, func(text []byte) analysis.TokenStream {
+		ts, _ := words(f.words, text)
+		return ts
+	})
+}
+
+// foldedTokens is tokenize's tokens of input folded (see fold), their
+// offsets those of input.
+func foldedTokens(input []byte, tokenize func([]byte) analysis.TokenStream) analysis.TokenStream {
 	if !needsFold(input) {
-		return c.tokenize(input) // as nearly all text is
+		return tokenize(input) // as nearly all text is
 	}
 	text, start, end := fold(input)
-	ts := c.tokenize(text)
+	ts := tokenize(text)
 	for _, t := range ts {
 		if t.Start < t.End && t.End <= len(text) {
 			t.Start, t.End = start[t.Start], end[t.End-1]
 		}
 	}
 	return ts
+}
+
+// foldKey is a keyword as it is indexed and looked for (a tag, a property
+// key, a type): folded as text is (see fold) and lower-cased.
+func foldKey(s string) string {
+	s = invisible.Drop(s)
+	if utf8.ValidString(s) {
+		s = norm.NFC.String(s)
+	}
+	return strings.ToLower(s)
 }
 
 // needsFold reports whether fold would change input: whether it holds an
@@ -316,7 +349,7 @@ func addAnalyzer(m *mapping.IndexMappingImpl) error {
 	}
 	if err := m.AddCustomAnalyzer(queryAnalyzerName, map[string]any{
 		"type":          custom.Name,
-		"tokenizer":     unicodetok.Name,
+		"tokenizer":     foldTokenizerName,
 		"token_filters": chain,
 	}); err != nil {
 		return err

@@ -79,16 +79,17 @@ func logKind(rel string) string {
 func buildDocs(rel, disk string, n *markdown.Note, mtime time.Time) []doc {
 	kind := KindNote
 	props, kv := propFields(n.Props)
+	tags := foldKeys(n.Tags)
 	base := doc{
 		Path:    rel,
 		Props:   props,
 		PropKV:  kv,
 		Title:   n.Title,
 		Aliases: strings.Join(n.Aliases, "\n"),
-		Tags:    n.Tags,
-		TagText: strings.Join(n.Tags, " "),
+		Tags:    tags,
+		TagText: strings.Join(tags, " "),
 		Agent:   propString(n.Props, "agent", "author"),
-		Type:    strings.ToLower(propString(n.Props, "type")),
+		Type:    foldKey(propString(n.Props, "type")),
 		Kind:    kind,
 		Date:    propTime(n.Props, "updated", "date", "created"),
 	}
@@ -175,7 +176,7 @@ func propFields(props map[string]any) (text string, kv []string) {
 	}
 	for _, k := range keys {
 		v := markdown.PropertyText(props[k])
-		lk := strings.ToLower(strings.TrimSpace(k))
+		lk := foldKey(strings.TrimSpace(k))
 		if lk == "" {
 			continue
 		}
@@ -188,6 +189,21 @@ func propFields(props map[string]any) (text string, kv []string) {
 		}
 	}
 	return strings.Join(texts, "\n"), kv
+}
+
+// foldKeys is foldKey of each of keys, which it leaves as they are when
+// folding changes none.
+func foldKeys(keys []string) []string {
+	for i, k := range keys {
+		if f := foldKey(k); f != k {
+			out := slices.Clone(keys)
+			for j := i; j < len(out); j++ {
+				out[j] = foldKey(out[j])
+			}
+			return out
+		}
+	}
+	return keys
 }
 
 // group cuts sections into runs that start at each heading of level 1..max

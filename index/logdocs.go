@@ -135,13 +135,14 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 func logDocs(rel, disk string, e *livelog.Entry, n *markdown.Note, shift int, mtime time.Time) []doc {
 	kind := logKind(rel)
 	props, kv := propFields(n.Props)
+	tags := foldKeys(n.Tags)
 	base := doc{
 		Path:    rel,
 		Props:   props,
 		PropKV:  kv,
 		Title:   n.Title,
-		Tags:    n.Tags,
-		TagText: strings.Join(n.Tags, " "),
+		Tags:    tags,
+		TagText: strings.Join(tags, " "),
 		Kind:    kind,
 		Type:    kind,
 		Date:    mtime.UTC(),

@@ -416,12 +416,12 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		}
 	}
 	for _, t := range append(p.types, q.Type) {
-		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+		if t = foldKey(strings.TrimSpace(t)); t != "" {
 			term("type", t)
 		}
 	}
 	for _, t := range append(p.tags, q.Tag) {
-		if t = strings.ToLower(strings.Trim(strings.TrimSpace(t), "#")); t != "" {
+		if t = foldKey(strings.Trim(strings.TrimSpace(t), "#")); t != "" {
 			// As in Obsidian, a tag matches its nested tags too: infra
 			// finds #infra/deploy.
 			exact := bleve.NewTermQuery(t)
