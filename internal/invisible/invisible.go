@@ -125,10 +125,13 @@ func Drop(s string) string {
 	return b.String()
 }
 
-// DropShown is Drop for text shown to a person or an agent: it keeps the
-// zero-width joiners and variation selectors that follow a symbol, which
-// draw emoji sequences (👩‍💻, ❤️), and drops every other invisible code
-// point, the tag characters always.
+// DropShown is Drop for text shown to a person or an agent, but for what
+// draws emoji (👩‍💻, ❤️): it keeps one emoji or text presentation
+// selector (U+FE0F, U+FE0E) right after a symbol, and a zero-width joiner
+// between a symbol (or its selector) and the next symbol. Nothing else
+// invisible is kept, so at most two invisible code points follow a
+// visible one, and a payload hidden in selectors or tag characters after
+// an emoji is dropped with the rest.
 func DropShown(s string) string {
 	i := Index(s)
 	if i < 0 {
@@ -137,18 +140,37 @@ func DropShown(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	b.WriteString(s[:i])
-	prev, _ := utf8.DecodeLastRuneInString(s[:i])
-	emoji := unicode.In(prev, unicode.So, unicode.Sk)
+	const (
+		other    = iota
+		symbol   // the last code point written is a symbol
+		selected // ... a presentation selector after a symbol
+	)
+	state := other
+	if prev, _ := utf8.DecodeLastRuneInString(s[:i]); isSymbol(prev) {
+		state = symbol
+	}
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
+		keep := false
 		switch {
 		case !Is(r):
-			emoji = unicode.In(r, unicode.So, unicode.Sk)
+			keep, state = true, other
+			if isSymbol(r) {
+				state = symbol
+			}
+		case (r == '\ufe0f' || r == '\ufe0e') && state == symbol:
+			keep, state = true, selected
+		case r == '\u200d' && state != other && i+n < len(s):
+			if next, _ := utf8.DecodeRuneInString(s[i+n:]); isSymbol(next) && next != utf8.RuneError {
+				keep, state = true, other
+			}
+		}
+		if keep {
 			b.WriteString(s[i : i+n])
-		case emoji && (r == '\u200d' || unicode.Is(unicode.Variation_Selector, r)):
-			b.WriteString(s[i : i+n]) // an emoji sequence goes on
 		}
 		i += n
 	}
 	return b.String()
 }
+
+func isSymbol(r rune) bool { return unicode.In(r, unicode.So, unicode.Sk) }

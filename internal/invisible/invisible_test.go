@@ -61,6 +61,12 @@ func TestDrop(t *testing.T) {
 		{"tag \U000E0041\U000E0042 smuggled", "tag  smuggled", "tag  smuggled"},
 		{"coder 👩\u200d💻 here", "coder 👩💻 here", "coder 👩\u200d💻 here"},
 		{"love ❤\ufe0f\u200d🔥", "love ❤🔥", "love ❤\ufe0f\u200d🔥"},
+		{"😀\ufe00\ufe01\U000E0100\U000E0101 done", "😀 done", "😀 done"}, // a payload in selectors
+		{"😀\ufe0f\ufe0f\ufe0f", "😀", "😀\ufe0f"},
+		{"👩\u200d\u200d💻", "👩💻", "👩\u200d💻"},
+		{"👩\u200d", "👩", "👩"},
+		{"👩\u200da", "👩a", "👩a"},
+		{"😀\U000E0041x", "😀x", "😀x"},
 		{"a\u200db", "ab", "ab"}, // a joiner between letters is dropped
 		{"1\ufe0f\u20e3", "1\u20e3", "1\u20e3"},
 		{"\u202eevil\u202c", "evil", "evil"},
