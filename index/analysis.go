@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -152,8 +151,9 @@ func hangulSyllables(run []byte) bool {
 // and end in input, so a token of text spans its whole word in input.
 // (A filter that later splits a token, into Hangul syllables say, counts
 // within its term, and its offsets miss what folding changed inside the
-// word; only the snippets read offsets, and their text is folded too,
-// see snippetText.) Invalid UTF-8 is left as it is, and not normalised.
+// word, and may even pass the end of input; only the snippets read
+// offsets, within bounds, and their text is folded already, see
+// snippetText.) Invalid UTF-8 is left as it is, and not normalised.
 func fold(input []byte) (text []byte, start, end []int) {
 	text = make([]byte, 0, len(input))
 	at := make([]int, 0, len(input)) // at[k]: the offset in input of text[k]
@@ -176,19 +176,25 @@ func fold(input []byte) (text []byte, start, end []int) {
 	}
 	nfc := make([]byte, 0, len(text))
 	start, end = start[:0:0], end[:0:0]
-	var it norm.Iter
-	it.Init(norm.NFC, text)
-	for p0 := 0; !it.Done(); {
-		seg := it.Next()
-		p1 := it.Pos()
-		nfc = append(nfc, seg...)
-		if bytes.Equal(seg, text[p0:p1]) {
+	// NFC is that of each piece between two boundaries (where nothing
+	// composes across), so each piece's bytes come from its own source.
+	for p0 := 0; p0 < len(text); {
+		p1 := p0 + norm.NFC.NextBoundary(text[p0:], true)
+		if p1 <= p0 {
+			p1 = len(text)
+		}
+		piece := text[p0:p1]
+		if norm.NFC.IsNormal(piece) {
+			nfc = append(nfc, piece...)
 			for _, a := range at[p0:p1] {
 				start, end = append(start, a), append(end, a+1)
 			}
 		} else {
-			// Composed: each byte of it comes from all of its source.
-			for range seg {
+			// Composed or decomposed: each byte of it comes from all
+			// of its source.
+			k := len(nfc)
+			nfc = norm.NFC.Append(nfc, piece...)
+			for range nfc[k:] {
 				start, end = append(start, at[p0]), append(end, at[p1-1]+1)
 			}
 		}

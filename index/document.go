@@ -101,7 +101,7 @@ func buildDocs(rel, disk string, n *markdown.Note, mtime time.Time) []doc {
 			base.Agent = m[1]
 		}
 	}
-	base.Agent = strings.ToLower(base.Agent)
+	base.Agent = foldKey(base.Agent)
 	if base.Date.IsZero() {
 		base.Date = mtime.UTC()
 	}
@@ -180,11 +180,14 @@ func propFields(props map[string]any) (text string, kv []string) {
 		if lk == "" {
 			continue
 		}
+		// Only the keys markdown reads as the title, aliases and tags
+		// are left out, as written (ti<U+00AD>tle is not the title).
+		own := ownFields[strings.ToLower(strings.TrimSpace(k))]
 		add(lk + ":")
 		for _, t := range analyzedTerms(v) {
 			add(lk + ":" + t)
 		}
-		if !ownFields[lk] && v != "" {
+		if !own && v != "" {
 			texts = append(texts, v)
 		}
 	}

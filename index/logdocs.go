@@ -181,7 +181,7 @@ func logDocs(rel, disk string, e *livelog.Entry, n *markdown.Note, shift int, mt
 		if !e.Time.IsZero() {
 			// livelog's header: TIME AGENT [CHANNEL/KIND] SUMMARY.
 			d.Date = e.Time.UTC()
-			d.Agent = strings.ToLower(e.Agent)
+			d.Agent = foldKey(e.Agent)
 			if e.Summary != "" {
 				d.Title = e.Summary
 			}
@@ -195,7 +195,7 @@ func logDocs(rel, disk string, e *livelog.Entry, n *markdown.Note, shift int, mt
 				}
 			}
 			if m := agentRe.FindStringSubmatch(head); m != nil {
-				d.Agent = strings.ToLower(m[1])
+				d.Agent = foldKey(m[1])
 			}
 		}
 		docs = append(docs, d)

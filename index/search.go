@@ -411,7 +411,7 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		filters = append(filters, t)
 	}
 	for _, a := range append(p.agents, q.Agent) {
-		if a = strings.ToLower(strings.TrimSpace(a)); a != "" {
+		if a = foldKey(strings.TrimSpace(a)); a != "" {
 			term("agent", a)
 		}
 	}
@@ -633,13 +633,8 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		if disk, _ := h.Fields["disk"].(string); disk != "" {
 			hit.Path = disk // as on disk, so it opens (an NFD name)
 		}
-		// Shown without invisible code points, as the snippet is (they
-		// hide text from the person reading and can carry instructions
-		// to an agent), and in NFC.
 		hit.Title, _ = h.Fields["title"].(string)
 		hit.Heading, _ = h.Fields["heading"].(string)
-		hit.Title = norm.NFC.String(invisible.DropShown(hit.Title))
-		hit.Heading = norm.NFC.String(invisible.DropShown(hit.Heading))
 		hit.Kind, _ = h.Fields["kind"].(string)
 		hit.Agent, _ = h.Fields["agent"].(string)
 		hit.Type, _ = h.Fields["type"].(string)
@@ -663,6 +658,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		if an != nil {
 			hit.Snippet = ix.snippet(an, terms, hit, data)
 		}
+		// Shown without invisible code points, as the snippet is (they
+		// hide text from the person reading and can carry instructions
+		// to an agent), and in NFC; after the quarantine check, which
+		// looks for them.
+		hit.Title = norm.NFC.String(invisible.DropShown(hit.Title))
+		hit.Heading = norm.NFC.String(invisible.DropShown(hit.Heading))
 		res.Hits = append(res.Hits, hit)
 	}
 	return res, nil
