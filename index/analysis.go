@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -103,8 +104,11 @@ func foldKey(s string) string {
 	return strings.ToLower(s)
 }
 
+// rightQuote is U+2019, the apostrophe of typography, which fold makes '.
+var rightQuote = []byte("\u2019")
+
 // needsFold reports whether fold would change input: whether it holds an
-// invisible code point or text not in NFC. Text is checked by its runs of
+// invisible code point, a typographic apostrophe or text not in NFC. Text is checked by its runs of
 // non-ASCII bytes (ASCII is NFC, and a combining mark after an ASCII
 // letter starts the next run, where the check sees it); a run of Hangul
 // syllables, most Korean words, is NFC without asking the tables.
@@ -119,7 +123,7 @@ func needsFold(input []byte) bool {
 			j++
 		}
 		run := input[i:j]
-		if !hangulSyllables(run) && (invisible.Index(run) >= 0 || norm.NFC.QuickSpan(run) != len(run)) {
+		if !hangulSyllables(run) && (invisible.Index(run) >= 0 || bytes.Contains(run, rightQuote) || norm.NFC.QuickSpan(run) != len(run)) {
 			return true
 		}
 		i = j
@@ -146,34 +150,40 @@ func hangulSyllables(run []byte) bool {
 // its invisible code points (see package invisible), so "de\u00adploy"
 // (a soft hyphen) is the word "deploy" and "back\u200bup" (a zero-width
 // space) "backup"; and in NFC, so a decomposed "배포" or "café" (typed or
-// pasted on macOS) is the word a query of the composed one looks for.
+// pasted on macOS) is the word a query of the composed one looks for; and
+// with the typographic apostrophe (U+2019) made ASCII, so "wasn’t" and
+// "O’Brien" are the words "wasn't" and "O'Brien" typed.
 // start[k] and end[k] are where the code points that made text[k] begin
 // and end in input, so a token of text spans its whole word in input.
 // (A filter that later splits a token, into Hangul syllables say, counts
 // within its term, and its offsets miss what folding changed inside the
 // word, and may even pass the end of input; only the snippets read
 // offsets, within bounds, and their text is folded already, see
-// snippetText.) Invalid UTF-8 is left as it is, and not normalised.
+// snippetText, or searched for both apostrophes, see bestWindow.) Invalid UTF-8 is left as it is, and not normalised.
 func fold(input []byte) (text []byte, start, end []int) {
 	text = make([]byte, 0, len(input))
-	at := make([]int, 0, len(input)) // at[k]: the offset in input of text[k]
+	start, end = make([]int, 0, len(input)), make([]int, 0, len(input))
 	for i := 0; i < len(input); {
 		r, n := utf8.DecodeRune(input[i:])
-		if !invisible.Is(r) {
+		switch {
+		case invisible.Is(r):
+		case r == '\u2019':
+			// The apostrophe as typography writes it (macOS and
+			// Obsidian's smart quotes): the word is the same.
+			text = append(text, '\'')
+			start, end = append(start, i), append(end, i+n)
+		default:
 			text = append(text, input[i:i+n]...)
 			for k := i; k < i+n; k++ {
-				at = append(at, k)
+				start, end = append(start, k), append(end, k+1)
 			}
 		}
 		i += n
 	}
-	start, end = at, make([]int, len(at))
-	for k, a := range at {
-		end[k] = a + 1
-	}
 	if !utf8.Valid(text) || norm.NFC.QuickSpan(text) == len(text) {
 		return text, start, end
 	}
+	from, to := start, end // of text's bytes
 	nfc := make([]byte, 0, len(text))
 	start, end = start[:0:0], end[:0:0]
 	// NFC is that of each piece between two boundaries (where nothing
@@ -186,16 +196,14 @@ func fold(input []byte) (text []byte, start, end []int) {
 		piece := text[p0:p1]
 		if norm.NFC.IsNormal(piece) {
 			nfc = append(nfc, piece...)
-			for _, a := range at[p0:p1] {
-				start, end = append(start, a), append(end, a+1)
-			}
+			start, end = append(start, from[p0:p1]...), append(end, to[p0:p1]...)
 		} else {
 			// Composed or decomposed: each byte of it comes from all
 			// of its source.
 			k := len(nfc)
 			nfc = norm.NFC.Append(nfc, piece...)
 			for range nfc[k:] {
-				start, end = append(start, at[p0]), append(end, at[p1-1]+1)
+				start, end = append(start, from[p0]), append(end, to[p1-1])
 			}
 		}
 		p0 = p1

@@ -236,13 +236,21 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 		if t == "" {
 			continue
 		}
-		for off, n := 0, 0; n < snippetScanCap; n++ {
-			k := strings.Index(lower[off:], t)
-			if k < 0 {
-				break
+		forms := []string{t}
+		if strings.Contains(t, "'") {
+			// The note may have the typographic apostrophe, which
+			// the index reads as ' (see fold).
+			forms = append(forms, strings.ReplaceAll(t, "'", "\u2019"))
+		}
+		for _, form := range forms {
+			for off, n := 0, 0; n < snippetScanCap; n++ {
+				k := strings.Index(lower[off:], form)
+				if k < 0 {
+					break
+				}
+				cands = append(cands, span{off + k, off + k + len(form), t})
+				off += k + len(form)
 			}
-			cands = append(cands, span{off + k, off + k + len(t), t})
-			off += k + len(t)
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].start < cands[j].start })
