@@ -107,8 +107,17 @@ func foldKey(s string) string {
 // rightQuote is U+2019, the apostrophe of typography, which fold makes '.
 var rightQuote = []byte("\u2019")
 
+// ligatures are the letters of the Latin ligatures U+FB00–U+FB06, as
+// fold writes them; ligatureLead starts their UTF-8 (and that of the rest
+// of the block up to U+FB3F, which fold leaves as it is).
+var (
+	ligatures    = [...]string{"ff", "fi", "fl", "ffi", "ffl", "st", "st"}
+	ligatureLead = []byte{0xEF, 0xAC}
+)
+
 // needsFold reports whether fold would change input: whether it holds an
-// invisible code point, a typographic apostrophe or text not in NFC. Text is checked by its runs of
+// invisible code point, a typographic apostrophe, a Latin ligature or text
+// not in NFC. Text is checked by its runs of
 // non-ASCII bytes (ASCII is NFC, and a combining mark after an ASCII
 // letter starts the next run, where the check sees it); a run of Hangul
 // syllables, most Korean words, is NFC without asking the tables.
@@ -123,7 +132,7 @@ func needsFold(input []byte) bool {
 			j++
 		}
 		run := input[i:j]
-		if !hangulSyllables(run) && (invisible.Index(run) >= 0 || bytes.Contains(run, rightQuote) || norm.NFC.QuickSpan(run) != len(run)) {
+		if !hangulSyllables(run) && (invisible.Index(run) >= 0 || bytes.Contains(run, rightQuote) || bytes.Contains(run, ligatureLead) || norm.NFC.QuickSpan(run) != len(run)) {
 			return true
 		}
 		i = j
@@ -152,7 +161,9 @@ func hangulSyllables(run []byte) bool {
 // space) "backup"; and in NFC, so a decomposed "배포" or "café" (typed or
 // pasted on macOS) is the word a query of the composed one looks for; and
 // with the typographic apostrophe (U+2019) made ASCII, so "wasn’t" and
-// "O’Brien" are the words "wasn't" and "O'Brien" typed.
+// "O’Brien" are the words "wasn't" and "O'Brien" typed; and with the Latin
+// ligatures (ﬁ, ﬂ) written as their letters, so "ﬁnancial" copied from a
+// PDF is "financial".
 // start[k] and end[k] are where the code points that made text[k] begin
 // and end in input, so a token of text spans its whole word in input.
 // (A filter that later splits a token, into Hangul syllables say, counts
@@ -172,6 +183,12 @@ func fold(input []byte) (text []byte, start, end []int) {
 			// Obsidian's smart quotes): the word is the same.
 			text = append(text, '\'')
 			start, end = append(start, i), append(end, i+n)
+		case r >= 0xFB00 && r <= 0xFB06:
+			// A Latin ligature (ﬁ, ﬂ, ﬃ: text copied from a PDF).
+			for _, c := range []byte(ligatures[r-0xFB00]) {
+				text = append(text, c)
+				start, end = append(start, i), append(end, i+n)
+			}
 		default:
 			text = append(text, input[i:i+n]...)
 			for k := i; k < i+n; k++ {

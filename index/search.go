@@ -327,13 +327,19 @@ type plan struct {
 // Invisible code points (see package invisible) are dropped from the
 // text, and it is put in NFC, as the index folds the notes' words (see
 // fold).
+//
+// Typographic double quotes (“a phrase”, „a phrase“, as macOS and phones
+// type them) quote a phrase as '"' does.
 func validQuery(q Query) Query {
 	for _, s := range []*string{&q.Text, &q.Tag, &q.Agent, &q.Type} {
 		*s = strings.ToValidUTF8(*s, "\uFFFD")
 	}
 	q.Text = norm.NFC.String(invisible.Drop(q.Text))
+	q.Text = smartQuotes.Replace(q.Text)
 	return q
 }
+
+var smartQuotes = strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u201e", `"`)
 
 // buildQuery compiles a Query. It returns a usage error (wrapping
 // vault.ErrInvalid) for a query that has nothing to look for.
