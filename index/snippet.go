@@ -179,7 +179,7 @@ func snippetText(sec []byte) string {
 	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
 		s = fenceRe.ReplaceAllString(s, "")
 	}
-	return norm.NFC.String(invisible.DropShown(snippetMarkup.Replace(s)))
+	return norm.NFC.String(invisible.DropShown(ligatureLetters.Replace(snippetMarkup.Replace(s))))
 }
 
 // propsText is the note's frontmatter as "key: value" lines, links as
@@ -204,6 +204,17 @@ func propsText(data []byte) string {
 	}
 	return norm.NFC.String(invisible.DropShown(strings.Join(lines, "\n")))
 }
+
+// ligatureLetters writes the Latin ligatures of text copied from a PDF as
+// their letters, as the index reads them (see fold), so that a snippet
+// finds and centres on "financial" in "ﬁnancial".
+var ligatureLetters = func() *strings.Replacer {
+	var pairs []string
+	for i, letters := range ligatures {
+		pairs = append(pairs, string(rune(0xFB00+i)), letters)
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 // propertyDisplay is a property value as shown (links by their text).
 func propertyDisplay(v any) string {
