@@ -78,28 +78,25 @@ func (f foldTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	})
 }
 
-// foldedTokens is tokenize's tokens of input folded (see fold), their
-// offsets those of input.
+// foldedTokens is tokenize's tokens of input folded (see fold). Their
+// offsets are those of the folded text, so that the filters after the
+// tokenizer (the CJK bigrams join two characters whose offsets touch)
+// see the text as a reader does; a caller that needs offsets in input
+// folds it itself and maps them back (see highlight).
 func foldedTokens(input []byte, tokenize func([]byte) analysis.TokenStream) analysis.TokenStream {
 	if !needsFold(input) {
 		return tokenize(input) // as nearly all text is
 	}
-	text, start, end := fold(input)
-	ts := tokenize(text)
-	for _, t := range ts {
-		if t.Start < t.End && t.End <= len(text) {
-			t.Start, t.End = start[t.Start], end[t.End-1]
-		}
-	}
-	return ts
+	text, _, _ := fold(input)
+	return tokenize(text)
 }
 
-// foldKey is a keyword as it is indexed and looked for (a tag, a property
-// key, a type): folded as text is (see fold) and lower-cased.
+// foldKey is a keyword as it is indexed and looked for (a tag, an agent,
+// a property key, a type): folded as text is (see fold) and lower-cased.
 func foldKey(s string) string {
-	s = invisible.Drop(s)
-	if utf8.ValidString(s) {
-		s = norm.NFC.String(s)
+	if b := []byte(s); needsFold(b) {
+		text, _, _ := fold(b)
+		s = string(text)
 	}
 	return strings.ToLower(s)
 }
@@ -165,12 +162,8 @@ func hangulSyllables(run []byte) bool {
 // ligatures (ﬁ, ﬂ) written as their letters, so "ﬁnancial" copied from a
 // PDF is "financial".
 // start[k] and end[k] are where the code points that made text[k] begin
-// and end in input, so a token of text spans its whole word in input.
-// (A filter that later splits a token, into Hangul syllables say, counts
-// within its term, and its offsets miss what folding changed inside the
-// word, and may even pass the end of input; only the snippets read
-// offsets, within bounds, and their text is folded already, see
-// snippetText, or searched for both apostrophes, see bestWindow.) Invalid UTF-8 is left as it is, and not normalised.
+// and end in input, so a token of text (any token, after every filter)
+// maps to the whole of its word in input. Invalid UTF-8 is left as it is, and not normalised.
 func fold(input []byte) (text []byte, start, end []int) {
 	text = make([]byte, 0, len(input))
 	start, end = make([]int, 0, len(input)), make([]int, 0, len(input))

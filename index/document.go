@@ -181,8 +181,9 @@ func propFields(props map[string]any) (text string, kv []string) {
 			continue
 		}
 		// Only the keys markdown reads as the title, aliases and tags
-		// are left out, as written (ti<U+00AD>tle is not the title).
-		own := ownFields[strings.ToLower(strings.TrimSpace(k))]
+		// are left out, exactly as written (Title and ti<U+00AD>tle are
+		// not the title).
+		own := ownFields[k]
 		add(lk + ":")
 		for _, t := range analyzedTerms(v) {
 			add(lk + ":" + t)

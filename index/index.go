@@ -16,8 +16,9 @@ import (
 
 // schemaVersion changes whenever the mapping, the document model or the
 // terms text analysis makes do; an index of another version is rebuilt on
-// open. (10: words are folded: no invisible code points, NFC.)
-const schemaVersion = 10
+// open. (11: words are folded: no invisible code points, NFC, ' for ’,
+// ligatures as letters.)
+const schemaVersion = 11
 
 const (
 	bleveSubdir  = "bleve"

@@ -990,4 +990,13 @@ func TestInvisibleNotShown(t *testing.T) {
 	if h.Title != "Secret Plan" || h.Heading != "Step one of the quetzal" {
 		t.Errorf("title %+q, heading %+q: want them without invisible code points", h.Title, h.Heading)
 	}
+	// A note with no text shows its title as the snippet.
+	writeFile(t, v, "notes/Ze\u200bbra\U000E0041\U000E0042.md", "<!-- nothing here -->\n")
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res = mustSearch(t, ix, Query{Text: "zebra"})
+	if len(res.Hits) != 1 || res.Hits[0].Title != "Zebra" || res.Hits[0].Snippet != "**Zebra**" {
+		t.Errorf("hits %+v: want the title and snippet Zebra, without invisible code points", res.Hits)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/document"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/index/indextest"
 	"github.com/nexus-memory/nexus/vault"
@@ -466,6 +467,11 @@ func FuzzAllFieldFromParts(f *testing.F) {
 	f.Add("배포", "시간", "초과 배포", "東京", "ｶﾀ", "the cat's")
 	f.Add("a", "", "", "", "", "b c")
 	f.Add("the", "of", "", "", "Ｆｕｌｌ", "the a backup of the the restore ﾃｽﾄ running")
+	// Once analysed whole into terms that span two parts: a CJK character
+	// NFC makes longer, and a decomposed tag before a half-width kana.
+	f.Add("", "", "\ufa6c", "中", "", "")
+	f.Add("", "", "\u0958e\u0301\u11a8", "'ｶ", "", "")
+	f.Add("de\u00adploy", "O\u2019Brien", "", "ﬁle", "", norm.NFD.String("배포 완료"))
 	f.Fuzz(func(t *testing.T, title, aliases, tags, props, headings, body string) {
 		shared, direct, _ := allFreqs(t, allDoc(title, aliases, tags, props, headings, body))
 		if shared != direct {

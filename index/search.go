@@ -661,15 +661,15 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 				continue
 			}
 		}
-		if an != nil {
-			hit.Snippet = ix.snippet(an, terms, hit, data)
-		}
 		// Shown without invisible code points, as the snippet is (they
 		// hide text from the person reading and can carry instructions
 		// to an agent), and in NFC; after the quarantine check, which
-		// looks for them.
+		// looks for them, and before the snippet, which may be the title.
 		hit.Title = norm.NFC.String(invisible.DropShown(hit.Title))
 		hit.Heading = norm.NFC.String(invisible.DropShown(hit.Heading))
+		if an != nil {
+			hit.Snippet = ix.snippet(an, terms, hit, data)
+		}
 		res.Hits = append(res.Hits, hit)
 	}
 	return res, nil

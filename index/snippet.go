@@ -202,7 +202,7 @@ func propsText(data []byte) string {
 			lines = append(lines, k+": "+v)
 		}
 	}
-	return norm.NFC.String(invisible.DropShown(strings.Join(lines, "\n")))
+	return norm.NFC.String(invisible.DropShown(ligatureLetters.Replace(strings.Join(lines, "\n"))))
 }
 
 // ligatureLetters writes the Latin ligatures of text copied from a PDF as
@@ -337,9 +337,20 @@ func highlight(an analysis.Analyzer, terms map[string]bool, win string) string {
 		return win
 	}
 	src := []byte(win)
+	// The analyzer's offsets are those of the folded text: fold the
+	// window here too, to map them back to it.
+	text, start, end := src, []int(nil), []int(nil)
+	if needsFold(src) {
+		text, start, end = fold(src)
+	}
 	var hits [][2]int // byte spans of matching terms
-	for _, t := range an.Analyze(src) {
-		if terms[string(t.Term)] && t.Start >= 0 && t.End <= len(src) && t.Start < t.End {
+	for _, t := range an.Analyze(text) {
+		if !terms[string(t.Term)] || t.Start < 0 || t.End > len(text) || t.Start >= t.End {
+			continue
+		}
+		if start != nil {
+			hits = append(hits, [2]int{start[t.Start], end[t.End-1]})
+		} else {
 			hits = append(hits, [2]int{t.Start, t.End})
 		}
 	}
