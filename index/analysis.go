@@ -94,11 +94,16 @@ func foldedTokens(input []byte, tokenize func([]byte) analysis.TokenStream) anal
 // foldKey is a keyword as it is indexed and looked for (a tag, an agent,
 // a property key, a type): folded as text is (see fold) and lower-cased.
 func foldKey(s string) string {
+	return strings.ToLower(foldString(s))
+}
+
+// foldString is s folded (see fold).
+func foldString(s string) string {
 	if b := []byte(s); needsFold(b) {
 		text, _, _ := fold(b)
-		s = string(text)
+		return string(text)
 	}
-	return strings.ToLower(s)
+	return s
 }
 
 // rightQuote is U+2019, the apostrophe of typography, which fold makes '.

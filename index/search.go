@@ -19,7 +19,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/index/holder"
-	"github.com/nexus-memory/nexus/internal/invisible"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -324,9 +323,8 @@ type plan struct {
 // and "alpha \xff beta" found notes without "beta".) A holder receives
 // the same query: JSON would make the same replacement on the way.
 //
-// Invisible code points (see package invisible) are dropped from the
-// text, and it is put in NFC, as the index folds the notes' words (see
-// fold).
+// The text is then folded as the index folds the notes' words (see fold),
+// so that its filters (prop:KEY, tag:) compare as the index does.
 //
 // Typographic double quotes (“a phrase”, „a phrase“, as macOS and phones
 // type them) quote a phrase as '"' does.
@@ -334,8 +332,7 @@ func validQuery(q Query) Query {
 	for _, s := range []*string{&q.Text, &q.Tag, &q.Agent, &q.Type} {
 		*s = strings.ToValidUTF8(*s, "\uFFFD")
 	}
-	q.Text = norm.NFC.String(invisible.Drop(q.Text))
-	q.Text = smartQuotes.Replace(q.Text)
+	q.Text = smartQuotes.Replace(foldString(q.Text))
 	return q
 }
 
@@ -665,8 +662,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		// hide text from the person reading and can carry instructions
 		// to an agent), and in NFC; after the quarantine check, which
 		// looks for them, and before the snippet, which may be the title.
-		hit.Title = norm.NFC.String(invisible.DropShown(hit.Title))
-		hit.Heading = norm.NFC.String(invisible.DropShown(hit.Heading))
+		hit.Title, hit.Heading = shownText(hit.Title), shownText(hit.Heading)
 		if an != nil {
 			hit.Snippet = ix.snippet(an, terms, hit, data)
 		}

@@ -179,7 +179,7 @@ func snippetText(sec []byte) string {
 	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
 		s = fenceRe.ReplaceAllString(s, "")
 	}
-	return norm.NFC.String(invisible.DropShown(ligatureLetters.Replace(snippetMarkup.Replace(s))))
+	return shownText(snippetMarkup.Replace(s))
 }
 
 // propsText is the note's frontmatter as "key: value" lines, links as
@@ -202,7 +202,14 @@ func propsText(data []byte) string {
 			lines = append(lines, k+": "+v)
 		}
 	}
-	return norm.NFC.String(invisible.DropShown(ligatureLetters.Replace(strings.Join(lines, "\n"))))
+	return shownText(strings.Join(lines, "\n"))
+}
+
+// shownText is text as a hit shows it (its title, heading and snippet):
+// without invisible code points but for those that draw emoji (see
+// invisible.DropShown), ligatures as their letters, in NFC.
+func shownText(s string) string {
+	return norm.NFC.String(invisible.DropShown(ligatureLetters.Replace(s)))
 }
 
 // ligatureLetters writes the Latin ligatures of text copied from a PDF as
