@@ -23,7 +23,8 @@ import (
 // analyzerName is the text analysis of every text field: Unicode word
 // breaking, width and case folding, Korean split into syllables, CJK
 // bigrams (so 배포 is found inside 배포를 and 배포가), English possessives,
-// stop words and Snowball stemming. Two Hangul words separated only by
+// stop words, Latin and Greek accents removed (see accentFilterName) and
+// Snowball stemming. Two Hangul words separated only by
 // spaces also give the bigram of the last syllable of the first and the
 // first of the second (see crossTokenizerName).
 const analyzerName = "nexus"
@@ -118,8 +119,8 @@ var (
 )
 
 // needsFold reports whether fold would change input: whether it holds an
-// invisible code point, a typographic apostrophe, a Latin ligature or text
-// not in NFC. Text is checked by its runs of
+// invisible code point, a typographic apostrophe, a Latin ligature, a
+// letter lowerShrinking changes, text not in NFC or invalid UTF-8. Text is checked by its runs of
 // non-ASCII bytes (ASCII is NFC, and a combining mark after an ASCII
 // letter starts the next run, where the check sees it); a run of Hangul
 // syllables, most Korean words, is NFC without asking the tables.
@@ -134,7 +135,7 @@ func needsFold(input []byte) bool {
 			j++
 		}
 		run := input[i:j]
-		if !hangulSyllables(run) && (invisible.Index(run) >= 0 || bytes.Contains(run, rightQuote) || bytes.Contains(run, ligatureLead) || norm.NFC.QuickSpan(run) != len(run)) {
+		if !hangulSyllables(run) && (!utf8.Valid(run) || invisible.Index(run) >= 0 || bytes.Contains(run, rightQuote) || bytes.Contains(run, ligatureLead) || mayShrinkLower(run) || norm.NFC.QuickSpan(run) != len(run)) {
 			return true
 		}
 		i = j
@@ -165,16 +166,25 @@ func hangulSyllables(run []byte) bool {
 // with the typographic apostrophe (U+2019) made ASCII, so "wasn’t" and
 // "O’Brien" are the words "wasn't" and "O'Brien" typed; and with the Latin
 // ligatures (ﬁ, ﬂ) written as their letters, so "ﬁnancial" copied from a
-// PDF is "financial".
+// PDF is "financial"; and with İ and the few other letters whose lower
+// case is shorter lower-cased (see lowerShrinking).
 // start[k] and end[k] are where the code points that made text[k] begin
 // and end in input, so a token of text (any token, after every filter)
-// maps to the whole of its word in input. Invalid UTF-8 is left as it is, and not normalised.
+// maps to the whole of its word in input. An invalid byte is U+FFFD.
 func fold(input []byte) (text []byte, start, end []int) {
 	text = make([]byte, 0, len(input))
 	start, end = make([]int, 0, len(input)), make([]int, 0, len(input))
 	for i := 0; i < len(input); {
 		r, n := utf8.DecodeRune(input[i:])
 		switch {
+		case r == utf8.RuneError && n == 1:
+			// An invalid byte (the notes' text never has them:
+			// markdown.Parse replaces them) is U+FFFD, so that
+			// dropping a code point between two cannot join them.
+			text = append(text, "\uFFFD"...)
+			for range 3 {
+				start, end = append(start, i), append(end, i+1)
+			}
 		case invisible.Is(r):
 		case r == '\u2019':
 			// The apostrophe as typography writes it (macOS and
@@ -195,14 +205,25 @@ func fold(input []byte) (text []byte, start, end []int) {
 		}
 		i += n
 	}
-	if !utf8.Valid(text) || norm.NFC.QuickSpan(text) == len(text) {
-		return text, start, end
+	text, start, end = nfcSpans(text, start, end)
+	if mayShrinkLower(text) {
+		// Lower-casing İ makes i, which may compose with the marks
+		// after it.
+		text, start, end = nfcSpans(lowerShrinking(text, start, end))
 	}
-	from, to := start, end // of text's bytes
-	nfc := make([]byte, 0, len(text))
-	start, end = start[:0:0], end[:0:0]
-	// NFC is that of each piece between two boundaries (where nothing
-	// composes across), so each piece's bytes come from its own source.
+	return text, start, end
+}
+
+// nfcSpans is text in NFC, with the source spans of its bytes (from and
+// to are those of text's). NFC is that of each piece between two
+// boundaries (where nothing composes across), so each piece's bytes come
+// from its own source.
+func nfcSpans(text []byte, from, to []int) (nfc []byte, start, end []int) {
+	if norm.NFC.QuickSpan(text) == len(text) {
+		return text, from, to
+	}
+	nfc = make([]byte, 0, len(text))
+	start, end = make([]int, 0, len(text)), make([]int, 0, len(text))
 	for p0 := 0; p0 < len(text); {
 		p1 := p0 + norm.NFC.NextBoundary(text[p0:], true)
 		if p1 <= p0 {
@@ -224,6 +245,51 @@ func fold(input []byte) (text []byte, start, end []int) {
 		p0 = p1
 	}
 	return nfc, start, end
+}
+
+// lowerShrinking is text (with its source spans) with each letter whose
+// lower case is shorter in UTF-8 lower-cased: the Turkish İ (i), ẞ (ß) and
+// a few Latin capitals of the U+2C60 and U+A780 blocks. bleve's
+// lower-casing garbles such a letter and the rest of its word into
+// invalid UTF-8 ("İstanbul" was the term "i\xb0stanbu"), so they are
+// lower-cased before it runs. It runs after NFC, which makes İ of a
+// decomposed I and dot.
+func lowerShrinking(text []byte, start, end []int) ([]byte, []int, []int) {
+	out := make([]byte, 0, len(text))
+	from, to := start, end
+	start, end = make([]int, 0, len(text)), make([]int, 0, len(text))
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRune(text[i:])
+		if l := unicode.ToLower(r); r >= utf8.RuneSelf && utf8.RuneLen(l) < n {
+			k := len(out)
+			out = utf8.AppendRune(out, l)
+			for range out[k:] {
+				start, end = append(start, from[i]), append(end, to[i+n-1])
+			}
+		} else {
+			out = append(out, text[i:i+n]...)
+			start, end = append(start, from[i:i+n]...), append(end, to[i:i+n]...)
+		}
+		i += n
+	}
+	return out, start, end
+}
+
+// mayShrinkLower reports whether b may hold a letter whose lower case is
+// shorter in UTF-8 (TestMayShrinkLower holds it to every code point), by
+// the first bytes of their UTF-8.
+func mayShrinkLower(b []byte) bool {
+	for i := 0; i+1 < len(b); i++ {
+		switch c, d := b[i], b[i+1]; {
+		case c == 0xC4 && d == 0xB0: // İ
+			return true
+		case c == 0xE1 && d == 0xBA && i+2 < len(b) && b[i+2] == 0x9E: // ẞ
+			return true
+		case c == 0xE2 && (d == 0x84 || d == 0xB1), c == 0xEA && (d == 0x9E || d == 0x9F):
+			return true
+		}
+	}
+	return false
 }
 
 func (c crossTokenizer) tokenize(input []byte) analysis.TokenStream {
@@ -367,6 +433,10 @@ func addAnalyzer(m *mapping.IndexMappingImpl) error {
 		cjk.BigramName,
 		en.PossessiveName,
 		en.StopName,
+		// After the stop words, which are all ASCII: "thé" and the
+		// Vietnamese "ăn" are words, not "the" and "an". After the
+		// Hangul split, whose offsets need terms as long as their text.
+		accentFilterName,
 		en.SnowballStemmerName,
 	}
 	if err := m.AddCustomAnalyzer(analyzerName, map[string]any{

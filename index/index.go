@@ -17,8 +17,9 @@ import (
 // schemaVersion changes whenever the mapping, the document model or the
 // terms text analysis makes do; an index of another version is rebuilt on
 // open. (11: words are folded: no invisible code points, NFC, ' for ’,
-// ligatures as letters.)
-const schemaVersion = 11
+// ligatures as letters. 12: Latin and Greek accents removed
+// from terms; İ lower-cased before bleve garbles it.)
+const schemaVersion = 12
 
 const (
 	bleveSubdir  = "bleve"

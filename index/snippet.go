@@ -248,7 +248,7 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 		start, end int
 		term       string
 	}
-	lower := lowerSameLength(text)
+	lower, at := searchText(text)
 	var cands []span
 	for t := range terms {
 		if t == "" {
@@ -266,7 +266,7 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 				if k < 0 {
 					break
 				}
-				cands = append(cands, span{off + k, off + k + len(form), t})
+				cands = append(cands, span{at.src(off + k), at.src(off + k + len(form)), t})
 				off += k + len(form)
 			}
 		}
@@ -310,9 +310,11 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 	return text[start:end], start, end, found
 }
 
-// lowerSameLength lower-cases s rune by rune where that keeps the rune's
-// UTF-8 length, so byte offsets into the result are offsets into s.
-func lowerSameLength(s string) string {
+// searchText is s as the snippet looks for terms in it: lower-cased rune
+// by rune where that keeps the rune's UTF-8 length, and without the
+// accents of Latin and Greek letters, which terms have lost (see
+// accentFilterName); at maps its offsets back to s (nil: they are s's).
+func searchText(s string) (text string, at offsetMap) {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -321,17 +323,34 @@ func lowerSameLength(s string) string {
 		}
 	}
 	if ascii {
-		return strings.ToLower(s)
+		return strings.ToLower(s), nil
 	}
 	b := make([]byte, 0, len(s))
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
 		l := unicode.ToLower(r)
-		if utf8.RuneLen(l) != utf8.RuneLen(r) {
+		if utf8.RuneLen(l) != n {
 			l = r
 		}
-		b = utf8.AppendRune(b, l)
+		if l == r {
+			b = append(b, s[i:i+n]...) // invalid bytes too, as they are
+		} else {
+			b = utf8.AppendRune(b, l)
+		}
+		i += n
 	}
-	return string(b)
+	if mayHaveAccent(b) {
+		b, at = unaccentAt(b, true)
+	}
+	return string(b), at
 }
 
 // snippetWords splits a window into words the way the index does
