@@ -129,7 +129,8 @@ func checkUnaccent(t *testing.T, b []byte) {
 }
 
 // BenchmarkAccents is the text analysis of every text field with the
-// accent filter and without it (and the scan for accents alone), on the generated vault's text (English
+// accent filter and without it (and the scans for accents and unspaced
+// scripts alone), on the generated vault's text (English
 // and Korean: the filter only scans) and on French and Vietnamese text
 // (where it rewrites a word in three or four).
 func BenchmarkAccents(b *testing.B) {
@@ -167,13 +168,14 @@ func BenchmarkAccents(b *testing.B) {
 		data []byte
 	}{{"vault", vault}, {"accented", accented}} {
 		paragraphs := bytes.Split(text.data, []byte("\n\n"))
-		// The scan every text field now pays for accents (on each
-		// term, here on the whole text).
+		// The two scans every text field now pays: for accents (on
+		// each term, here on the whole text) and for Thai and the
+		// other unspaced scripts.
 		b.Run(text.name+"/scans", func(b *testing.B) {
 			b.SetBytes(int64(len(text.data)))
 			for b.Loop() {
 				for _, p := range paragraphs {
-					if mayHaveAccent(p) && len(p) < 0 {
+					if mayHaveAccent(p) == mayBeUnspaced(p) && len(p) < 0 {
 						b.Fatal()
 					}
 				}

@@ -74,7 +74,10 @@ type foldTokenizer struct{ words analysis.Tokenizer }
 
 func (f foldTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	return foldedTokens(input, func(text []byte) analysis.TokenStream {
-		ts, _ := words(f.words, text)
+		ts, ascii := words(f.words, text)
+		if !ascii {
+			ts = withUnspaced(text, ts)
+		}
 		return ts
 	})
 }
@@ -297,6 +300,7 @@ func (c crossTokenizer) tokenize(input []byte) analysis.TokenStream {
 	if ascii {
 		return ts // no Hangul: no cross tokens
 	}
+	ts = withUnspaced(input, ts)
 	var out analysis.TokenStream
 	for i, t := range ts {
 		if i > 0 {

@@ -18,7 +18,7 @@ import (
 // terms text analysis makes do; an index of another version is rebuilt on
 // open. (11: words are folded: no invisible code points, NFC, ' for ’,
 // ligatures as letters. 12: Latin and Greek accents removed
-// from terms; İ lower-cased before bleve garbles it.)
+// from terms; Thai, Lao, Khmer and Myanmar read in pairs of letters.)
 const schemaVersion = 12
 
 const (

@@ -385,7 +385,7 @@ func highlight(an analysis.Analyzer, terms map[string]bool, win string) string {
 	}
 	var b strings.Builder
 	pos := 0
-	for _, w := range snippetWords.Tokenize(src) {
+	for _, w := range withUnspaced(src, snippetWords.Tokenize(src)) {
 		if w.Start < pos {
 			continue
 		}
