@@ -173,13 +173,15 @@ func BenchmarkAccents(b *testing.B) {
 		// other unspaced scripts.
 		b.Run(text.name+"/scans", func(b *testing.B) {
 			b.SetBytes(int64(len(text.data)))
+			n := 0
 			for b.Loop() {
 				for _, p := range paragraphs {
-					if mayHaveAccent(p) == mayBeUnspaced(p) && len(p) < 0 {
-						b.Fatal()
+					if mayHaveAccent(p) || mayBeUnspaced(p) {
+						n++
 					}
 				}
 			}
+			b.ReportMetric(float64(n)/float64(b.N), "hits/op")
 		})
 		for _, an := range []string{analyzerName, "bench_no_accents"} {
 			a := m.AnalyzerNamed(an)
