@@ -2,10 +2,7 @@ package index
 
 import (
 	"bytes"
-	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -16,8 +13,6 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"golang.org/x/text/unicode/norm"
-
-	"github.com/nexus-memory/nexus/index/indextest"
 )
 
 func TestUnaccent(t *testing.T) {
@@ -134,22 +129,7 @@ func checkUnaccent(t *testing.T, b []byte) {
 // and Korean: the filter only scans) and on French and Vietnamese text
 // (where it rewrites a word in three or four).
 func BenchmarkAccents(b *testing.B) {
-	dir := b.TempDir()
-	if _, err := indextest.Generate(dir, indextest.Options{Notes: 300, Seed: 5}); err != nil {
-		b.Fatal(err)
-	}
-	var vault []byte
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(path, ".md") {
-			data, err := os.ReadFile(path)
-			vault = append(vault, data...)
-			return err
-		}
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	vault := benchVaultText(b)
 	accented := []byte(strings.Repeat("Le comité a révisé le budget de l'été et la réunion a été reportée à février. "+
 		"Tiếng Việt có sáu thanh điệu và nhiều nguyên âm được viết với dấu.\n\n", 2000))
 	m, err := newMapping()

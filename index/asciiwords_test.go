@@ -85,10 +85,9 @@ func FuzzWords(f *testing.F) {
 	f.Fuzz(checkWords)
 }
 
-// BenchmarkWords compares words with bleve's tokenizer on the generated
-// vault's notes (English with Korean sentences among it), and with the
-// index's whole tokenizer.
-func BenchmarkWords(b *testing.B) {
+// benchVaultText is the text of the notes of a generated 300-note vault
+// (English with Korean sentences among it), end to end.
+func benchVaultText(b *testing.B) []byte {
 	dir := b.TempDir()
 	if _, err := indextest.Generate(dir, indextest.Options{Notes: 300, Seed: 5}); err != nil {
 		b.Fatal(err)
@@ -105,6 +104,14 @@ func BenchmarkWords(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return text
+}
+
+// BenchmarkWords compares words with bleve's tokenizer on the generated
+// vault's notes (English with Korean sentences among it), and with the
+// index's whole tokenizer.
+func BenchmarkWords(b *testing.B) {
+	text := benchVaultText(b)
 	paragraphs := bytes.Split(text, []byte("\n\n"))
 	tok := unicodetok.NewUnicodeTokenizer()
 	for _, bc := range []struct {
