@@ -18,8 +18,9 @@ import (
 // terms text analysis makes do; an index of another version is rebuilt on
 // open. (11: words are folded: no invisible code points, NFC, ' for ’,
 // ligatures as letters. 12: Latin and Greek accents removed
-// from terms; Thai, Lao, Khmer and Myanmar read in pairs of letters.)
-const schemaVersion = 12
+// from terms; Thai, Lao, Khmer and Myanmar read in pairs of letters.
+// 13: a tag is composed before it is lower-cased, so a decomposed İ is i.)
+const schemaVersion = 13
 
 const (
 	bleveSubdir  = "bleve"

@@ -16,6 +16,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -146,7 +147,10 @@ func firstLine(s string) string {
 }
 
 // normTag strips "#" and lower-cases; it returns "" for something that is not
-// a tag (empty, digits only, or holding a character tags cannot hold).
+// a tag (empty, digits only, or holding a character tags cannot hold). It
+// composes (NFC) before it lower-cases: lower-casing I and a combining dot
+// gives i and the dot, which nothing composes back, while the composed İ
+// lower-cases to i, as a query for the tag does.
 func normTag(t string) string {
 	t = strings.TrimPrefix(strings.TrimSpace(t), "#")
 	t = strings.Trim(t, "/")
@@ -165,7 +169,7 @@ func normTag(t string) string {
 	if digits {
 		return ""
 	}
-	return strings.ToLower(t)
+	return strings.ToLower(norm.NFC.String(t))
 }
 
 // isTagRune reports whether r may be part of a tag: a letter, digit or

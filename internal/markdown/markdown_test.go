@@ -115,6 +115,8 @@ func TestObsidianSyntax(t *testing.T) {
 	}{
 		{name: "emoji tags", src: "---\ntags: [🌲, \"#🍎/red\"]\n---\nRead #📚 and #👩‍💻 and #a❤️b, not #,x\n",
 			tags: []string{"🌲", "🍎/red", "📚", "👩‍💻", "a❤️b"}},
+		{name: "decomposed tags are composed before lower case", src: "---\ntags: [I\u0307negöl]\n---\n#I\u0307zmir #cre\u0302pe\n",
+			tags: []string{"inegöl", "izmir", "crêpe"}},
 		{name: "ASCII symbols end a tag", src: "#a+b #c=d #e|f\n", tags: []string{"a", "c", "e"}},
 		{name: "BOM before frontmatter", src: "\ufeff---\ntitle: T\ntags: [x]\n---\nbody\n", title: "T", tags: []string{"x"}, wantProp: "title", text: "body"},
 		{name: "block ids", src: "A fact ^abc-1\n\n- item\n\n^list-id\n", text: "A fact", notText: []string{"abc-1", "list-id", "^"}},
@@ -193,7 +195,7 @@ func TestPropertyText(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"", "---\n---\n", "---\ntags: [a, b]\n---\n# T\n#x [[y|z]]", "```\n#a\n", "## \n#", "%%#a%% [[", "\xff\x00---", "\ufeff---\ntags: [🌲]\n---\n#📚 ^id $$#m$$"} {
+	for _, s := range []string{"", "---\n---\n", "---\ntags: [a, b]\n---\n# T\n#x [[y|z]]", "```\n#a\n", "## \n#", "%%#a%% [[", "\xff\x00---", "\ufeff---\ntags: [🌲]\n---\n#📚 ^id $$#m$$", "#I\u0307zmir #Cre\u0302pe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -213,6 +215,10 @@ func FuzzParse(f *testing.F) {
 		for _, tag := range n.Tags {
 			if tag == "" || strings.ContainsAny(tag, " \t\n#,") {
 				t.Fatalf("tag %q", tag)
+			}
+			// A tag is in its own normal form: composed, lower case.
+			if normTag(tag) != tag {
+				t.Fatalf("tag %q normalises to %q", tag, normTag(tag))
 			}
 		}
 		if utf8.ValidString(src) && !utf8.ValidString(Display(src)) {
