@@ -196,3 +196,64 @@ func BenchmarkBestWindow(b *testing.B) {
 		})
 	}
 }
+
+func TestSearchText(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Plain ASCII", "plain ascii"},
+		{"HAUPTSTRAẞE", "hauptstraße"},
+		{"RÉSUMÉ", "resume"},
+		{"\u212a = 273 K", "k = 273 k"},
+		{"Ⱥ and ẞ", "ⱥ and ß"},
+		{"İSTANBUL", "istanbul"},
+		{"한국어 Ελλάδα", "한국어 ελλαδα"},
+	} {
+		if got, _, _ := searchText(c.in); got != c.want {
+			t.Errorf("searchText(%+q) = %+q, want %+q", c.in, got, c.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"a", "Z", "é", "É", "e\u0301", "\u0301", " ", "ẞ", "\u212a", "\u2126", "Ⱥ", "İ", "Σ", "가", "\xff", "ł", "Й"}
+	for range 20000 {
+		var b []byte
+		for range r.IntN(12) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		checkSearchText(t, string(b))
+	}
+}
+
+func FuzzSearchText(f *testing.F) {
+	for _, s := range []string{"HAUPTSTRAẞE", "RÉSUMÉ", "\u212aé", "Ⱥ\u0301", "\xffẞ"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkSearchText(t, s) })
+}
+
+// checkSearchText holds searchText's maps to s: they map the start and
+// end of the text to those of s, never go back, and each code point of
+// the text comes from where they say, the source's own lower-cased or its
+// letter without accents.
+func checkSearchText(t *testing.T, s string) {
+	text, lower, accents := searchText(s)
+	src := func(k int) int { return lower.src(accents.src(k)) }
+	if src(0) != 0 || src(len(text)) != len(s) {
+		t.Fatalf("%+q: the maps give %d and %d for the ends of %+q", s, src(0), src(len(text)), text)
+	}
+	for k := 1; k <= len(text); k++ {
+		if src(k) < src(k-1) {
+			t.Fatalf("%+q: offsets go back at %d", s, k)
+		}
+	}
+	if !utf8.ValidString(s) {
+		return
+	}
+	for k := 0; k < len(text); {
+		r, n := utf8.DecodeRuneInString(text[k:])
+		from, _ := utf8.DecodeRuneInString(s[src(k):])
+		l := unicode.ToLower(from)
+		if r != l && accentBases().of(l) != r {
+			t.Fatalf("%+q: %+q at %d of %+q comes from %+q", s, r, k, text, from)
+		}
+		k += n
+	}
+}

@@ -248,7 +248,8 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 		start, end int
 		term       string
 	}
-	lower, at := searchText(text)
+	lower, lowerAt, accentsAt := searchText(text)
+	src := func(k int) int { return lowerAt.src(accentsAt.src(k)) }
 	var cands []span
 	for t := range terms {
 		if t == "" {
@@ -266,7 +267,7 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 				if k < 0 {
 					break
 				}
-				cands = append(cands, span{at.src(off + k), at.src(off + k + len(form)), t})
+				cands = append(cands, span{src(off + k), src(off + k + len(form)), t})
 				off += k + len(form)
 			}
 		}
@@ -310,11 +311,13 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 	return text[start:end], start, end, found
 }
 
-// searchText is s as the snippet looks for terms in it: lower-cased rune
-// by rune where that keeps the rune's UTF-8 length, and without the
-// accents of Latin and Greek letters, which terms have lost (see
-// accentFilterName); at maps its offsets back to s (nil: they are s's).
-func searchText(s string) (text string, at offsetMap) {
+// searchText is s as the snippet looks for terms in it: lower-cased, and
+// without the accents of Latin and Greek letters, which terms have lost
+// (see accentFilterName). A byte k of text is byte lower.src(accents.src(k))
+// of s: lower maps over the letters whose lower case is longer or
+// shorter in UTF-8 (ẞ, the Kelvin sign), accents over the accents dropped
+// (nil maps are the identity).
+func searchText(s string) (text string, lower, accents offsetMap) {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -323,7 +326,7 @@ func searchText(s string) (text string, at offsetMap) {
 		}
 	}
 	if ascii {
-		return strings.ToLower(s), nil
+		return strings.ToLower(s), nil, nil
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
@@ -337,20 +340,24 @@ func searchText(s string) (text string, at offsetMap) {
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		l := unicode.ToLower(r)
-		if utf8.RuneLen(l) != n {
-			l = r
-		}
 		if l == r {
 			b = append(b, s[i:i+n]...) // invalid bytes too, as they are
-		} else {
-			b = utf8.AppendRune(b, l)
+			i += n
+			continue
 		}
+		b = utf8.AppendRune(b, l)
 		i += n
+		if utf8.RuneLen(l) != n {
+			if lower == nil {
+				lower = offsetMap{{0, 0}}
+			}
+			lower = append(lower, stretch{len(b), i})
+		}
 	}
 	if mayHaveAccent(b) {
-		b, at = unaccentAt(b, true)
+		b, accents = unaccentAt(b, true)
 	}
-	return string(b), at
+	return string(b), lower, accents
 }
 
 // snippetWords splits a window into words the way the index does
