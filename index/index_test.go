@@ -445,6 +445,26 @@ func TestSyncAndStatus(t *testing.T) {
 	}
 }
 
+// TestHolderNotWatchingChecksTheFiles: a process that holds the index for
+// a one-off job (a search still indexing the vault) does not watch the
+// files; a search it answers for another process must see them all, not
+// the index as far as it has got.
+func TestHolderNotWatchingChecksTheFiles(t *testing.T) {
+	v := mustVault(t, map[string]string{"a.md": "kumquat"})
+	holder := mustOpen(t, v, Options{}) // never synced: the index is empty
+	other := mustOpen(t, v, Options{})
+	if !other.Remote() || holder.Remote() {
+		t.Fatalf("remote: holder %v other %v", holder.Remote(), other.Remote())
+	}
+	if res := mustSearch(t, other, Query{Text: "kumquat"}); len(res.Hits) != 1 {
+		t.Fatalf("remote search of an index not yet filled: %v", paths(res))
+	}
+	writeFile(t, v, "b.md", "kumquat again")
+	if res := mustSearch(t, other, Query{Text: "kumquat"}); len(res.Hits) != 2 {
+		t.Fatalf("remote search after an edit: %v", paths(res))
+	}
+}
+
 func TestSecondOpenerAsksHolder(t *testing.T) {
 	v := mustVault(t, map[string]string{"a.md": "kumquat"})
 	holder := mustOpen(t, v, Options{})

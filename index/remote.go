@@ -68,6 +68,16 @@ func startServer(ix *Index) (*server, error) {
 		if serveSearchHook != nil {
 			serveSearchHook()
 		}
+		if !ix.watching.Load() && !ix.rebuilding.Load() {
+			// This process holds the index for a job of its own (a
+			// one-off search, still indexing the vault perhaps) and does
+			// not watch the files: check them first, as the caller would
+			// have, or it is told of an index half filled. A rebuild is
+			// answered from the index as it is, as a watcher does.
+			if err := ix.Sync(ctx); err != nil {
+				return nil, err
+			}
+		}
 		return ix.Search(ctx, q)
 	}))
 	mux.HandleFunc("POST /ping", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
