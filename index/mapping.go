@@ -13,6 +13,16 @@ func newBleve(dir string, rc map[string]any) (bleve.Index, error) {
 	return bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, rc)
 }
 
+// openBleve opens the bleve index in dir; damaged files, which bleve
+// panics on, are an error wrapping ErrDamaged.
+func openBleve(dir string, rc map[string]any) (bi bleve.Index, err error) {
+	err = unpanic(func() error {
+		bi, err = bleve.OpenUsing(dir, rc)
+		return err
+	})
+	return bi, err
+}
+
 func newMapping() (*mapping.IndexMappingImpl, error) {
 	m := bleve.NewIndexMapping()
 	if err := addAnalyzer(m); err != nil {

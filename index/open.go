@@ -69,6 +69,32 @@ func Open(v *vault.Vault, opts Options) (*Index, error) {
 	}
 }
 
+// checkDocs reports an index with no documents whose manifest lists files
+// as damaged: bleve opens a segment zeroed, cut short or emptied (a disk
+// error, a sync tool's half copy) without a word, and the index would
+// then answer every search with nothing while its manifest says it is
+// fresh. (Damage that leaves documents is found when a search trips on
+// it; see [unpanic].)
+func checkDocs(bi bleve.Index, man manifest) error {
+	files := man.n // the header's count, good when headSum is set
+	if man.files != nil {
+		files = len(man.files)
+	} else if !man.headSum {
+		return nil
+	}
+	if files == 0 {
+		return nil
+	}
+	n, err := bi.DocCount()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrDamaged, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: no documents, though %d files were indexed", ErrDamaged, files)
+	}
+	return nil
+}
+
 // isLocked reports whether err is bbolt's lock timeout: another process
 // holds the index open. bleve returns bbolt's error unwrapped.
 func isLocked(err error) bool {
@@ -107,7 +133,12 @@ func (ix *Index) openLocal() error {
 	bdir := filepath.Join(ix.dir, bleveSubdir)
 	man := ix.loadManifest()
 	rc := map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()}
-	bi, err := bleve.OpenUsing(bdir, rc)
+	bi, err := openBleve(bdir, rc)
+	if err == nil && man.Schema == schemaVersion {
+		if err = checkDocs(bi, man); err != nil {
+			bi.Close()
+		}
+	}
 	if err == nil {
 		// This process holds the index now: no rebuild of another one is
 		// running, so what a killed one left can go.

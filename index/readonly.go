@@ -56,7 +56,12 @@ func (ix *Index) openReadOnly() error {
 	ro := roMemory
 	if man.Schema == schemaVersion {
 		var err error
-		bi, err = bleve.OpenUsing(filepath.Join(ix.dir, bleveSubdir), map[string]any{"read_only": true, "bolt_timeout": ix.opts.OpenTimeout.String()})
+		bi, err = openBleve(filepath.Join(ix.dir, bleveSubdir), map[string]any{"read_only": true, "bolt_timeout": ix.opts.OpenTimeout.String()})
+		if err == nil {
+			if err = checkDocs(bi, man); err != nil {
+				bi.Close()
+			}
+		}
 		switch {
 		case err == nil:
 			ro = roDisk

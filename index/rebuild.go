@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -442,7 +441,7 @@ func (ix *Index) swapIn() error {
 	if err := finishSwap(ix.dir); err != nil {
 		return err
 	}
-	bi, err := bleve.OpenUsing(filepath.Join(ix.dir, bleveSubdir), map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()})
+	bi, err := openBleve(filepath.Join(ix.dir, bleveSubdir), map[string]any{"bolt_timeout": ix.opts.OpenTimeout.String()})
 	if err != nil {
 		return fmt.Errorf("reopen index: %w", err)
 	}

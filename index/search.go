@@ -612,12 +612,16 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if ix.bi == nil {
 		return nil, ErrClosed
 	}
-	r, err := ix.run(ctx, pl, q.Limit, q.MinScore)
-	if err == nil && r.total == 0 && len(pq.words) > 1 {
-		// No document holds every word: rank those holding some.
-		loose, _ := buildQuery(q, false)
-		r, err = ix.run(ctx, loose, q.Limit, q.MinScore)
-	}
+	var r *ranked
+	err = unpanic(func() (err error) {
+		r, err = ix.run(ctx, pl, q.Limit, q.MinScore)
+		if err == nil && r.total == 0 && len(pq.words) > 1 {
+			// No document holds every word: rank those holding some.
+			loose, _ := buildQuery(q, false)
+			r, err = ix.run(ctx, loose, q.Limit, q.MinScore)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
