@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +85,48 @@ func TestUnpanic(t *testing.T) {
 	}
 	if err := unpanic(func() error { return nil }); err != nil {
 		t.Fatalf("nil gives %v", err)
+	}
+}
+
+// TestNoteReplacedBySymlink: the walk skips symlinks, so a note replaced
+// by one (to a file outside the vault, say) is gone from the index, and a
+// hit never shows what the link points at.
+func TestNoteReplacedBySymlink(t *testing.T) {
+	v := mustVault(t, map[string]string{"notes/n2.md": "# Note 2\n\nalpha kumquat\n", "notes/keep.md": "# Keep\n\nkumquat stays\n"})
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	if err := os.WriteFile(outside, []byte("# Secret\n\nkumquat TOPSECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(v.Root(), "notes", "n2.md")
+	os.Remove(link)
+	if err := os.Symlink(outside, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	// Before the index knows, a hit on the old text must not show the
+	// link's target.
+	res := mustSearch(t, ix, Query{Text: "alpha"})
+	for _, h := range res.Hits {
+		if strings.Contains(h.Snippet, "TOPSECRET") {
+			t.Fatalf("a hit shows the symlink's target: %+v", h)
+		}
+	}
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"alpha", "topsecret"} {
+		if res := mustSearch(t, ix, Query{Text: q}); len(res.Hits) != 0 {
+			t.Errorf("%s after the note became a symlink: %v", q, paths(res))
+		}
+	}
+	if res := mustSearch(t, ix, Query{Text: "kumquat"}); len(res.Hits) != 1 || res.Hits[0].Path != "notes/keep.md" {
+		t.Errorf("kumquat: %v", paths(res))
+	}
+	if st, _ := ix.Status(ctx); st.Pending != 0 {
+		t.Errorf("pending %d after the sync", st.Pending)
 	}
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -107,9 +108,9 @@ func (ix *Index) maskQuarantined(h *Hit, data []byte) ([]byte, bool) {
 // older schema may hold the NFC form of an NFD name). Invalid UTF-8 is
 // replaced, so such a note still shows its text.
 func (ix *Index) readHit(rel string) []byte {
-	data, err := os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(rel)))
+	data, err := readRegular(ix.v.Root(), rel)
 	if err != nil {
-		data, err = os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(norm.NFD.String(rel))))
+		data, err = readRegular(ix.v.Root(), norm.NFD.String(rel))
 	}
 	if err != nil {
 		return nil
@@ -118,6 +119,27 @@ func (ix *Index) readHit(rel string) []byte {
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 	}
 	return bytes.TrimPrefix(data, []byte("\ufeff"))
+}
+
+// readRegular reads the vault's file rel if it is a regular file inside
+// the vault, as the index reads notes: not through a symlink (the file
+// may have been replaced by one since it was indexed, and a hit must not
+// show a file from outside the vault).
+func readRegular(root, rel string) ([]byte, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	name := filepath.FromSlash(rel)
+	st, err := r.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", rel)
+	}
+	return r.ReadFile(name)
 }
 
 // sectionBytes cuts lines line..end (1-based, inclusive; end < line

@@ -75,9 +75,10 @@ func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(
 	}
 	changed, all := ix.changes(files.byKey())
 	// A file created after the walk is not gone: check before dropping.
+	// One replaced by a symlink or a folder is, as the walk skips those.
 	gone := all[:0]
 	for _, k := range all {
-		if _, err := os.Lstat(filepath.Join(ix.v.Root(), filepath.FromSlash(k))); err != nil {
+		if st, err := os.Lstat(filepath.Join(ix.v.Root(), filepath.FromSlash(k))); err != nil || !st.Mode().IsRegular() {
 			gone = append(gone, k)
 		}
 	}
