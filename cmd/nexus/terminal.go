@@ -3,27 +3,23 @@ package main
 import (
 	"io"
 	"os"
+
+	"golang.org/x/term"
 )
 
 // isTerminalReader reports whether r is a terminal a person types into.
 func isTerminalReader(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // isTerminal reports whether w is a terminal (through the syncWriter
-// every command's stderr is wrapped in).
+// every command's stderr is wrapped in). A terminal, not any character
+// device: /dev/null is one too, and cron jobs and scripts send their
+// output there.
 func isTerminal(w io.Writer) bool {
 	f, ok := unwrapWriter(w).(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // unwrapWriter is the writer under the syncWriter every command's stderr
