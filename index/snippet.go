@@ -294,6 +294,17 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 			}
 		}
 	}
+	// A term found inside a word ("c" in "Misc") is no match of it; keep
+	// those only when there is nothing else.
+	atWord := cands[:0:0]
+	for _, c := range cands {
+		if !midWord(text, c.start) {
+			atWord = append(atWord, c)
+		}
+	}
+	if len(atWord) > 0 {
+		cands = atWord
+	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].start < cands[j].start })
 	maxBytes := snippetRunes * 2
 	if len(cands) > 0 {
@@ -318,10 +329,16 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 			_, sz := utf8.DecodeLastRuneInString(text[:start])
 			start -= sz
 		}
-		// Start on a word boundary, when one is near.
+		// Start on a word boundary, when one is near: after the next
+		// space, or back at the start of the word the window cuts.
 		if start > 0 {
 			if k := strings.IndexAny(text[start:cands[best].start], " \n"); k >= 0 && k < 30 {
 				start += k + 1
+			} else {
+				for n := 0; n < 30 && midWord(text, start); n++ {
+					_, sz := utf8.DecodeLastRuneInString(text[:start])
+					start -= sz
+				}
 			}
 		}
 	}
@@ -331,6 +348,23 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 		end += sz
 	}
 	return text[start:end], start, end, found
+}
+
+// midWord reports whether byte i of text is inside a word of a spaced
+// script: a letter, digit or mark on each side of it, neither of them of
+// a script written without spaces (CJK, Thai…), where any two letters
+// can be a match.
+func midWord(text string, i int) bool {
+	if i <= 0 || i >= len(text) {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(text[:i])
+	after, _ := utf8.DecodeRuneInString(text[i:])
+	return wordRune(before) && wordRune(after)
+}
+
+func wordRune(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) && !isCJK(r) && !isUnspaced(r)
 }
 
 // searchText is s as the snippet looks for terms in it: lower-cased, and
@@ -412,7 +446,10 @@ func highlight(an analysis.Analyzer, terms map[string]bool, win string) string {
 	if len(hits) == 0 {
 		return win
 	}
-	var b strings.Builder
+	// The words holding a hit, those that touch (雨 and が, CJK words
+	// with no space between them) made one: "**雨****が**" is not
+	// markdown bold.
+	var spans [][2]int
 	pos := 0
 	for _, w := range withUnspaced(src, snippetWords.Tokenize(src)) {
 		if w.Start < pos {
@@ -428,9 +465,19 @@ func highlight(an analysis.Analyzer, terms map[string]bool, win string) string {
 		if !match {
 			continue
 		}
-		b.WriteString(win[pos:w.Start])
-		b.WriteString("**" + win[w.Start:w.End] + "**")
+		if n := len(spans); n > 0 && spans[n-1][1] == w.Start {
+			spans[n-1][1] = w.End
+		} else {
+			spans = append(spans, [2]int{w.Start, w.End})
+		}
 		pos = w.End
+	}
+	var b strings.Builder
+	pos = 0
+	for _, sp := range spans {
+		b.WriteString(win[pos:sp[0]])
+		b.WriteString("**" + win[sp[0]:sp[1]] + "**")
+		pos = sp[1]
 	}
 	b.WriteString(win[pos:])
 	return b.String()
