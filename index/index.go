@@ -19,7 +19,8 @@ import (
 // open. (11: words are folded: no invisible code points, NFC, ' for ’,
 // ligatures as letters. 12: Latin and Greek accents removed
 // from terms; Thai, Lao, Khmer and Myanmar read in pairs of letters.
-// 13: a tag is composed before it is lower-cased, so a decomposed İ is i.)
+// 13: a tag is composed before it is lower-cased, so a decomposed İ is i;
+// a heading of several lines is one.)
 const schemaVersion = 13
 
 const (

@@ -290,6 +290,12 @@ func (p *parser) block(n ast.Node) {
 	case *ast.Heading:
 		prose, _ := p.inlines(b)
 		title := strings.TrimSpace(prose)
+		if strings.ContainsAny(title, "\r\n") {
+			// A setext heading may span lines (text over ---, as a
+			// frontmatter that failed to close leaves it); it reads as
+			// one line, as Obsidian shows it.
+			title = strings.Join(strings.Fields(title), " ")
+		}
 		start := p.lineBase
 		if b.Lines().Len() > 0 {
 			start = p.line(b.Lines().At(0).Start)

@@ -105,18 +105,20 @@ func TestTagRules(t *testing.T) {
 
 func TestObsidianSyntax(t *testing.T) {
 	tests := []struct {
-		name     string
-		src      string
-		tags     []string
-		text     string   // the sections' text, joined
-		notText  []string // must not be in it
-		title    string
-		wantProp string // a property key that must be parsed
+		name        string
+		src         string
+		tags        []string
+		text        string   // the sections' text, joined
+		notText     []string // must not be in it
+		title       string
+		wantProp    string // a property key that must be parsed
+		wantHeading string // the first section's heading
 	}{
 		{name: "emoji tags", src: "---\ntags: [🌲, \"#🍎/red\"]\n---\nRead #📚 and #👩‍💻 and #a❤️b, not #,x\n",
 			tags: []string{"🌲", "🍎/red", "📚", "👩‍💻", "a❤️b"}},
 		{name: "decomposed tags are composed before lower case", src: "---\ntags: [I\u0307negöl]\n---\n#I\u0307zmir #cre\u0302pe\n",
 			tags: []string{"inegöl", "izmir", "crêpe"}},
+		{name: "a setext heading of two lines is one line", src: "title: Broken\ntags: [a, b\n---\nkiwi\n", text: "kiwi", wantHeading: "title: Broken tags: [a, b"},
 		{name: "ASCII symbols end a tag", src: "#a+b #c=d #e|f\n", tags: []string{"a", "c", "e"}},
 		{name: "BOM before frontmatter", src: "\ufeff---\ntitle: T\ntags: [x]\n---\nbody\n", title: "T", tags: []string{"x"}, wantProp: "title", text: "body"},
 		{name: "block ids", src: "A fact ^abc-1\n\n- item\n\n^list-id\n", text: "A fact", notText: []string{"abc-1", "list-id", "^"}},
@@ -128,6 +130,9 @@ func TestObsidianSyntax(t *testing.T) {
 			n := Parse("n.md", []byte(tt.src))
 			if tt.tags != nil && !reflect.DeepEqual(n.Tags, tt.tags) {
 				t.Errorf("tags %q, want %q", n.Tags, tt.tags)
+			}
+			if tt.wantHeading != "" && (len(n.Sections) == 0 || n.Sections[0].Heading != tt.wantHeading) {
+				t.Errorf("sections %+v, want the heading %q", n.Sections, tt.wantHeading)
 			}
 			if tt.title != "" && n.Title != tt.title {
 				t.Errorf("title %q, want %q", n.Title, tt.title)
