@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDamagedSegmentIsRecreated: bleve does not check a segment's bytes
@@ -128,5 +129,44 @@ func TestNoteReplacedBySymlink(t *testing.T) {
 	}
 	if st, _ := ix.Status(ctx); st.Pending != 0 {
 		t.Errorf("pending %d after the sync", st.Pending)
+	}
+}
+
+// TestWatchFollowsRenamedFolders: a folder renamed or moved while the
+// index watches keeps being watched under its new name, subfolders too,
+// and its notes are found at their new paths only.
+func TestWatchFollowsRenamedFolders(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"deep/d.md":     "oldword here",
+		"deep/sub/s.md": "subold here",
+		"other/o.md":    "other note",
+	})
+	ix := mustOpen(t, v, Options{Debounce: 20 * time.Millisecond, ReconcileEvery: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := ix.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	root := v.Root()
+	waitFor(t, ix, "subold", has("deep/sub/s.md"))
+	if err := os.Rename(filepath.Join(root, "deep"), filepath.Join(root, "deep2")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ix, "oldword", func(r *Results) bool { return has("deep2/d.md")(r) && !has("deep/d.md")(r) })
+	writeFile(t, v, "deep2/d.md", "newword here")
+	waitFor(t, ix, "newword", has("deep2/d.md"))
+	writeFile(t, v, "deep2/e.md", "addedword here")
+	waitFor(t, ix, "addedword", has("deep2/e.md"))
+	writeFile(t, v, "deep2/sub/s.md", "subnew here")
+	waitFor(t, ix, "subnew", has("deep2/sub/s.md"))
+	if err := os.Rename(filepath.Join(root, "deep2", "sub"), filepath.Join(root, "other", "sub")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ix, "subnew", func(r *Results) bool { return has("other/sub/s.md")(r) && !has("deep2/sub/s.md")(r) })
+	writeFile(t, v, "other/sub/s.md", "subthird here")
+	waitFor(t, ix, "subthird", has("other/sub/s.md"))
+	if res := mustSearch(t, ix, Query{Text: "subnew"}); len(res.Hits) != 0 {
+		t.Errorf("old text still found: %v", paths(res))
 	}
 }

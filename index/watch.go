@@ -104,6 +104,24 @@ func (w *watcher) addTree(dir string) {
 	})
 }
 
+// unwatchTree drops the watches on dir and the folders under it, when
+// dir was a watched folder that was renamed or moved away. inotify keeps
+// a moved folder's watches, which then report under the old names
+// (deep/x.md for what is now deep2/x.md), and fsnotify drops the moved
+// folder's own watch when it hears of the move — by then, perhaps, the
+// watch addTree set up under the new name, which is the same one. So the
+// old watches go first, here, as the rename is heard (fsnotify hands
+// events over one at a time, so its own handling of the move comes
+// after); the Create under the new name then watches the tree afresh.
+func (w *watcher) unwatchTree(dir string) {
+	prefix := dir + string(filepath.Separator)
+	for _, p := range w.fw.WatchList() {
+		if p == dir || strings.HasPrefix(p, prefix) {
+			w.fw.Remove(p)
+		}
+	}
+}
+
 // push queues paths; immediate ones are due now, others after the
 // debounce (each new event for a path pushes it back).
 func (w *watcher) push(rels []string, immediate bool) {
@@ -191,6 +209,9 @@ func (w *watcher) loop(ctx context.Context) {
 			rel = filepath.ToSlash(rel)
 			if isHiddenRel(rel) {
 				continue
+			}
+			if ev.Has(fsnotify.Rename) {
+				w.unwatchTree(ev.Name)
 			}
 			if ev.Has(fsnotify.Create) {
 				if st, err := os.Lstat(ev.Name); err == nil && st.IsDir() {
