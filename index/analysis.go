@@ -437,6 +437,7 @@ func addAnalyzer(m *mapping.IndexMappingImpl) error {
 		cjk.BigramName,
 		en.PossessiveName,
 		en.StopName,
+		apostropheFilterName,
 		// After the stop words, which are all ASCII: "thé" and the
 		// Vietnamese "ăn" are words, not "the" and "an". After the
 		// Hangul split, whose offsets need terms as long as their text.
