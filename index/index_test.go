@@ -621,7 +621,7 @@ func TestOtherProcessHoldsIndex(t *testing.T) {
 }
 
 func FuzzQueryText(f *testing.F) {
-	for _, s := range []string{"", `"a b" -c title:"x y" tag:z`, `-`, `"`, `title:`, "배포 -실패"} {
+	for _, s := range []string{"", `"a b" -c title:"x y" tag:z`, `-`, `"`, `title:`, "배포 -실패", "#🚀 x #", "##📚"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

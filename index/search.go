@@ -168,11 +168,26 @@ func parseQueryText(s string) parsedQuery {
 			p.types = append(p.types, tok)
 		case quoted:
 			p.phrases = append(p.phrases, tok)
+		case emojiTag(tok) != "":
+			// #🚀 holds no word to search the tags' text for: it is
+			// the tag.
+			p.tags = append(p.tags, emojiTag(tok))
 		default:
 			p.words = append(p.words, tok)
 		}
 	}
 	return p
+}
+
+// emojiTag is the tag a query word names when it is #TAG and TAG holds
+// no word the index reads (an emoji: #🚀, #📚); "" otherwise. A #tag of
+// words is searched as its words, which the tags' text holds.
+func emojiTag(tok string) string {
+	t, ok := strings.CutPrefix(tok, "#")
+	if !ok || t == "" || strings.HasPrefix(t, "#") || len(analyzedTerms(t)) > 0 {
+		return ""
+	}
+	return t
 }
 
 func matchField(text, field string, boost float64) query.Query {
