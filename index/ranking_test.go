@@ -117,3 +117,40 @@ func rankOrder(hits []Hit) []Hit {
 	}
 	return out
 }
+
+// TestTitleTierNeedsTheWholeWord: a title counts for the title tier
+// only when it holds the whole query word — all of a CJK word's pairs,
+// both parts of e-mail — not one pair of it.
+func TestTitleTierNeedsTheWholeWord(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"blog.md":     "# 주간 블로그\n\n이번 주 블로그 인기 글 목록.\n",
+		"incident.md": "# 로그인 장애\n\n실패가 계속된다.\n",
+		"mail.md":     "# Mail server notes\n\nSend an e-mail to ops.\n",
+		"email.md":    "# E-mail policy\n\nWho may send what.\n",
+	})
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q     string
+		match map[string]string // path: Hit.Match
+	}{
+		{"로그인", map[string]string{"incident.md": MatchTitle, "blog.md": MatchWords}},
+		{"e-mail", map[string]string{"email.md": MatchTitle, "mail.md": MatchWords}},
+	} {
+		res := mustSearch(t, ix, Query{Text: c.q})
+		got := map[string]string{}
+		for _, h := range res.Hits {
+			got[h.Path] = h.Match
+		}
+		for p, m := range c.match {
+			if got[p] != m {
+				t.Errorf("%s: %s matched %q, want %q (all: %v)", c.q, p, got[p], m, got)
+			}
+		}
+		if len(res.Hits) == 0 || c.match[res.Hits[0].Path] != MatchTitle {
+			t.Errorf("%s: first hit %v", c.q, paths(res))
+		}
+	}
+}

@@ -199,6 +199,30 @@ func matchField(text, field string, boost float64) query.Query {
 	return q
 }
 
+// wordsIn matches a query word in field, for the title and heading
+// tiers ("a query word in its title"): the words of one term each in one
+// query, any of them; a word of several terms (a CJK word's bigrams,
+// e-mail) in a query of its own needing them all, so that 블로그 (로그)
+// in a title is not 로그인 (로그, 그인) there.
+func wordsIn(words []string, field string, boost float64) []query.Query {
+	var single []string
+	var out []query.Query
+	for _, w := range words {
+		switch n := len(analyzedTerms(w)); {
+		case n == 1:
+			single = append(single, w)
+		case n > 1:
+			q := matchField(w, field, boost)
+			q.(*query.MatchQuery).SetOperator(query.MatchQueryOperatorAnd)
+			out = append(out, q)
+		}
+	}
+	if len(single) > 0 {
+		out = append(out, matchField(strings.Join(single, " "), field, boost))
+	}
+	return out
+}
+
 // pairsMatch matches the word pairs of text in the body: any of them
 // (operator OR, for ranking) or all of them (AND, for a phrase).
 func pairsMatch(text string, all bool, boost float64) query.Query {
@@ -382,9 +406,9 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		for _, fb := range fieldBoosts {
 			switch fb.field {
 			case "title", "aliases":
-				names = append(names, matchField(free, fb.field, fb.boost))
+				names = append(names, wordsIn(p.words, fb.field, fb.boost)...)
 			case "tagtext", "headings":
-				heads = append(heads, matchField(free, fb.field, fb.boost))
+				heads = append(heads, wordsIn(p.words, fb.field, fb.boost)...)
 			}
 		}
 		if all && nterms > 0 {
