@@ -181,14 +181,19 @@ var (
 	htmlCommentRe = regexp.MustCompile(`(?s)<!--.*?-->`)
 	headingMarkRe = regexp.MustCompile(`(?m)^[ \t]{0,3}#{1,6}[ \t]+`)
 	fenceRe       = regexp.MustCompile("(?m)^[ \t]*(```|~~~).*$")
+	// quoteMarkRe is a blockquote's > marks and a callout's [!type]
+	// (folded or not) at a line's start; footnoteRe a footnote reference.
+	quoteMarkRe = regexp.MustCompile(`(?m)^[ \t]{0,3}(?:>[ \t]?)+(?:\[![\w-]+\][+-]?[ \t]*)?`)
+	footnoteRe  = regexp.MustCompile(`\[\^[^\]\s]+\]`)
 )
 
 // snippetMarkup is the markup a snippet drops.
-var snippetMarkup = strings.NewReplacer("**", "", "__", "", "`", "", "\r", "")
+var snippetMarkup = strings.NewReplacer("**", "", "__", "", "==", "", "~~", "", "`", "", "\r", "")
 
 // snippetText is a section as a reader sees it: links as their text, no
 // comments (HTML ones hold the live log's signatures), math, block ids,
-// heading marks, fences or emphasis markers.
+// heading marks, fences, blockquote and callout marks, footnote
+// references, or the markers of bold, highlight and strikethrough.
 func snippetText(sec []byte) string {
 	s := string(sec)
 	if strings.Contains(s, "<!--") {
@@ -200,6 +205,12 @@ func snippetText(sec []byte) string {
 	}
 	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
 		s = fenceRe.ReplaceAllString(s, "")
+	}
+	if strings.IndexByte(s, '>') >= 0 {
+		s = quoteMarkRe.ReplaceAllString(s, "")
+	}
+	if strings.Contains(s, "[^") {
+		s = footnoteRe.ReplaceAllString(s, "")
 	}
 	return shownText(snippetMarkup.Replace(s))
 }
