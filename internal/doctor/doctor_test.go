@@ -136,13 +136,14 @@ func TestNotAVault(t *testing.T) {
 func TestPlantedProblems(t *testing.T) {
 	type plant func(t *testing.T, v *vault.Vault) (cleanup func())
 	cases := []struct {
-		name     string
-		unixOnly bool
-		plant    plant
-		check    string
-		path     string
-		fix      string // substring of the fix
-		note     bool   // a note (exit 0), not a problem
+		name      string
+		unixOnly  bool
+		plant     plant
+		check     string
+		path      string
+		fix       string // substring of the fix
+		note      bool   // a note (exit 0), not a problem
+		unchecked bool   // the check could not run (exit 3)
 	}{
 		{
 			name:     "key mode",
@@ -274,6 +275,19 @@ func TestPlantedProblems(t *testing.T) {
 				return nil
 			},
 			check: "index", path: ".nexus/index", fix: "watch", note: true,
+		},
+		{
+			// A holder stopped (Ctrl-Z, kill -STOP) or hung holds the
+			// index and answers nobody: the index was not checked (exit
+			// 3), and rebuilding would not help.
+			name: "index held by a process that does not answer",
+			plant: func(t *testing.T, v *vault.Vault) func() {
+				ix, err := index.Open(v, index.Options{NoServe: true}) // holds the lock, answers nobody
+				must(t, err)
+				must(t, ix.Sync(context.Background()))
+				return func() { ix.Close() }
+			},
+			check: "index", path: ".nexus/index", fix: "kill -CONT", unchecked: true,
 		},
 		{
 			// A sync tool wrote a same-size edit and set the mtime back:
@@ -426,6 +440,9 @@ func TestPlantedProblems(t *testing.T) {
 			}
 			if f.Check != tc.check || !(f.Path == tc.path || strings.HasSuffix(tc.path, "/") && strings.HasPrefix(f.Path, tc.path)) {
 				t.Errorf("finding %s %s, want %s %s", f.Check, f.Path, tc.check, tc.path)
+			}
+			if f.Unchecked != tc.unchecked {
+				t.Errorf("finding %+v: unchecked %v, want %v", f, f.Unchecked, tc.unchecked)
 			}
 			if !strings.Contains(f.Fix, tc.fix) || f.Problem == "" {
 				t.Errorf("finding %+v: fix should contain %q", f, tc.fix)

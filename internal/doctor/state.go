@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -83,6 +84,16 @@ func (c *checker) index(ctx context.Context) (string, []Finding, error) {
 		return "not built yet (the first search builds it)", nil, nil
 	}
 	ix, err := index.Open(c.v, index.Options{Logger: c.opts.Logger, NoServe: true, ReconcileEvery: -1})
+	if errors.Is(err, index.ErrBusy) {
+		// Another process holds the index and does not answer: the index
+		// was not looked at, and rebuilding it would fail the same way.
+		return "could not check", []Finding{{
+			Path:      vault.IndexDir,
+			Problem:   "the search index is held by a process that does not answer: " + err.Error(),
+			Fix:       "if that process was stopped (Ctrl-Z, kill -STOP), resume it (fg, or kill -CONT with its pid); if it hangs, end it (kill with its pid); then run " + c.cmd("doctor"),
+			Unchecked: true,
+		}}, nil
+	}
 	if err != nil {
 		return "", []Finding{{
 			Path:    vault.IndexDir,
