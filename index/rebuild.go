@@ -84,8 +84,9 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	if err != nil {
 		return fmt.Errorf("scan vault: %w", err)
 	}
+	kept := files.byKey()
 	list := make([]diskFile, 0, len(files.list))
-	for _, f := range files.byKey() {
+	for _, f := range kept {
 		list = append(list, f)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].key < list[j].key })
@@ -97,6 +98,7 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 		ix.man, ix.fwarn = oldMan, oldWarn
 		return err
 	}
+	ix.warnShadowed(files, kept)
 	ix.man.LastUpdate = ix.opts.Now().UTC()
 	step("built")
 	if err := ix.swapIn(); err != nil {

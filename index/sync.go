@@ -73,7 +73,8 @@ func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(
 		}
 		ix.manLost = false
 	}
-	changed, all := ix.changes(files.byKey())
+	kept := files.byKey()
+	changed, all := ix.changes(kept)
 	// A file created after the walk is not gone: check before dropping.
 	// One replaced by a symlink or a folder is, as the walk skips those.
 	gone := all[:0]
@@ -85,6 +86,7 @@ func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(
 	if err := ix.apply(ctx, bi, changed, gone, false, progress); err != nil {
 		return err
 	}
+	ix.warnShadowed(files, kept) // after apply, which replaces the kept file's warnings
 	return ix.saveManifest()
 }
 

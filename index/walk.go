@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,13 +45,40 @@ type vaultFiles struct {
 }
 
 // byKey indexes the files by key. Of two files with one key (a name in
-// NFC and in NFD side by side, possible on Linux) one is kept.
+// NFC and in NFD side by side, possible on Linux) the one named in NFC
+// is kept, else the first in the list (see [vaultFiles.shadowed]).
 func (vf vaultFiles) byKey() map[string]diskFile {
 	m := make(map[string]diskFile, len(vf.list))
 	for _, f := range vf.list {
-		m[f.key] = f
+		if old, ok := m[f.key]; !ok || f.disk == f.key && old.disk != old.key {
+			m[f.key] = f
+		}
 	}
 	return m
+}
+
+// shadowed lists the files byKey left out for another of the same key.
+func (vf vaultFiles) shadowed(kept map[string]diskFile) []diskFile {
+	if len(kept) == len(vf.list) {
+		return nil
+	}
+	var out []diskFile
+	for _, f := range vf.list {
+		if kept[f.key].disk != f.disk {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// warnShadowed records, on the kept file, a warning for each file left
+// out because its name is the kept one's in another Unicode form: the
+// index has one document set per name, as Obsidian on macOS sees one
+// file. ix.mu must be held.
+func (ix *Index) warnShadowed(files vaultFiles, kept map[string]diskFile) {
+	for _, f := range files.shadowed(kept) {
+		ix.fileWarnings(f.key, []string{fmt.Sprintf("%q is another file with the same name in another Unicode form (NFC/NFD); only %q is indexed: rename one of them", f.disk, kept[f.key].disk)}, true)
+	}
 }
 
 // walk lists every note in the vault with its size and mtime. It never

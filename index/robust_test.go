@@ -170,3 +170,44 @@ func TestWatchFollowsRenamedFolders(t *testing.T) {
 		t.Errorf("old text still found: %v", paths(res))
 	}
 }
+
+// TestSameNameInTwoUnicodeForms: on Linux a folder can hold café.md in
+// NFC and in NFD side by side. The index has one key per name; it keeps
+// the NFC one and says so, in the warnings index status and the doctor
+// show, rather than drop one of them silently.
+func TestSameNameInTwoUnicodeForms(t *testing.T) {
+	v := mustVault(t, map[string]string{"notes/café.md": "# Café\n\nlinuxword shared\n"})
+	nfd := filepath.Join(v.Root(), "notes", "cafe\u0301.md")
+	if err := os.WriteFile(nfd, []byte("# Cafe\n\nmacword shared\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(v.Root(), "notes")); len(entries) != 2 {
+		t.Skip("this file system keeps one name per Unicode form (macOS, Windows)")
+	}
+	ctx := context.Background()
+	ix := mustOpen(t, v, Options{NoServe: true})
+	defer ix.Close()
+	check := func(when string) {
+		t.Helper()
+		if res := mustSearch(t, ix, Query{Text: "linuxword"}); len(res.Hits) != 1 || res.Hits[0].Path != "notes/café.md" {
+			t.Errorf("%s: the NFC note: %v", when, paths(res))
+		}
+		warned := false
+		for _, fw := range ix.FileWarnings() {
+			for _, w := range fw.Warnings {
+				warned = warned || strings.Contains(w, "cafe\u0301.md") && strings.Contains(w, "rename one")
+			}
+		}
+		if !warned {
+			t.Errorf("%s: no warning about the NFD twin: %+v", when, ix.FileWarnings())
+		}
+	}
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after a sync")
+	if err := ix.Rebuild(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("after a rebuild")
+}
