@@ -18,6 +18,16 @@ import (
 	"github.com/nexus-memory/nexus/livelog"
 )
 
+// maxPairedBody is the longest body (in bytes of plain text) indexed with
+// its word pairs. A longer one, a pasted log of megabytes with no
+// headings, goes in the longbody field, words only: its pairs are
+// mostly each a term of its own, and the index writer's memory grows
+// with the terms of a segment (a 4 MB note of random words took 417 MB
+// to index, a 16 MB one 1.6–2.5 GB). Such a document is still found by
+// every word, ranked on the "all" field; a phrase or the "together"
+// ranking holds for it as its words, in any order (docs/search.md).
+const maxPairedBody = 256 << 10
+
 // splitRunes is the note length (in code points of plain text) above which
 // a note is split into one document per heading section (levels 1-3).
 const splitRunes = 2000
@@ -42,6 +52,7 @@ type doc struct {
 	TagText  string    `json:"tagtext"`
 	Tags     []string  `json:"tag"`
 	Body     string    `json:"body"`
+	LongBody string    `json:"longbody"`       // the body of a document too long for word pairs (see maxPairedBody)
 	Props    string    `json:"props"`          // the other frontmatter values, links as text
 	PropKV   []string  `json:"prop"`           // "key:" and "key:term" of every property, for prop:key:value
 	All      string    `json:"all"`            // title, aliases, tags, headings, properties and body: for "every word must occur"
@@ -144,6 +155,9 @@ func buildDocs(rel, disk string, n *markdown.Note, mtime time.Time) []doc {
 		d.Headings = strings.Join(heads, "\n")
 		d.Body = strings.Join(body, "\n")
 		d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Props, d.Headings, d.Body}, "\n")
+		if len(d.Body) > maxPairedBody {
+			d.Body, d.LongBody = "", d.Body
+		}
 		docs = append(docs, d)
 	}
 	return docs

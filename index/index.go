@@ -20,7 +20,8 @@ import (
 // ligatures as letters. 12: Latin and Greek accents removed
 // from terms; Thai, Lao, Khmer and Myanmar read in pairs of letters.
 // 13: a tag is composed before it is lower-cased, so a decomposed İ is i;
-// a heading of several lines is one; words split at apostrophes.)
+// a heading of several lines is one; words split at apostrophes; a body
+// over maxPairedBody indexed without pairs, in longbody.)
 const schemaVersion = 13
 
 const (

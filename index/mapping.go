@@ -74,6 +74,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	body.Analyzer = bodyAnalyzerName
 	body.IncludeTermVectors = false // phrases are matched through word pairs
 	dm.AddFieldMappingsAt("body", body)
+	long := text(false)
+	long.IncludeTermVectors = false
+	dm.AddFieldMappingsAt("longbody", long)
 	all := text(false)
 	all.IncludeTermVectors = false
 	dm.AddFieldMappingsAt("all", all)

@@ -279,14 +279,20 @@ var allParts = [...]string{"title", "aliases", "tagtext", "props", "headings", "
 // less work.
 func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
 	words, body := m.AnalyzerNamed(analyzerName), m.AnalyzerNamed(bodyAnalyzerName)
-	values := [...]string{src.Title, src.Aliases, src.TagText, src.Props, src.Headings, src.Body}
+	// The body part is the longbody field when the body is too long for
+	// word pairs (see maxPairedBody); one of the two is empty.
+	bodyField := "body"
+	if src.LongBody != "" {
+		bodyField = "longbody"
+	}
+	values := [...]string{src.Title, src.Aliases, src.TagText, src.Props, src.Headings, src.Body + src.LongBody}
 	n := len(values)
-	if !utf8.ValidString(src.All) {
+	if !utf8.ValidString(src.All) || src.Body != "" && src.LongBody != "" {
 		// A stray byte may swallow the newline after it.
 		n = 0
 	} else if src.All != strings.Join(values[:], "\n") {
 		n = 4
-		if src.Headings != "" || src.Body != "" || src.All != strings.Join(values[:4], "\n") {
+		if src.Headings != "" || values[5] != "" || src.All != strings.Join(values[:4], "\n") {
 			n = 0
 		}
 	}
@@ -308,6 +314,9 @@ func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
 			continue
 		}
 		for j, name := range allParts {
+			if name == "body" {
+				name = bodyField
+			}
 			if f.Name() != name {
 				continue
 			}
@@ -344,8 +353,8 @@ func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
 			continue
 		}
 		tf := f.(*document.TextField)
-		inBody := allParts[j] == "body"
-		var tokens analysis.TokenStream // without the body's word pairs
+		inBody := allParts[j] == "body" && bodyField == "body" // the body with its word pairs
+		var tokens analysis.TokenStream                        // without the body's word pairs
 		switch {
 		case ta != nil && inBody && !tf.Options().IncludeTermVectors():
 			tokens = ta.tokens(analysisInput(tf))

@@ -48,7 +48,7 @@ var fieldBoosts = []struct {
 	field string
 	boost float64
 }{
-	{"title", 3}, {"aliases", 3}, {"tagtext", 2}, {"headings", 2}, {"props", 1.5}, {"body", 1},
+	{"title", 3}, {"aliases", 3}, {"tagtext", 2}, {"headings", 2}, {"props", 1.5}, {"body", 1}, {"longbody", 1},
 }
 
 // parsedQuery is Query.Text taken apart.
@@ -240,6 +240,12 @@ func pairsMatch(text string, all bool, boost float64) query.Query {
 // positions: there a phrase is all of its word pairs (a single word is
 // the word).
 func phraseField(text, field string, boost float64) query.Query {
+	if field == "longbody" {
+		// No pairs, no positions: a phrase there is its words.
+		q := matchField(text, field, boost)
+		q.(*query.MatchQuery).SetOperator(query.MatchQueryOperatorAnd)
+		return q
+	}
 	if field == "body" {
 		if len(analyzedTerms(text)) < 2 {
 			return matchField(text, field, boost)
@@ -430,7 +436,7 @@ func buildQuery(q Query, all bool) (*plan, error) {
 			pl.should = append(pl.should, together...)
 			pl.should = append(pl.should, names...)
 			pl.should = append(pl.should, heads...)
-			pl.should = append(pl.should, matchField(free, "body", 1))
+			pl.should = append(pl.should, matchField(free, "body", 1), matchField(free, "longbody", 1))
 			pl.loose = true
 		}
 		scored = true
