@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/blevesearch/bleve/v2/mapping"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -254,6 +255,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	if progress != nil {
 		progress(0, total) // there is work: callers may want to know at once
 	}
+	ix.man.docs = -1 // unknown until the batches are in
 	batch := bi.NewBatch()
 	done := 0
 	// Batches are applied by one goroutine while the next is prepared, so
@@ -309,7 +311,15 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 			}
 		}
 	}
-	out := ix.loadAll(ctx, changed, nil)
+	// Documents are analysed where they are parsed, on every core, as a
+	// rebuild does (see [analyseFields]): bleve's batch would analyse
+	// them again, without the rebuild's shortcuts.
+	m := bi.Mapping()
+	prep := func(p *parsed) { analyseDocs(m, p) }
+	if bleveAnalyses {
+		prep = func(p *parsed) { mapDocs(m, p) }
+	}
+	out := ix.loadAll(ctx, changed, prep)
 	var firstErr error
 	docsInBatch := 0
 	// On failure the manifest must not claim files whose documents never
@@ -326,6 +336,10 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		if firstErr != nil {
 			continue // drain
 		}
+		if p.err != nil {
+			firstErr = p.err
+			continue
+		}
 		if !fresh && (p.from == 0 || p.skip) {
 			if err := ix.deleteDocs(bi, batch, p.f.key); err != nil {
 				firstErr = err
@@ -336,17 +350,18 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		if p.skip {
 			ix.man.del(p.f.key)
 		} else {
-			for i := range p.docs {
-				d, err := mapDoc(bi.Mapping(), &p.docs[i])
-				if err == nil {
-					err = batch.IndexAdvanced(d)
+			for _, d := range p.analysed {
+				if !bleveAnalyses {
+					for i, f := range d.Fields {
+						d.Fields[i] = analysed{f}
+					}
 				}
-				if err != nil {
+				if err := batch.IndexAdvanced(d); err != nil {
 					firstErr = fmt.Errorf("index %s: %w", p.f.key, err)
 					break
 				}
 			}
-			docsInBatch += len(p.docs)
+			docsInBatch += len(p.analysed)
 			ix.man.set(p.f.key, p.f.st)
 		}
 		touched = append(touched, p.f.key)
@@ -374,12 +389,32 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	if firstErr != nil {
 		return firstErr
 	}
+	if n, err := bi.DocCount(); err == nil {
+		ix.man.docs = int(n)
+	}
 	if progress != nil {
 		progress(total, total)
 	}
 	ix.man.LastUpdate = ix.opts.Now().UTC()
 	ix.bump()
 	return nil
+}
+
+// bleveAnalyses has a sync leave the analysis to bleve's batch: a test's
+// reference for [analyseFields].
+var bleveAnalyses = false
+
+// mapDocs maps p's documents into p.analysed, for bleve to analyse.
+func mapDocs(m mapping.IndexMapping, p *parsed) {
+	for i := range p.docs {
+		d, err := mapDoc(m, &p.docs[i])
+		if err != nil {
+			p.err = fmt.Errorf("index %s: %w", p.f.key, err)
+			return
+		}
+		p.analysed = append(p.analysed, d)
+	}
+	p.docs = nil
 }
 
 // DefaultMemoryBudget is Options.MemoryBudget's default: 256 MiB, which

@@ -175,6 +175,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		done++
 		if !p.skip {
 			pending = append(pending, p.analysed...)
+			ix.man.docs += len(p.analysed)
 			if len(pending) >= ix.buildBatchDocs() {
 				send()
 			}
