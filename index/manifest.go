@@ -146,7 +146,11 @@ func encodeManifest(m manifest) []byte {
 		b.WriteByte('\n')
 	}
 	body := b.Bytes()
-	head := fmt.Sprintf("%s schema=%d last_update=%s files=%d digest=%016x%016x crc=%08x\n", manifestMagic, m.Schema, m.LastUpdate.UTC().Format(time.RFC3339Nano), len(keys), sum[0], sum[1], crc32.Checksum(body, castagnoli))
+	docs := ""
+	if m.docs >= 0 {
+		docs = fmt.Sprintf(" docs=%d", m.docs)
+	}
+	head := fmt.Sprintf("%s schema=%d last_update=%s files=%d%s digest=%016x%016x crc=%08x\n", manifestMagic, m.Schema, m.LastUpdate.UTC().Format(time.RFC3339Nano), len(keys), docs, sum[0], sum[1], crc32.Checksum(body, castagnoli))
 	return append([]byte(head), body...)
 }
 
@@ -164,7 +168,7 @@ func decodeManifest(data []byte) (manifest, error) {
 // decodeManifestHead decodes a manifest's header and checks the CRC of
 // its lines, leaving them to [manifest.decodeBody].
 func decodeManifestHead(data []byte) (manifest, error) {
-	m := manifest{}
+	m := manifest{docs: -1}
 	head, rest, _ := bytes.Cut(data, []byte("\n"))
 	h := string(head)
 	switch {
@@ -196,6 +200,12 @@ func decodeManifestHead(data []byte) (manifest, error) {
 				return m, errBadManifest
 			}
 			m.n, hasCount = n, true
+		case "docs":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return m, errBadManifest
+			}
+			m.docs = n
 		case "digest":
 			a, err1 := strconv.ParseUint(v[:min(16, len(v))], 16, 64)
 			b, err2 := strconv.ParseUint(v[min(16, len(v)):], 16, 64)
@@ -397,6 +407,10 @@ type manifest struct {
 	sum     digest
 	n       int
 	headSum bool
+	// docs is the number of documents the index held when the manifest
+	// was saved (-1: not recorded, a manifest of an older Nexus). Files
+	// may give none (binary, too big): see [checkDocs].
+	docs int
 	// ctimes says the lines hold change times (version 3): a manifest
 	// without them is written again at the next save.
 	ctimes bool
@@ -404,7 +418,7 @@ type manifest struct {
 
 // newManifest is an empty manifest of this schema.
 func newManifest() manifest {
-	return manifest{Schema: schemaVersion, files: map[string]fileState{}, headSum: true, ctimes: true}
+	return manifest{Schema: schemaVersion, files: map[string]fileState{}, headSum: true, ctimes: true, docs: 0}
 }
 
 // set records what the index holds of key. The lines must be decoded.

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -70,6 +71,52 @@ func TestDamagedSegmentIsRecreated(t *testing.T) {
 			}
 			if err := ix.Rebuild(ctx, nil); err != nil {
 				t.Errorf("rebuild: %v", err)
+			}
+		})
+	}
+}
+
+// TestFilesWithoutDocumentsAreNoDamage: a vault whose files give no
+// document (binary, too big) has an index with none, which is not the
+// damage of [TestDamagedSegmentIsRecreated]: opening it again recreates
+// nothing and rewrites no manifest.
+func TestFilesWithoutDocumentsAreNoDamage(t *testing.T) {
+	for _, build := range []string{"sync", "rebuild"} {
+		t.Run(build, func(t *testing.T) {
+			v := mustVault(t, map[string]string{"bin.md": "a\x00b quokka", "big.md": strings.Repeat("quokka ", 100)})
+			ctx := context.Background()
+			opts := Options{NoServe: true, MaxFileBytes: 100}
+			ix := mustOpen(t, v, opts)
+			var err error
+			if build == "sync" {
+				err = ix.Sync(ctx)
+			} else {
+				err = ix.Rebuild(ctx, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix.Close()
+			man := filepath.Join(v.Root(), ".nexus", "index", manifestFile)
+			before, err := os.ReadFile(man)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				ix = mustOpen(t, v, opts)
+				if res := mustSearch(t, ix, Query{Text: "quokka"}); len(res.Hits) != 0 {
+					t.Errorf("quokka: %v", paths(res))
+				}
+				if w := ix.Warnings(); len(w) > 0 {
+					t.Errorf("warnings on opening: %q", w)
+				}
+				if n := len(ix.FileWarnings()); n != 2 {
+					t.Errorf("%d files with warnings, want 2: %v", n, ix.FileWarnings())
+				}
+				ix.Close()
+			}
+			if after, _ := os.ReadFile(man); !bytes.Equal(after, before) {
+				t.Errorf("manifest rewritten:\n%s\nthen\n%s", before, after)
 			}
 		})
 	}
