@@ -57,6 +57,7 @@ type parsedQuery struct {
 	phrases  []string // "exact phrases"
 	titles   []string // title:x
 	excludes []string // -word, -"phrase"
+	notTags  []string // -tag:x, -#🚀
 	tags     []string
 	paths    []string
 	agents   []string
@@ -154,6 +155,10 @@ func parseQueryText(s string) parsedQuery {
 			continue
 		}
 		switch {
+		case neg && field == "tag":
+			p.notTags = append(p.notTags, tok)
+		case neg && emojiTag(tok) != "":
+			p.notTags = append(p.notTags, emojiTag(tok))
 		case neg:
 			p.excludes = append(p.excludes, tok)
 		case field == "title":
@@ -180,15 +185,33 @@ func parseQueryText(s string) parsedQuery {
 }
 
 // emojiTag is the tag a query word names when it is #TAG and TAG holds
-// no word the index reads (an emoji: #🚀, #📚); "" otherwise. A #tag of
-// words is searched as its words, which the tags' text holds.
+// no letter or digit (an emoji: #🚀, #📚); "" otherwise. A #tag of
+// words is searched as its words, which the tags' text holds; so is one
+// of stop words only (#the), which finds what the query's other words
+// find.
 func emojiTag(tok string) string {
 	t, ok := strings.CutPrefix(tok, "#")
-	if !ok || t == "" || strings.HasPrefix(t, "#") || len(analyzedTerms(t)) > 0 {
+	if !ok || t == "" || strings.HasPrefix(t, "#") || strings.IndexFunc(t, isWordRune) >= 0 || len(analyzedTerms(t)) > 0 {
 		return ""
 	}
 	return t
 }
+
+// tagQuery matches the tag t (# optional) and, as in Obsidian, its
+// nested tags: infra finds #infra/deploy. It is nil for no tag.
+func tagQuery(t string) query.Query {
+	if t = foldKey(strings.Trim(strings.TrimSpace(t), "#")); t == "" {
+		return nil
+	}
+	exact := bleve.NewTermQuery(t)
+	exact.SetField("tag")
+	nested := bleve.NewPrefixQuery(strings.TrimSuffix(t, "/") + "/")
+	nested.SetField("tag")
+	return bleve.NewDisjunctionQuery(exact, nested)
+}
+
+// isWordRune reports whether r is a letter or a digit of any script.
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) }
 
 func matchField(text, field string, boost float64) query.Query {
 	q := bleve.NewMatchQuery(text)
@@ -469,14 +492,13 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		}
 	}
 	for _, t := range append(p.tags, q.Tag) {
-		if t = foldKey(strings.Trim(strings.TrimSpace(t), "#")); t != "" {
-			// As in Obsidian, a tag matches its nested tags too: infra
-			// finds #infra/deploy.
-			exact := bleve.NewTermQuery(t)
-			exact.SetField("tag")
-			nested := bleve.NewPrefixQuery(strings.TrimSuffix(t, "/") + "/")
-			nested.SetField("tag")
-			filters = append(filters, bleve.NewDisjunctionQuery(exact, nested))
+		if tq := tagQuery(t); tq != nil {
+			filters = append(filters, tq)
+		}
+	}
+	for _, t := range p.notTags {
+		if tq := tagQuery(t); tq != nil {
+			pl.mustNot = append(pl.mustNot, tq)
 		}
 	}
 	for _, pf := range p.props {

@@ -180,39 +180,161 @@ func sectionBytes(data []byte, line, end int) []byte {
 var (
 	htmlCommentRe = regexp.MustCompile(`(?s)<!--.*?-->`)
 	headingMarkRe = regexp.MustCompile(`(?m)^[ \t]{0,3}#{1,6}[ \t]+`)
-	fenceRe       = regexp.MustCompile("(?m)^[ \t]*(```|~~~).*$")
 	// quoteMarkRe is a blockquote's > marks and a callout's [!type]
 	// (folded or not) at a line's start; footnoteRe a footnote reference.
 	quoteMarkRe = regexp.MustCompile(`(?m)^[ \t]{0,3}(?:>[ \t]?)+(?:\[![\w-]+\][+-]?[ \t]*)?`)
 	footnoteRe  = regexp.MustCompile(`\[\^[^\]\s]+\]`)
+	// highlightRe and strikeRe are ==text== and ~~text~~, the markers
+	// touching the text (a == b is not a highlight).
+	highlightRe = regexp.MustCompile(`==([^=\s](?:[^=\n]*[^=\s])?)==`)
+	strikeRe    = regexp.MustCompile(`~~([^~\s](?:[^~\n]*[^~\s])?)~~`)
 )
 
-// snippetMarkup is the markup a snippet drops.
-var snippetMarkup = strings.NewReplacer("**", "", "__", "", "==", "", "~~", "", "`", "", "\r", "")
+// snippetMarkup is the markup a snippet drops outside code.
+var snippetMarkup = strings.NewReplacer("**", "", "__", "")
 
 // snippetText is a section as a reader sees it: links as their text, no
 // comments (HTML ones hold the live log's signatures), math, block ids,
-// heading marks, fences, blockquote and callout marks, footnote
-// references, or the markers of bold, highlight and strikethrough.
+// code fences and backticks; outside code, no heading marks, blockquote
+// and callout marks, footnote references, or the markers of bold,
+// highlight and strikethrough. Code is shown as written: a === b, [^a-z]
+// and __init__ are code.
 func snippetText(sec []byte) string {
 	s := string(sec)
 	if strings.Contains(s, "<!--") {
 		s = htmlCommentRe.ReplaceAllString(s, " ")
 	}
-	s = markdown.Display(s)
-	if strings.IndexByte(s, '#') >= 0 {
-		s = headingMarkRe.ReplaceAllString(s, "")
-	}
-	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
-		s = fenceRe.ReplaceAllString(s, "")
-	}
-	if strings.IndexByte(s, '>') >= 0 {
-		s = quoteMarkRe.ReplaceAllString(s, "")
-	}
+	s = strings.ReplaceAll(markdown.Display(s), "\r", "")
+	var b strings.Builder
+	b.Grow(len(s))
+	fenced(s, func(text string, code bool) {
+		if code {
+			b.WriteString(text)
+			return
+		}
+		// The marks at a line's start first: a code span is never there.
+		if strings.IndexByte(text, '#') >= 0 {
+			text = headingMarkRe.ReplaceAllString(text, "")
+		}
+		if strings.IndexByte(text, '>') >= 0 {
+			text = quoteMarkRe.ReplaceAllString(text, "")
+		}
+		spans(text, func(text string, code bool) {
+			if code {
+				b.WriteString(text)
+			} else {
+				b.WriteString(inlineText(text))
+			}
+		})
+	})
+	return shownText(b.String())
+}
+
+// inlineText drops the inline markup of text outside code (see
+// [snippetText]).
+func inlineText(s string) string {
 	if strings.Contains(s, "[^") {
 		s = footnoteRe.ReplaceAllString(s, "")
 	}
-	return shownText(snippetMarkup.Replace(s))
+	if strings.Contains(s, "==") {
+		s = highlightRe.ReplaceAllString(s, "$1")
+	}
+	if strings.Contains(s, "~~") {
+		s = strikeRe.ReplaceAllString(s, "$1")
+	}
+	return snippetMarkup.Replace(s)
+}
+
+// fenced calls fn on the pieces of s in order, saying which are fenced
+// code blocks (their fence lines dropped, the newlines kept). A fence
+// left open runs to the end, as in CommonMark.
+func fenced(s string, fn func(text string, code bool)) {
+	var fence string // the open fence's marker, "" outside a block
+	prose := 0       // where the text not yet given to fn starts
+	for i := 0; i < len(s); {
+		end := strings.IndexByte(s[i:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += i + 1
+		}
+		line := s[i:end]
+		marker := fenceMarker(line)
+		switch {
+		case fence == "" && marker != "":
+			fn(s[prose:i], false)
+			fn("\n", false)
+			fence, prose = marker, end
+		case fence != "" && marker != "" && marker[0] == fence[0] && len(marker) >= len(fence) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), marker[:1])) == "":
+			fn(s[prose:i], true)
+			fn("\n", false)
+			fence, prose = "", end
+		}
+		i = end
+	}
+	fn(s[prose:], fence != "")
+}
+
+// fenceMarker is the run of ``` or ~~~ (three or more) a fence line
+// starts with, after at most three spaces; "" for any other line.
+func fenceMarker(line string) string {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+		return ""
+	}
+	n := 0
+	for n < len(t) && t[n] == t[0] {
+		n++
+	}
+	if n < 3 || t[0] == '`' && strings.IndexByte(t[n:], '`') >= 0 {
+		return ""
+	}
+	return t[:n]
+}
+
+// spans calls fn on the text and the code spans of s, a text outside
+// fenced blocks, in order: a span's text without its backticks; a
+// backtick run without its closing run of the same length is dropped.
+func spans(s string, fn func(text string, code bool)) {
+	for {
+		i := strings.IndexByte(s, '`')
+		if i < 0 {
+			if s != "" {
+				fn(s, false)
+			}
+			return
+		}
+		n := i
+		for n < len(s) && s[n] == '`' {
+			n++
+		}
+		run := s[i:n]
+		closing := -1
+		for j := n; j < len(s); {
+			k := strings.Index(s[j:], run)
+			if k < 0 {
+				break
+			}
+			k += j
+			e := k + len(run)
+			if (k == 0 || s[k-1] != '`') && (e == len(s) || s[e] != '`') {
+				closing = k
+				break
+			}
+			for e < len(s) && s[e] == '`' {
+				e++
+			}
+			j = e
+		}
+		if closing < 0 {
+			fn(s[:i], false)
+			s = s[n:]
+			continue
+		}
+		fn(s[:i], false)
+		fn(s[n:closing], true)
+		s = s[closing+len(run):]
+	}
 }
 
 // propsText is the note's frontmatter as "key: value" lines, links as
