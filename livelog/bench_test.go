@@ -227,3 +227,114 @@ func BenchmarkAppend8Processes(b *testing.B) {
 	b.ReportMetric(float64(all[len(all)*95/100].Microseconds())/1000, "p95-ms")
 	b.ReportMetric(float64(all[len(all)*999/1000].Microseconds())/1000, "p99.9-ms")
 }
+
+// stateSaveWitness is a witness as a vault holds it after months of use:
+// writers × months feed files, each writer's head.
+func stateSaveWitness(writers, months int) witness {
+	w := witness{Feeds: map[string]map[string]seen{streamLive: {}, streamDecisions: {}}, Files: map[string]scanned{}}
+	hash := "QlTQn53sG_HMfwmQq0nfur1qzUVpwb2vMCpPBU8sLlo"
+	for i := range writers {
+		writer := fmt.Sprintf("agent%d@box", i)
+		w.Feeds[streamLive][writer] = seen{Seq: int64(1000 + i), Hash: hash, Time: time.Date(2026, 11, 29, 15, 0, i, 0, time.UTC)}
+		for m := range months {
+			rel := fmt.Sprintf("log/live/2026-%02d/%s.md", m+1, writer)
+			w.Files[rel] = scanned{Offset: int64(100000 + i), Anchor: "bcd80faa27e3551a1f9633031e9cf1dc", Writer: writer, Seq: int64(1000 + i), Hash: hash}
+		}
+	}
+	return w
+}
+
+// BenchmarkStateSave is what an append spends on its state files — the
+// feed hint and the witness each read, decoded, encoded and written
+// (sealed, swapped in) — with and without the fsync of the record that
+// every append makes, on the same disk. It compares the state codec's
+// cost with what a user waits for (docs/benchmarks.md, "State codec").
+func BenchmarkStateSave(b *testing.B) {
+	for _, size := range []struct {
+		name            string
+		writers, months int
+	}{{"3feeds", 3, 1}, {"240files", 20, 12}} {
+		w := stateSaveWitness(size.writers, size.months)
+		cited := map[string]int64{}
+		for writer := range w.Feeds[streamLive] {
+			cited[writer] = 1000
+		}
+		h := feedHint{File: "log/live/2026-11/agent0@box.md", Offset: 1370, Anchor: "50dd07e3c04f4e0a95ce54364d09343e", Seq: 5, Hash: "XI0F2OBMGKS-IxWgq13SKmNnMHJTzRm5CBFXAO5DNdw", Cited: cited}
+		l := mustLog(b, mustVault(b))
+		hp := hintPath(streamLive, "agent0@box")
+		save := func() {
+			if err := l.writeStateDoc(hp, encodeHint(h)); err != nil {
+				b.Fatal(err)
+			}
+			doc, err := encodeWitness(w)
+			if err == nil {
+				err = l.writeStateDoc(witnessFile, doc)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		save()
+		load := func() {
+			doc, err := readStateDoc(l.abs(hp))
+			if err == nil {
+				_, err = decodeHint(doc)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if doc, err = readStateDoc(l.abs(witnessFile)); err == nil {
+				_, err = decodeWitness(doc)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(size.name+"/codec", func(b *testing.B) {
+			hdoc, wdoc := encodeHint(h), must(encodeWitness(w))
+			for b.Loop() {
+				if _, err := decodeHint(hdoc); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := decodeWitness(wdoc); err != nil {
+					b.Fatal(err)
+				}
+				encodeHint(h)
+				if _, err := encodeWitness(w); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(size.name+"/load+save", func(b *testing.B) {
+			for b.Loop() {
+				load()
+				save()
+			}
+		})
+		b.Run(size.name+"/load+save+fsync", func(b *testing.B) {
+			f, err := os.OpenFile(b.TempDir()+"/feed.md", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			line := []byte("### 2026-11-29T15:05:37Z lyra [load/bench] one line, fsynced\n")
+			for b.Loop() {
+				load()
+				save()
+				if _, err := f.Write(line); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Sync(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
