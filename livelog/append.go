@@ -509,7 +509,11 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	if len(buf) < anchorLen && end > int64(len(buf)) {
 		nh.Anchor = anchorOfFile(path, end)
 	}
-	if err := l.writeStateDoc(hintPath(stream, writer), encodeHint(nh)); err != nil {
+	doc, err := encodeHint(nh)
+	if err == nil {
+		err = l.writeStateDoc(hintPath(stream, writer), doc)
+	}
+	if err != nil {
 		l.opts.Logger.Warn("live log: feed hint not written", "err", err)
 	}
 	// The feed's lock is let go before the witness update: the next

@@ -263,10 +263,14 @@ func BenchmarkStateSave(b *testing.B) {
 		l := mustLog(b, mustVault(b))
 		hp := hintPath(streamLive, "agent0@box")
 		save := func() {
-			if err := l.writeStateDoc(hp, encodeHint(h)); err != nil {
+			doc, err := encodeHint(h)
+			if err == nil {
+				err = l.writeStateDoc(hp, doc)
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
-			doc, err := encodeWitness(w)
+			doc, err = encodeWitness(w)
 			if err == nil {
 				err = l.writeStateDoc(witnessFile, doc)
 			}
@@ -291,7 +295,7 @@ func BenchmarkStateSave(b *testing.B) {
 			}
 		}
 		b.Run(size.name+"/codec", func(b *testing.B) {
-			hdoc, wdoc := encodeHint(h), must(encodeWitness(w))
+			hdoc, wdoc := must(encodeHint(h)), must(encodeWitness(w))
 			for b.Loop() {
 				if _, err := decodeHint(hdoc); err != nil {
 					b.Fatal(err)
@@ -299,7 +303,9 @@ func BenchmarkStateSave(b *testing.B) {
 				if _, err := decodeWitness(wdoc); err != nil {
 					b.Fatal(err)
 				}
-				encodeHint(h)
+				if _, err := encodeHint(h); err != nil {
+					b.Fatal(err)
+				}
 				if _, err := encodeWitness(w); err != nil {
 					b.Fatal(err)
 				}
