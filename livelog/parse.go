@@ -69,7 +69,9 @@ const (
 	kindBlank // empty or white space
 )
 
-func classify(line []byte) (lineKind, header) {
+// lineKindOf says what one line of a log file is (the header parsed, for
+// a header).
+func lineKindOf(line []byte) (lineKind, header) {
 	switch {
 	case len(line) == 0:
 		return kindBlank, header{}
@@ -181,7 +183,7 @@ func (p *parser) next() (Entry, bool) {
 		// Skip blank lines and stray torn markers.
 		for p.pos < len(p.data) {
 			line, nxt, _ := p.peek(p.pos)
-			k, _ := classify(line)
+			k, _ := lineKindOf(line)
 			if k != kindBlank && k != kindTorn {
 				break
 			}
@@ -204,7 +206,7 @@ func (p *parser) block() (Entry, bool) {
 		e.Line = 0
 	}
 	first, pos, nl := p.peek(start)
-	k, h := classify(first)
+	k, h := lineKindOf(first)
 	line := p.line + 1
 	switch k {
 	case kindHeader:
@@ -243,7 +245,7 @@ func (p *parser) block() (Entry, bool) {
 	escaped := false
 	for pos < len(p.data) {
 		l, nxt, lnl := p.peek(pos)
-		lk, _ := classify(l)
+		lk, _ := lineKindOf(l)
 		switch lk {
 		case kindHeader:
 			return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
