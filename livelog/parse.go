@@ -240,6 +240,13 @@ func (p *parser) block() (Entry, bool) {
 		}
 		return e, true
 	}
+	return p.rest(e, start, pos, line, first), true
+}
+
+// rest reads the lines of block e after its first (first, which started
+// at start), from pos (line number line) up to its signature line, the
+// next header, a torn marker, or the end of the data.
+func (p *parser) rest(e Entry, start, pos, line int, first []byte) Entry {
 	bodyStart := pos
 	lastText := pos // end of the last non-blank line consumed
 	escaped := false
@@ -248,11 +255,10 @@ func (p *parser) block() (Entry, bool) {
 		lk, _ := lineKindOf(l)
 		switch lk {
 		case kindHeader:
-			return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
+			return p.finish(e, start, bodyStart, lastText, pos, line, escaped)
 		case kindTorn:
 			e.Torn, e.steppedOver = true, true
-			e = p.finish(e, start, bodyStart, lastText, nxt, line+1, escaped)
-			return e, true
+			return p.finish(e, start, bodyStart, lastText, nxt, line+1, escaped)
 		case kindSig:
 			sf, ok := parseSig(l)
 			// A complete signature line counts without its newline: the
@@ -279,7 +285,7 @@ func (p *parser) block() (Entry, bool) {
 			p.pos, p.line = nxt, line+1
 			p.skipRecordBlank()
 			e.End = p.base + int64(p.pos)
-			return e, true
+			return e
 		case kindText:
 			if len(l) > 0 && l[0] == '\\' {
 				escaped = true
@@ -292,7 +298,7 @@ func (p *parser) block() (Entry, bool) {
 		}
 		pos, line = nxt, line+1
 	}
-	return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
+	return p.finish(e, start, bodyStart, lastText, pos, line, escaped)
 }
 
 func (e *Entry) setSig(sf sigFields) {
