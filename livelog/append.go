@@ -607,11 +607,7 @@ func (l *Log) saveHint(stream, writer string, p *appendPlan, last *Entry, buf []
 	if len(buf) < anchorLen && end > int64(len(buf)) {
 		nh.Anchor = anchorOfFile(l.abs(p.target), end)
 	}
-	doc, err := encodeHint(nh)
-	if err == nil {
-		err = l.writeStateDoc(hintPath(stream, writer), doc)
-	}
-	if err != nil {
+	if err := l.writeStateDoc(hintPath(stream, writer), encodeHint(nh)); err != nil {
 		l.opts.Logger.Warn("live log: feed hint not written", "err", err)
 	}
 	return nh.Anchor
