@@ -85,97 +85,103 @@ func (l *Log) ownFiles(stream, writer string, files []logFile) []string {
 // the end of target, trusting the hint when it checks out. Called with
 // the feed's lock held.
 func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTail, error) {
-	var t ownTail
-	var h feedHint
-	hintOK := false
 	// The target is opened once, for checking the hint and reading its end.
 	f, err := openFile(l.abs(target), os.O_RDONLY, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return t, fmt.Errorf("open %s: %w", target, err)
+		return ownTail{}, fmt.Errorf("open %s: %w", target, err)
 	}
 	if f != nil {
 		defer f.Close()
 	}
-	if err := readHint(l.abs(hintPath(stream, writer)), &h); err == nil && isLogFile(h.File) {
-		if _, ok := parseHash(h.Hash); ok && h.Seq > 0 {
-			t.last = seen{Seq: h.Seq, Hash: h.Hash}
-		}
-		ok := false
-		if h.File == target && f != nil {
-			if st, err := f.Stat(); err == nil && st.Size() >= h.Offset && h.Offset >= 0 {
-				a, err := anchorAt(f, h.Offset)
-				ok = err == nil && a == h.Anchor
-			}
-		} else if h.File != target {
-			_, ok = l.validSize(pos{Segment: h.File, Offset: h.Offset, Anchor: h.Anchor})
-		}
-		if ok {
-			hintOK = true
-			t.seq, t.hash = h.Seq, h.Hash
-		}
-	}
-	t.hint = h
+	t, hintOK := l.checkHint(stream, writer, target, f)
 	if !hintOK {
-		t.hint = feedHint{Cited: nil}
 		// Scan every file of the feed for its highest entry.
 		for _, rel := range l.ownFiles(stream, writer, files) {
 			data, err := os.ReadFile(l.abs(rel))
 			if err != nil {
 				return t, fmt.Errorf("read %s: %w", rel, err)
 			}
-			p := newParser(data, 0, 0, stream, rel)
-			for {
-				e, ok := p.next()
-				if !ok {
-					break
-				}
-				if e.Signed && e.feed && !e.Torn && e.Writer == writer && e.Seq > t.seq {
-					t.seq, t.hash = e.Seq, e.Hash
-				}
-			}
+			t.highest(newParser(data, 0, 0, stream, rel), writer)
 		}
 	}
-	// The end of the target file: parse what lies after the hint (all of
-	// it if the hint is for another file).
 	if f == nil {
 		t.endsNL = 2
 		return t, nil
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return t, err
-	}
-	t.size = st.Size()
+	// The end of the target file: parse what lies after the hint (all of
+	// it if the hint is for another file).
 	from := int64(0)
-	if hintOK && h.File == target {
-		from = h.Offset
+	if hintOK && t.hint.File == target {
+		from = t.hint.Offset
 	}
-	if from == t.size {
-		t.endsNL = 2
-		if t.size == 0 {
-			t.endsNL = 2
+	return t, t.readEnd(f, from, stream, writer, target)
+}
+
+// checkHint reads the writer's feed hint and reports whether it still
+// matches the files: then the tail is the hint's. t.last is the hint's
+// last append either way.
+func (l *Log) checkHint(stream, writer, target string, f *os.File) (ownTail, bool) {
+	var t ownTail
+	var h feedHint
+	if err := readHint(l.abs(hintPath(stream, writer)), &h); err != nil || !isLogFile(h.File) {
+		return t, false
+	}
+	if _, ok := parseHash(h.Hash); ok && h.Seq > 0 {
+		t.last = seen{Seq: h.Seq, Hash: h.Hash}
+	}
+	ok := false
+	if h.File == target && f != nil {
+		if st, err := f.Stat(); err == nil && st.Size() >= h.Offset && h.Offset >= 0 {
+			a, err := anchorAt(f, h.Offset)
+			ok = err == nil && a == h.Anchor
 		}
-		return t, nil
+	} else if h.File != target {
+		_, ok = l.validSize(pos{Segment: h.File, Offset: h.Offset, Anchor: h.Anchor})
 	}
-	data := make([]byte, t.size-from)
-	if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
-		return t, fmt.Errorf("read %s: %w", target, err)
+	if !ok {
+		return t, false
 	}
-	for j := len(data) - 1; j >= 0 && data[j] == '\n' && t.endsNL < 2; j-- {
-		t.endsNL++
-	}
-	p := newParser(data, from, 0, stream, target)
+	t.seq, t.hash, t.hint = h.Seq, h.Hash, h
+	return t, true
+}
+
+// highest raises t to the highest whole signed entry of writer that p
+// parses, and reports whether the last block is torn.
+func (t *ownTail) highest(p *parser, writer string) (lastTorn bool) {
 	for {
 		e, ok := p.next()
 		if !ok {
-			break
+			return lastTorn
 		}
 		if e.Signed && e.feed && !e.Torn && e.Writer == writer && e.Seq > t.seq {
 			t.seq, t.hash = e.Seq, e.Hash
 		}
-		t.torn = e.Torn
+		lastTorn = e.Torn
 	}
-	return t, nil
+}
+
+// readEnd reads the end of the target file f from offset from: its size,
+// the newlines that end it, whether it ends in a torn record, and any
+// entry of writer there above t.
+func (t *ownTail) readEnd(f *os.File, from int64, stream, writer, target string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	t.size = st.Size()
+	if from == t.size {
+		t.endsNL = 2
+		return nil
+	}
+	data := make([]byte, t.size-from)
+	if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read %s: %w", target, err)
+	}
+	for j := len(data) - 1; j >= 0 && data[j] == '\n' && t.endsNL < 2; j-- {
+		t.endsNL++
+	}
+	t.torn = t.highest(newParser(data, from, 0, stream, target), writer)
+	return nil
 }
 
 // findKey looks for an entry of writer carrying key digest k in the files
@@ -330,30 +336,35 @@ type appended struct {
 // appendFeed signs and appends es as writer to its feed in stream.
 // decorate, if set, is called for each entry with its seq before it is
 // signed (decisions take their id from it). Entries are stamped by the
-// clock under the lock.
+// clock under the lock. It goes in four steps:
+//
+//   - scan, before the feed's lock: what is new in the other writers'
+//     feeds, to cite them and record them in the witness (none of it
+//     depends on this feed, so the lock is held only for what does);
+//   - plan, under the lock: the end of the writer's own feed, a duplicate
+//     idempotency key, the numbers the entries take (and any gap), the
+//     heads to cite;
+//   - write, under the lock: sign the records and append them in one
+//     write, then the feed's hint;
+//   - publish, after the lock: the witness learns the scan and the
+//     records, and the records are fsynced before the append returns.
 func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate func(e *Entry, seq int64) error) (appended, error) {
-	var res appended
 	s, err := l.signer(agent, writer)
 	if err != nil {
-		return res, err
+		return appended{}, err
 	}
-	// Before taking the feed's lock: list the files and read what is new
-	// in the other writers' feeds (checking their heads' signatures), to
-	// cite them and record them in the witness. None of it depends on this
-	// feed, so the lock is held only for what does.
 	files, err := l.streamFiles(stream)
 	if err != nil {
-		return res, err
+		return appended{}, err
 	}
 	scan, err := l.scanFeeds(stream, files, writer)
 	if err != nil {
-		return res, err
+		return appended{}, err
 	}
-	heads := scan.heads
 
 	unlock, err := l.v.Lock(feedLock(stream, writer))
 	if err != nil {
-		return res, err
+		return appended{}, err
 	}
 	locked := true
 	defer func() {
@@ -361,173 +372,259 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 			unlock()
 		}
 	}()
-	now := l.opts.Now().UTC().Truncate(time.Second)
+	p, err := l.planAppend(stream, writer, files, &scan, es)
+	if err != nil || p.res.duplicate {
+		return p.res, err
+	}
+
+	buf, err := l.encodeRecords(&p, stream, writer, s, es, decorate)
+	if err != nil {
+		return p.res, err
+	}
+	f, err := l.openFeed(p.target)
+	if err != nil {
+		return p.res, err
+	}
+	defer f.Close()
+	buf, created, err := l.writeRecords(f, &p, es, buf)
+	if err != nil {
+		return p.res, err
+	}
+	last := es[len(es)-1]
+	end := p.tail.size + int64(len(buf))
+	anchor := l.saveHint(stream, writer, &p, last, buf, end)
+	// The feed's lock is let go before the witness update: the next
+	// append of this writer numbers after the hint, written above, and
+	// its own witness update raises the witness only higher.
+	unlock()
+	locked = false
+
+	l.recordAppend(&scan, stream, writer, p.target, end-int64(len(buf)), end, anchor, last)
+	// fsync outside the lock: it flushes every record written so far, so
+	// concurrent appenders share the cost; each still returns only once
+	// its own records are durable.
+	return p.res, l.syncFeed(f, p.target, created)
+}
+
+// appendPlan is what an append decided under its feed's lock, before
+// writing.
+type appendPlan struct {
+	target string    // the feed file the records go to
+	now    time.Time // the first entry's time
+	tail   ownTail
+	seq    int64 // the number the first entry follows
+	prev   Hash  // and that entry's chain hash
+	cites  []Cite
+	cited  map[string]int64 // what the writer has cited, these included
+	res    appended
+}
+
+// planAppend is the plan step of [Log.appendFeed]; with the feed's lock
+// held. An idempotency key already in the feed sets res.duplicate and
+// puts that entry in *es[0]: nothing is to be written.
+func (l *Log) planAppend(stream, writer string, files []logFile, scan *feedScan, es []*Entry) (appendPlan, error) {
+	p := appendPlan{now: l.opts.Now().UTC().Truncate(time.Second)}
 	// A feed file is chosen by the time of the entry: a clock that ran
 	// ahead once does not pull later entries into a later month.
-	target := DecisionFeedPath(writer)
+	p.target = DecisionFeedPath(writer)
 	if stream == streamLive {
-		target = FeedPath(writer, now)
+		p.target = FeedPath(writer, p.now)
 	}
-	t, err := l.findOwnTail(stream, writer, target, files)
-	if err != nil {
-		return res, err
+	var err error
+	if p.tail, err = l.findOwnTail(stream, writer, p.target, files); err != nil {
+		return p, err
 	}
-	// Idempotency: the same key in the writer's feed means done already.
-	if len(es) == 1 && es[0].Key != "" {
-		own := l.ownFiles(stream, writer, files)
-		if len(own) > 2 {
-			own = own[len(own)-2:] // this month and the one before
-		}
-		prev, err := l.findKey(stream, writer, es[0].Key, own)
-		if err != nil {
-			return res, err
-		}
-		if prev != nil {
-			*es[0] = *prev
-			res.duplicate = true
-			return res, nil
-		}
+	if p.res.duplicate, err = l.findDuplicate(stream, writer, files, es); err != nil || p.res.duplicate {
+		return p, err
 	}
 	// The highest entry of this feed this machine saw: its witness, or
 	// the last append here (the hint, read under the lock: every append
 	// of this writer on this machine records it before letting go).
 	wit := scan.w.get(stream, writer)
-	if t.last.Seq > wit.Seq {
-		wit = t.last
+	if p.tail.last.Seq > wit.Seq {
+		wit = p.tail.last
 	}
-	seq, prev := t.seq, t.hash
+	seq, prev := p.tail.seq, p.tail.hash
 	if wit.Seq > seq {
 		// The feed lost entries this machine saw it write: say so, and
 		// never reuse their numbers.
-		res.gap = strconv.FormatInt(seq+1, 10)
+		p.res.gap = strconv.FormatInt(seq+1, 10)
 		if wit.Seq > seq+1 {
-			res.gap += "-" + strconv.FormatInt(wit.Seq, 10)
+			p.res.gap += "-" + strconv.FormatInt(wit.Seq, 10)
 		}
 		seq, prev = wit.Seq, wit.Hash
-		l.opts.Logger.Warn("live log: own feed lost entries", "writer", writer, "missing", res.gap)
+		l.opts.Logger.Warn("live log: own feed lost entries", "writer", writer, "missing", p.res.gap)
 	}
-	prevHash, ok := parseHash(prev)
-	if !ok {
-		prevHash = genesis
+	p.seq = seq
+	var ok bool
+	if p.prev, ok = parseHash(prev); !ok {
+		p.prev = genesis
 	}
-	// Cite the heads of other feeds that moved since this writer last
-	// cited them.
-	cited := map[string]int64{}
-	for k, v := range t.hint.Cited {
-		cited[k] = v
+	p.cites, p.cited = citesFor(writer, p.tail.hint.Cited, scan.heads)
+	return p, nil
+}
+
+// findDuplicate reports whether the single entry of es carries an
+// idempotency key that the writer's feed already holds (this month or the
+// one before); if so, *es[0] becomes that entry.
+func (l *Log) findDuplicate(stream, writer string, files []logFile, es []*Entry) (bool, error) {
+	if len(es) != 1 || es[0].Key == "" {
+		return false, nil
+	}
+	own := l.ownFiles(stream, writer, files)
+	if len(own) > 2 {
+		own = own[len(own)-2:] // this month and the one before
+	}
+	prev, err := l.findKey(stream, writer, es[0].Key, own)
+	if err != nil || prev == nil {
+		return false, err
+	}
+	*es[0] = *prev
+	return true, nil
+}
+
+// citesFor returns the heads of other feeds that moved since writer last
+// cited them (cited), sorted by writer, and what it has cited with them.
+func citesFor(writer string, cited map[string]int64, heads map[string]head) ([]Cite, map[string]int64) {
+	now := make(map[string]int64, len(cited))
+	for k, v := range cited {
+		now[k] = v
 	}
 	var cites []Cite
 	for w, h := range heads {
-		if w == writer || h.Seq == 0 || h.Seq <= cited[w] {
+		if w == writer || h.Seq == 0 || h.Seq <= now[w] {
 			continue
 		}
 		cites = append(cites, Cite{Writer: w, Seq: h.Seq, Hash: h.Hash[:citeHashLen]})
-		cited[w] = h.Seq
+		now[w] = h.Seq
 	}
 	sort.Slice(cites, func(i, j int) bool { return cites[i].Writer < cites[j].Writer })
+	return cites, now
+}
 
+// encodeRecords numbers, stamps, signs and encodes es as the plan says,
+// after what the feed file's end needs (a marker after a torn record, the
+// newlines for a clean line), setting each entry's place in the file.
+func (l *Log) encodeRecords(p *appendPlan, stream, writer string, s *identity.Signer, es []*Entry, decorate func(e *Entry, seq int64) error) ([]byte, error) {
 	var buf []byte
-	if t.size > 0 {
+	if p.tail.size > 0 {
 		switch {
-		case t.torn:
+		case p.tail.torn:
 			buf = append(buf, "\n"+tornMarker+"\n\n"...)
-			res.torn = true
-			l.opts.Logger.Warn("live log: torn tail stepped over", "file", target)
-		case t.endsNL == 0:
+			p.res.torn = true
+			l.opts.Logger.Warn("live log: torn tail stepped over", "file", p.target)
+		case p.tail.endsNL == 0:
 			buf = append(buf, "\n\n"...)
-		case t.endsNL == 1:
+		case p.tail.endsNL == 1:
 			buf = append(buf, '\n')
 		}
 	}
+	now, seq, prevHash := p.now, p.seq, p.prev
 	for i, e := range es {
 		seq++
 		e.Writer, e.Seq, e.feed, e.stream = writer, seq, true, stream
 		e.Time, e.timeText = now, now.Format(timeLayout)
 		if i == 0 {
-			e.Cites, e.Gap = cites, res.gap
+			e.Cites, e.Gap = p.cites, p.res.gap
 		}
 		if decorate != nil {
 			if err := decorate(e, seq); err != nil {
-				return res, err
+				return nil, err
 			}
 		}
 		e.sign(s, prevHash)
 		prevHash, _ = parseHash(e.Hash)
-		e.Offset = t.size + int64(len(buf))
+		e.Offset = p.tail.size + int64(len(buf))
 		buf = append(buf, e.record()...)
-		e.End = t.size + int64(len(buf))
-		e.Segment = target
+		e.End = p.tail.size + int64(len(buf))
+		e.Segment = p.target
 		if i+1 < len(es) {
 			now = l.opts.Now().UTC().Truncate(time.Second)
 		}
 	}
+	return buf, nil
+}
+
+// openFeed opens the feed file target for appending, creating it (and its
+// month's folder) if need be.
+func (l *Log) openFeed(target string) (*os.File, error) {
 	path := l.abs(target)
 	f, err := openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	created := false
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
 			f, err = openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		}
 	}
 	if err != nil {
-		return res, fmt.Errorf("open %s: %w", target, err)
+		return nil, fmt.Errorf("open %s: %w", target, err)
 	}
-	defer f.Close()
+	return f, nil
+}
+
+// writeRecords appends buf to the feed file f in one write and returns
+// what it wrote, and whether the file was empty (new). If a person typed
+// into the file since the plan read its end, the records go after what
+// they typed, on a clean line (the entries' places and p.tail.size
+// follow).
+func (l *Log) writeRecords(f *os.File, p *appendPlan, es []*Entry, buf []byte) ([]byte, bool, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return res, fmt.Errorf("stat %s: %w", target, err)
+		return nil, false, fmt.Errorf("stat %s: %w", p.target, err)
 	}
-	created = st.Size() == 0
-	if st.Size() != t.size {
-		// A person typed into the file between our read and now (feeds
-		// have one writer, but people may type anywhere): place the
-		// records after what they wrote, on a clean line.
-		delta := st.Size() - t.size
+	created := st.Size() == 0
+	if st.Size() != p.tail.size {
+		// Feeds have one writer, but people may type anywhere.
+		delta := st.Size() - p.tail.size
 		for _, e := range es {
 			e.Offset += delta + 2
 			e.End += delta + 2
 		}
 		buf = append([]byte("\n\n"), buf...)
-		t.size = st.Size()
+		p.tail.size = st.Size()
 	}
 	// One write: O_APPEND puts the records at the end as a whole. A short
 	// write (a full disk) is cut back, so no partial record is left.
 	if n, err := f.Write(buf); err != nil || n != len(buf) {
 		if n > 0 {
-			if terr := f.Truncate(t.size); terr != nil {
-				l.opts.Logger.Error("live log: could not cut back a short write", "file", target, "err", terr)
+			if terr := f.Truncate(p.tail.size); terr != nil {
+				l.opts.Logger.Error("live log: could not cut back a short write", "file", p.target, "err", terr)
 			}
 		}
 		if err == nil {
 			err = io.ErrShortWrite
 		}
-		return res, fmt.Errorf("append to %s: %w", target, err)
+		return nil, false, fmt.Errorf("append to %s: %w", p.target, err)
 	}
-	last := es[len(es)-1]
-	end := t.size + int64(len(buf))
-	nh := feedHint{File: target, Offset: end, Anchor: anchorOf(buf[max(0, len(buf)-anchorLen):]), Seq: last.Seq, Hash: last.Hash, Cited: cited}
+	return buf, created, nil
+}
+
+// saveHint records where the writer's feed now ends (end, after the last
+// entry last) and what it has cited, so that its next append need not
+// scan; it returns the anchor of that end. A hint not saved costs the
+// next append a scan, so it is only logged.
+func (l *Log) saveHint(stream, writer string, p *appendPlan, last *Entry, buf []byte, end int64) string {
+	nh := feedHint{File: p.target, Offset: end, Anchor: anchorOf(buf[max(0, len(buf)-anchorLen):]), Seq: last.Seq, Hash: last.Hash, Cited: p.cited}
 	if len(buf) < anchorLen && end > int64(len(buf)) {
-		nh.Anchor = anchorOfFile(path, end)
+		nh.Anchor = anchorOfFile(l.abs(p.target), end)
 	}
 	if err := l.writeStateDoc(hintPath(stream, writer), encodeHint(nh)); err != nil {
 		l.opts.Logger.Warn("live log: feed hint not written", "err", err)
 	}
-	// The feed's lock is let go before the witness update: the next
-	// append of this writer numbers after the hint, written above, and
-	// its own witness update raises the witness only higher.
-	unlock()
-	locked = false
-	// The witness learns what the scan found and this append's own
-	// entries; the target file counts as scanned to its new end when the
-	// scan had reached the point where the records went (not when another
-	// append of this writer has moved it on since). A process killed
-	// before this leaves the witness behind, not wrong: the next scan of
-	// the file finds the records.
-	start := end - int64(len(buf))
-	own := scanned{Offset: end, Anchor: nh.Anchor, Writer: writer, Seq: last.Seq, Hash: last.Hash}
+	return nh.Anchor
+}
+
+// recordAppend teaches the witness what the scan found and the append's
+// own entries (the last one, ending the file target at end with anchor);
+// the target file counts as scanned to its new end when the scan had
+// reached the point where the records went (start), not when another
+// append of this writer has moved it on since. A process killed before
+// this leaves the witness behind, not wrong: the next scan of the file
+// finds the records. A witness not updated is only logged.
+func (l *Log) recordAppend(scan *feedScan, stream, writer, target string, start, end int64, anchor string, last *Entry) {
+	own := scanned{Offset: end, Anchor: anchor, Writer: writer, Seq: last.Seq, Hash: last.Hash}
 	var aerr error
 	if err := l.updateWitness(func(w *witness) bool {
-		aerr = l.applyScan(&scan, w, stream)
+		aerr = l.applyScan(scan, w, stream)
 		if cur := w.Files[target]; cur.Offset == start && (start == 0 || cur.Anchor != "") {
 			w.Files[target] = own
 		}
@@ -536,19 +633,21 @@ func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate fun
 	}); err != nil || aerr != nil {
 		l.opts.Logger.Warn("live log: witness not updated", "err", errors.Join(err, aerr))
 	}
-	// fsync outside the lock: it flushes every record written so far, so
-	// concurrent appenders share the cost; each still returns only once
-	// its own records are durable.
+}
+
+// syncFeed makes the records written to f (the feed file target)
+// durable, and, for a new file, its name in its folder and that folder's
+// in its parent (a new month).
+func (l *Log) syncFeed(f *os.File, target string, created bool) error {
 	if err := f.Sync(); err != nil {
-		return res, fmt.Errorf("sync %s: %w", target, err)
+		return fmt.Errorf("sync %s: %w", target, err)
 	}
-	if created {
-		if err := vault.SyncDir(filepath.Dir(path)); err != nil {
-			return res, err
-		}
-		if err := vault.SyncDir(filepath.Dir(filepath.Dir(path))); err != nil {
-			return res, err
-		}
+	path := l.abs(target)
+	if !created {
+		return nil
 	}
-	return res, nil
+	if err := vault.SyncDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	return vault.SyncDir(filepath.Dir(filepath.Dir(path)))
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,13 +177,41 @@ func BenchmarkFsyncFloor(b *testing.B) {
 // 8 × 500 appends, over three writers' feeds (lyra, ella, mallory), as in
 // the soak. Run it with BenchmarkFsyncFloor, its anchor. It also reports
 // the helpers' CPU time per append.
-func BenchmarkAppend8Processes(b *testing.B) {
+func BenchmarkAppend8Processes(b *testing.B) { append8Processes(b, nil) }
+
+// BenchmarkAppend8ProcessesYear is BenchmarkAppend8Processes in a vault
+// whose witness remembers a year of feed files: 20 writers × 12 months
+// (the witness keeps every feed file it has read), so that every append
+// reads and writes a witness of 240 files.
+func BenchmarkAppend8ProcessesYear(b *testing.B) {
+	append8Processes(b, func(l *Log) {
+		year := stateSaveWitness(20, 12)
+		if err := l.updateWitness(func(w *witness) bool {
+			for rel, s := range year.Files {
+				w.Files[rel] = s
+			}
+			for writer, s := range year.Feeds[streamLive] {
+				w.raise(streamLive, writer, s)
+			}
+			return true
+		}); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// append8Processes runs BenchmarkAppend8Processes, each iteration in a
+// new vault given to seed first (if set).
+func append8Processes(b *testing.B, seed func(l *Log)) {
 	const procs, per = 8, 500
 	var all []time.Duration
 	total := 0
 	var wall, cpu time.Duration
 	for b.Loop() {
 		v := mustVault(b)
+		if seed != nil {
+			seed(mustLog(b, v))
+		}
 		var cmds []*exec.Cmd
 		var outs []*bufio.Scanner
 		start := time.Now()
@@ -226,4 +255,140 @@ func BenchmarkAppend8Processes(b *testing.B) {
 	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(all[len(all)*95/100].Microseconds())/1000, "p95-ms")
 	b.ReportMetric(float64(all[len(all)*999/1000].Microseconds())/1000, "p99.9-ms")
+}
+
+// stateSaveWitness is a witness as a vault holds it after months of use:
+// writers × months feed files, each writer's head.
+func stateSaveWitness(writers, months int) witness {
+	w := witness{Feeds: map[string]map[string]seen{streamLive: {}, streamDecisions: {}}, Files: map[string]scanned{}}
+	hash := "QlTQn53sG_HMfwmQq0nfur1qzUVpwb2vMCpPBU8sLlo"
+	for i := range writers {
+		writer := fmt.Sprintf("agent%d@box", i)
+		w.Feeds[streamLive][writer] = seen{Seq: int64(1000 + i), Hash: hash, Time: time.Date(2026, 11, 29, 15, 0, i, 0, time.UTC)}
+		for m := range months {
+			rel := fmt.Sprintf("log/live/2026-%02d/%s.md", m+1, writer)
+			w.Files[rel] = scanned{Offset: int64(100000 + i), Anchor: "bcd80faa27e3551a1f9633031e9cf1dc", Writer: writer, Seq: int64(1000 + i), Hash: hash}
+		}
+	}
+	return w
+}
+
+// stateBench is one state save as an append makes it: the feed hint and
+// the witness each read, decoded, encoded and written (sealed, swapped in).
+type stateBench struct {
+	b  *testing.B
+	l  *Log
+	w  witness
+	h  feedHint
+	hp string
+}
+
+func (s *stateBench) save() {
+	err := s.l.writeStateDoc(s.hp, encodeHint(s.h))
+	var doc []byte
+	if err == nil {
+		doc, err = encodeWitness(s.w)
+	}
+	if err == nil {
+		err = s.l.writeStateDoc(witnessFile, doc)
+	}
+	if err != nil {
+		s.b.Fatal(err)
+	}
+}
+
+func (s *stateBench) load() {
+	doc, err := readStateDoc(s.l.abs(s.hp))
+	if err == nil {
+		_, err = decodeHint(doc)
+	}
+	if err == nil {
+		doc, err = readStateDoc(s.l.abs(witnessFile))
+	}
+	if err == nil {
+		_, err = decodeWitness(doc)
+	}
+	if err != nil {
+		s.b.Fatal(err)
+	}
+}
+
+// codec is the encoding alone, no I/O.
+func (s *stateBench) codec() {
+	_, err := decodeHint(encodeHint(s.h))
+	var wdoc []byte
+	if err == nil {
+		wdoc, err = encodeWitness(s.w)
+	}
+	if err == nil {
+		_, err = decodeWitness(wdoc)
+	}
+	if err != nil {
+		s.b.Fatal(err)
+	}
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkStateSave is what an append spends on its state files, with
+// and without the fsync of the record that every append makes, on the
+// same disk; it reports wall time and the process's CPU time per save
+// (which the load of a shared machine moves far less). It weighs the
+// state codec against what a user waits for (docs/benchmarks.md, "State
+// codec").
+func BenchmarkStateSave(b *testing.B) {
+	for _, size := range []struct {
+		name            string
+		writers, months int
+	}{{"3feeds", 3, 1}, {"240files", 20, 12}} {
+		s := &stateBench{b: b, l: mustLog(b, mustVault(b)), w: stateSaveWitness(size.writers, size.months), hp: hintPath(streamLive, "agent0@box")}
+		cited := map[string]int64{}
+		for writer := range s.w.Feeds[streamLive] {
+			cited[writer] = 1000
+		}
+		s.h = feedHint{File: "log/live/2026-11/agent0@box.md", Offset: 1370, Anchor: "50dd07e3c04f4e0a95ce54364d09343e", Seq: 5, Hash: "XI0F2OBMGKS-IxWgq13SKmNnMHJTzRm5CBFXAO5DNdw", Cited: cited}
+		s.save()
+		f, err := os.OpenFile(b.TempDir()+"/feed.md", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		fsync := func() {
+			if _, err := f.Write([]byte("### 2026-11-29T15:05:37Z lyra [load/bench] one line, fsynced\n")); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, step := range []struct {
+			name string
+			fn   func()
+		}{
+			{"codec", s.codec},
+			{"load+save", func() { s.load(); s.save() }},
+			{"load+save+fsync", func() { s.load(); s.save(); fsync() }},
+		} {
+			b.Run(size.name+"/"+step.name, func(b *testing.B) {
+				s.b = b
+				cpu := cpuTime()
+				for b.Loop() {
+					step.fn()
+				}
+				b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/1000/float64(b.N), "cpu-us/op")
+			})
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -65,84 +65,98 @@ func (l *Log) FeedsHere(ctx context.Context) ([]FeedHere, error) {
 	sort.Strings(writers)
 	out := make([]FeedHere, 0, len(writers))
 	for _, w := range writers {
-		fh := FeedHere{Writer: w}
-		var h feedHint
-		if err := readHint(l.abs(hintPath(streamLive, w)), &h); err == nil && h.Seq > 0 {
-			fh.AppendedHere, fh.LastHere = true, h.Seq
-		}
-		rels := byWriter[w] // month order
-		seenHash := map[uint64]bool{}
-		var recent, notHere []Entry
-		for i := len(rels) - 1; i >= 0; i-- {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			it, err := l.openIter(rels[i], streamLive, 0, false)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			// The newest entries of this file (a ring) and those above
-			// this machine's last append.
-			var ring []Entry
-			ringAt := 0 // the oldest entry once the ring is full
-			var above []Entry
-			reachedHere := false
-			for n := 0; ; n++ {
-				if n%4096 == 0 {
-					if err := ctx.Err(); err != nil {
-						it.close()
-						return nil, err
-					}
-				}
-				e, ok, err := it.next()
-				if err != nil {
-					it.close()
-					return nil, err
-				}
-				if !ok {
-					break
-				}
-				if !e.Signed || !e.feed || e.Torn || e.Writer != w || seenHash[prefix8(e.Hash)] {
-					continue
-				}
-				seenHash[prefix8(e.Hash)] = true
-				if len(ring) < recentHere {
-					ring = append(ring, e)
-				} else {
-					ring[ringAt] = e
-					ringAt = (ringAt + 1) % recentHere
-				}
-				reachedHere = reachedHere || e.Seq <= fh.LastHere
-				if fh.AppendedHere && e.Seq > fh.LastHere {
-					fh.NotHereCount++
-					if len(above) < maxNotHere {
-						above = append(above, e)
-					}
-				}
-			}
-			it.close()
-			ring = append(append([]Entry(nil), ring[ringAt:]...), ring[:ringAt]...)
-			// This file's entries come before those of the later months.
-			recent = append(keepNewest(ring, recentHere-len(recent)), recent...)
-			notHere = append(above, notHere...)
-			if len(notHere) > maxNotHere {
-				notHere = notHere[:maxNotHere]
-			}
-			if len(recent) >= recentHere && (!fh.AppendedHere || reachedHere) {
-				break
-			}
-		}
-		sort.SliceStable(recent, func(i, j int) bool { return recent[i].Seq < recent[j].Seq })
-		fh.Recent, fh.NotHere = recent, notHere
-		if fh.Recent == nil {
-			fh.Recent = []Entry{}
+		fh, err := l.feedHere(ctx, w, byWriter[w])
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, fh)
 	}
 	return out, nil
+}
+
+// feedHere describes writer w's feed, whose files are rels in month
+// order, parsing them from the newest back only as far as it needs.
+func (l *Log) feedHere(ctx context.Context, w string, rels []string) (FeedHere, error) {
+	fh := FeedHere{Writer: w}
+	var h feedHint
+	if err := readHint(l.abs(hintPath(streamLive, w)), &h); err == nil && h.Seq > 0 {
+		fh.AppendedHere, fh.LastHere = true, h.Seq
+	}
+	seenHash := map[uint64]bool{}
+	var recent, notHere []Entry
+	for i := len(rels) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return fh, err
+		}
+		ring, above, reachedHere, err := l.fileHere(ctx, rels[i], &fh, seenHash)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fh, err
+		}
+		// This file's entries come before those of the later months.
+		recent = append(keepNewest(ring, recentHere-len(recent)), recent...)
+		notHere = append(above, notHere...)
+		if len(notHere) > maxNotHere {
+			notHere = notHere[:maxNotHere]
+		}
+		if len(recent) >= recentHere && (!fh.AppendedHere || reachedHere) {
+			break
+		}
+	}
+	sort.SliceStable(recent, func(i, j int) bool { return recent[i].Seq < recent[j].Seq })
+	fh.Recent, fh.NotHere = recent, notHere
+	if fh.Recent == nil {
+		fh.Recent = []Entry{}
+	}
+	return fh, nil
+}
+
+// fileHere reads one file of fh's feed: its newest entries (ring, oldest
+// first), those above this machine's last append (counted in fh), and
+// whether it reaches down to that append. Entries already seen in a later
+// file (seenHash) are skipped.
+func (l *Log) fileHere(ctx context.Context, rel string, fh *FeedHere, seenHash map[uint64]bool) (ring, above []Entry, reachedHere bool, err error) {
+	it, err := l.openIter(rel, streamLive, 0, false)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer it.close()
+	ringAt := 0 // the oldest entry once the ring is full
+	for n := 0; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, false, err
+			}
+		}
+		e, ok, err := it.next()
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if !ok {
+			break
+		}
+		if !e.Signed || !e.feed || e.Torn || e.Writer != fh.Writer || seenHash[prefix8(e.Hash)] {
+			continue
+		}
+		seenHash[prefix8(e.Hash)] = true
+		if len(ring) < recentHere {
+			ring = append(ring, e)
+		} else {
+			ring[ringAt] = e
+			ringAt = (ringAt + 1) % recentHere
+		}
+		reachedHere = reachedHere || e.Seq <= fh.LastHere
+		if fh.AppendedHere && e.Seq > fh.LastHere {
+			fh.NotHereCount++
+			if len(above) < maxNotHere {
+				above = append(above, e)
+			}
+		}
+	}
+	ring = append(append([]Entry(nil), ring[ringAt:]...), ring[:ringAt]...)
+	return ring, above, reachedHere, nil
 }
 
 // keepNewest returns the last n of es (all if fewer), with bodies kept.

@@ -69,7 +69,9 @@ const (
 	kindBlank // empty or white space
 )
 
-func classify(line []byte) (lineKind, header) {
+// lineKindOf says what one line of a log file is (the header parsed, for
+// a header).
+func lineKindOf(line []byte) (lineKind, header) {
 	switch {
 	case len(line) == 0:
 		return kindBlank, header{}
@@ -181,7 +183,7 @@ func (p *parser) next() (Entry, bool) {
 		// Skip blank lines and stray torn markers.
 		for p.pos < len(p.data) {
 			line, nxt, _ := p.peek(p.pos)
-			k, _ := classify(line)
+			k, _ := lineKindOf(line)
 			if k != kindBlank && k != kindTorn {
 				break
 			}
@@ -204,7 +206,7 @@ func (p *parser) block() (Entry, bool) {
 		e.Line = 0
 	}
 	first, pos, nl := p.peek(start)
-	k, h := classify(first)
+	k, h := lineKindOf(first)
 	line := p.line + 1
 	switch k {
 	case kindHeader:
@@ -238,19 +240,25 @@ func (p *parser) block() (Entry, bool) {
 		}
 		return e, true
 	}
+	return p.rest(e, start, pos, line, first), true
+}
+
+// rest reads the lines of block e after its first (first, which started
+// at start), from pos (line number line) up to its signature line, the
+// next header, a torn marker, or the end of the data.
+func (p *parser) rest(e Entry, start, pos, line int, first []byte) Entry {
 	bodyStart := pos
 	lastText := pos // end of the last non-blank line consumed
 	escaped := false
 	for pos < len(p.data) {
 		l, nxt, lnl := p.peek(pos)
-		lk, _ := classify(l)
+		lk, _ := lineKindOf(l)
 		switch lk {
 		case kindHeader:
-			return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
+			return p.finish(e, start, bodyStart, lastText, pos, line, escaped)
 		case kindTorn:
 			e.Torn, e.steppedOver = true, true
-			e = p.finish(e, start, bodyStart, lastText, nxt, line+1, escaped)
-			return e, true
+			return p.finish(e, start, bodyStart, lastText, nxt, line+1, escaped)
 		case kindSig:
 			sf, ok := parseSig(l)
 			// A complete signature line counts without its newline: the
@@ -277,7 +285,7 @@ func (p *parser) block() (Entry, bool) {
 			p.pos, p.line = nxt, line+1
 			p.skipRecordBlank()
 			e.End = p.base + int64(p.pos)
-			return e, true
+			return e
 		case kindText:
 			if len(l) > 0 && l[0] == '\\' {
 				escaped = true
@@ -290,7 +298,7 @@ func (p *parser) block() (Entry, bool) {
 		}
 		pos, line = nxt, line+1
 	}
-	return p.finish(e, start, bodyStart, lastText, pos, line, escaped), true
+	return p.finish(e, start, bodyStart, lastText, pos, line, escaped)
 }
 
 func (e *Entry) setSig(sf sigFields) {

@@ -181,7 +181,7 @@ func firstHeader(data []byte) int {
 	_, i, _ := p.peek(0)
 	for i < len(data) {
 		line, next, _ := p.peek(i)
-		if k, _ := classify(line); k == kindHeader {
+		if k, _ := lineKindOf(line); k == kindHeader {
 			return i
 		}
 		i = next

@@ -17,7 +17,11 @@ import (
 // writes it (no escapes, no spaces, no duplicate or unknown keys, plain
 // integers) and hand anything else — a file an older version or a person
 // wrote — to encoding/json, so that what they accept is read exactly as
-// encoding/json reads it (FuzzStateCodec checks both).
+// encoding/json reads it (FuzzStateCodec checks both). Weighed again
+// against plain encoding/json in December 2026 (docs/benchmarks.md,
+// "State codec"): the witness keeps every feed file it has read, and with
+// a year of feed files (240) encoding/json cost each append about 1 ms
+// more CPU and about a third of the 8-process append rate, so it stays.
 
 // appendJSONString appends s as encoding/json writes it.
 func appendJSONString(b []byte, s string) []byte {
@@ -323,29 +327,7 @@ func fastWitness(doc []byte) (witness, bool) {
 					if _, dup := m[writer]; dup {
 						return false
 					}
-					var e seen
-					var got uint8
-					ok := s.object(func(k string) bool {
-						var ok bool
-						switch k {
-						case "seq":
-							if ok = once(&got, 1); ok {
-								e.Seq, ok = s.int()
-							}
-						case "hash":
-							if ok = once(&got, 2); ok {
-								e.Hash, ok = s.str()
-							}
-						case "time":
-							var t string
-							if ok = once(&got, 4); ok {
-								if t, ok = s.str(); ok {
-									ok = e.Time.UnmarshalJSON([]byte(`"`+t+`"`)) == nil
-								}
-							}
-						}
-						return ok
-					})
+					e, ok := s.seenEntry()
 					m[writer] = e
 					return ok
 				})
@@ -362,34 +344,7 @@ func fastWitness(doc []byte) (witness, bool) {
 				if _, dup := w.Files[rel]; dup {
 					return false
 				}
-				var f scanned
-				var got uint8
-				ok := s.object(func(k string) bool {
-					var ok bool
-					switch k {
-					case "offset":
-						if ok = once(&got, 1); ok {
-							f.Offset, ok = s.int()
-						}
-					case "anchor":
-						if ok = once(&got, 2); ok {
-							f.Anchor, ok = s.str()
-						}
-					case "writer":
-						if ok = once(&got, 4); ok {
-							f.Writer, ok = s.str()
-						}
-					case "seq":
-						if ok = once(&got, 8); ok {
-							f.Seq, ok = s.int()
-						}
-					case "hash":
-						if ok = once(&got, 16); ok {
-							f.Hash, ok = s.str()
-						}
-					}
-					return ok
-				})
+				f, ok := s.scannedEntry()
 				w.Files[rel] = f
 				return ok
 			})
@@ -397,6 +352,67 @@ func fastWitness(doc []byte) (witness, bool) {
 		return false
 	})
 	return w, ok && s.i == len(doc)
+}
+
+// seenEntry reads one feed's entry of the witness.
+func (s *scanner) seenEntry() (seen, bool) {
+	var e seen
+	var got uint8
+	ok := s.object(func(k string) bool {
+		var ok bool
+		switch k {
+		case "seq":
+			if ok = once(&got, 1); ok {
+				e.Seq, ok = s.int()
+			}
+		case "hash":
+			if ok = once(&got, 2); ok {
+				e.Hash, ok = s.str()
+			}
+		case "time":
+			var t string
+			if ok = once(&got, 4); ok {
+				if t, ok = s.str(); ok {
+					ok = e.Time.UnmarshalJSON([]byte(`"`+t+`"`)) == nil
+				}
+			}
+		}
+		return ok
+	})
+	return e, ok
+}
+
+// scannedEntry reads one file's entry of the witness.
+func (s *scanner) scannedEntry() (scanned, bool) {
+	var f scanned
+	var got uint8
+	ok := s.object(func(k string) bool {
+		var ok bool
+		switch k {
+		case "offset":
+			if ok = once(&got, 1); ok {
+				f.Offset, ok = s.int()
+			}
+		case "anchor":
+			if ok = once(&got, 2); ok {
+				f.Anchor, ok = s.str()
+			}
+		case "writer":
+			if ok = once(&got, 4); ok {
+				f.Writer, ok = s.str()
+			}
+		case "seq":
+			if ok = once(&got, 8); ok {
+				f.Seq, ok = s.int()
+			}
+		case "hash":
+			if ok = once(&got, 16); ok {
+				f.Hash, ok = s.str()
+			}
+		}
+		return ok
+	})
+	return f, ok
 }
 
 func fastHint(doc []byte) (feedHint, bool) {

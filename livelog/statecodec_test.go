@@ -153,6 +153,48 @@ func TestStateCodec(t *testing.T) {
 	}
 }
 
+// TestStateCodecFormat: state files as the codec writes them (these texts
+// are its output, and encoding/json's) read as they should and are written
+// again byte for byte.
+func TestStateCodecFormat(t *testing.T) {
+	for _, tc := range []struct {
+		doc     string
+		witness bool
+	}{
+		{stateCodecSeeds[0], true},
+		{stateCodecSeeds[1], false},
+		{`{"feeds":{"decisions":{"lyra@box":{"seq":2,"hash":"h"}},"live":{}},"files":{}}`, true},
+		{`{"file":"log/decisions/lyra@box.md","offset":0,"anchor":"","seq":0,"hash":""}`, false},
+		{`{"file":"log/live/2026-11/\u003cx\u003e.md","offset":7,"anchor":"a","seq":1,"hash":"h","cited":{"로그@box":3}}`, false},
+	} {
+		var got []byte
+		if tc.witness {
+			w, err := decodeWitness([]byte(tc.doc))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.doc, err)
+			}
+			got = must(encodeWitness(w))
+		} else {
+			h, err := decodeHint([]byte(tc.doc))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.doc, err)
+			}
+			got = encodeHint(h)
+		}
+		if string(got) != tc.doc {
+			t.Errorf("written back:\n got %s\nwant %s", got, tc.doc)
+		}
+	}
+	h, err := decodeHint([]byte(stateCodecSeeds[1]))
+	if err != nil || h.File != "log/live/2026-11/lyra@box.md" || h.Offset != 1370 || h.Seq != 5 || h.Cited["ella@box"] != 4 || h.Cited["mallory@box"] != 4 {
+		t.Fatalf("hint read as %+v, %v", h, err)
+	}
+	w, err := decodeWitness([]byte(stateCodecSeeds[0]))
+	if s := w.get(streamLive, "ella@box"); err != nil || s.Seq != 5 || !s.Time.Equal(time.Date(2026, 11, 29, 15, 0, 14, 0, time.UTC)) || w.Files["log/live/2026-11/ella@box.md"].Offset != 1404 {
+		t.Fatalf("witness read as %+v, %v", w, err)
+	}
+}
+
 func FuzzStateCodec(f *testing.F) {
 	for _, s := range stateCodecSeeds {
 		f.Add([]byte(s))

@@ -2,7 +2,6 @@ package livelog
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -238,154 +237,102 @@ type sigBatch []sigJob
 // verifyChain walks one chain, checking links in order and fanning
 // signature checks out to one worker per core.
 func (l *Log) verifyChain(ctx context.Context, kr identity.Keyring, c chainFiles, r *Report) error {
-	jobs, stop, bads := startSigWorkers(kr)
-
+	sigs := newSigChecker(kr)
 	var (
 		findings []Finding
-		batch    sigBatch
 		hashes   []uint64 // 8-byte prefixes of every chain hash, in order
-		breaks   []struct {
-			f    Finding
-			prev uint64
-		}
-		entries   int
-		last      = genesis.String()
-		lastTorn  bool
-		sawSigned bool
+		breaks   []chainBreak
+		signed   int
+		last     = genesis.String()
+		lastTorn bool
 	)
-	prefix := func(s string) uint64 {
-		h, ok := parseHash(s)
-		if !ok {
-			return 0
-		}
-		return binary.BigEndian.Uint64(h[:8])
-	}
 	handle := func(e *Entry) error {
 		lastTorn = e.Torn
-		f := Finding{File: e.Segment, Line: e.Line, Offset: e.Offset, Agent: e.Agent, Time: e.Time, Summary: clip(e.Summary, 120)}
-		switch {
-		case e.Torn:
-			f.Status, f.Detail = StatusTruncated, "record cut short (torn tail from a crash, or the file was truncated)"
-			if e.steppedOver {
-				f.Recovered = true
-				f.Detail = "record cut short by a crash; a later append found it and went on on a clean line (never acknowledged, nothing acknowledged is lost)"
-			}
-			findings = append(findings, f)
-			return nil
-		case !e.Signed && e.damaged:
-			f.Status, f.Detail = StatusEdited, "its signature line is damaged"
-			findings = append(findings, f)
-			return nil
-		case !e.Signed:
-			f.Status, f.Detail = StatusUnsigned, "text without a signature (typed by hand?)"
-			if e.Hand {
-				f.Agent = ""
-			}
+		kind, f, sig := classify(e, Finding{File: e.Segment, Line: e.Line, Offset: e.Offset, Agent: e.Agent, Time: e.Time, Summary: clip(e.Summary, 120)})
+		if kind == notSigned {
 			findings = append(findings, f)
 			return nil
 		}
-		sawSigned = true
-		r.Entries++
-		entries++
+		signed++
 		if e.Prev != last {
-			breaks = append(breaks, struct {
-				f    Finding
-				prev uint64
-			}{f, prefix(e.Prev)})
+			breaks = append(breaks, chainBreak{f, prefix8(e.Prev)})
 		}
 		last = e.Hash
-		hashes = append(hashes, prefix(e.Hash))
-		if e.damaged {
-			f.Status, f.Detail = StatusEdited, "signature line without a valid entry header (the header was changed or removed)"
-			findings = append(findings, f)
-			return nil
-		}
-		sig, err := b64.DecodeString(e.Sig)
-		if err != nil {
-			f.Status, f.Detail = StatusEdited, "signature is not valid base64url"
+		hashes = append(hashes, prefix8(e.Hash))
+		if kind != toCheck {
 			findings = append(findings, f)
 			return nil
 		}
 		pub, _ := kr.Key(e.Agent, "")
-		batch = append(batch, sigJob{f: f, agent: e.Agent, pub: pub, msg: e.Canonical(), sig: sig})
-		if len(batch) == 256 {
-			jobs <- batch
-			batch = nil
-		}
+		sigs.check(f, e.Agent, pub, e, sig)
 		return nil
 	}
 	for i, file := range c.files {
 		r.Files = append(r.Files, file)
 		if err := l.walk(ctx, file, 0, c.sizes[i], 1, c.stream, false, handle); err != nil {
-			stop()
+			sigs.abandon()
 			return err
 		}
 	}
-	if len(batch) > 0 {
-		jobs <- batch
+	findings = append(findings, sigs.wait()...)
+	findings = append(findings, chainBreaks(breaks, hashes)...)
+	if f, ok := c.cutOff(hashes, signed > 0, lastTorn); ok {
+		findings = append(findings, f)
 	}
-	stop()
-	findings = append(findings, *bads...)
-	signed := entries
-	if len(breaks) > 0 {
-		seen := make(map[uint64]struct{}, len(hashes))
-		for _, h := range hashes {
-			seen[h] = struct{}{}
-		}
-		for _, b := range breaks {
-			f := b.f
-			if _, ok := seen[b.prev]; ok {
-				f.Status, f.Detail = StatusReordered, "chain break: the entry before it in the chain is elsewhere in the log"
-			} else {
-				f.Status, f.Detail = StatusRemoved, "chain break: the entry before it in the chain is missing (deleted)"
-			}
-			findings = append(findings, f)
-		}
-	}
-	// The head hint names the last entry appended. If the log no longer
-	// holds it, entries were cut off its end.
-	if _, ok := parseHash(c.head); ok && c.head != genesis.String() && !lastTorn {
-		hp := prefix(c.head)
-		found := false
-		for i := len(hashes) - 1; i >= 0; i-- {
-			if hashes[i] == hp {
-				found = true
-				break
-			}
-		}
-		if !found {
-			f := Finding{Status: StatusRemoved, Detail: "the log ends before the last entry appended (" + c.head[:12] + "…): entries at the end were removed"}
-			if n := len(c.files); n > 0 {
-				f.File, f.Offset = c.files[n-1], c.sizes[n-1]
-			}
-			if !sawSigned {
-				f.Detail = "the log holds no signed entry, but entries were appended (" + c.head[:12] + "…): they were removed"
-			}
-			findings = append(findings, f)
-		}
-	}
-	order := map[string]int{}
-	for i, f := range c.files {
-		order[f] = i
-	}
-	sort.SliceStable(findings, func(i, j int) bool {
-		a, b := findings[i], findings[j]
-		if a.File != b.File {
-			return order[a.File] < order[b.File]
-		}
-		return a.Offset < b.Offset
-	})
-	// A signed entry is intact when no finding names it.
-	badPos := map[string]bool{}
-	for _, f := range findings {
-		r.Counts[f.Status]++
-		if f.Status != StatusUnsigned && f.Status != StatusTruncated && f.Line > 0 {
-			badPos[fmt.Sprintf("%s:%d", f.File, f.Offset)] = true
-		}
-	}
-	r.Counts[StatusIntact] += signed - len(badPos)
-	r.Findings = append(r.Findings, findings...)
+	addFindings(r, findings, c.files, signed)
 	return nil
+}
+
+// chainBreak is an entry of the older chain whose prev is not the entry
+// before it.
+type chainBreak struct {
+	f    Finding
+	prev uint64 // the prefix of the hash it names as its predecessor
+}
+
+// chainBreaks names each break: its predecessor elsewhere in the chain
+// (reordered) or nowhere (removed).
+func chainBreaks(breaks []chainBreak, hashes []uint64) []Finding {
+	if len(breaks) == 0 {
+		return nil
+	}
+	seen := make(map[uint64]struct{}, len(hashes))
+	for _, h := range hashes {
+		seen[h] = struct{}{}
+	}
+	out := make([]Finding, 0, len(breaks))
+	for _, b := range breaks {
+		f := b.f
+		if _, ok := seen[b.prev]; ok {
+			f.Status, f.Detail = StatusReordered, "chain break: the entry before it in the chain is elsewhere in the log"
+		} else {
+			f.Status, f.Detail = StatusRemoved, "chain break: the entry before it in the chain is missing (deleted)"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// cutOff checks the head hint, which names the last entry appended: if
+// the chain no longer holds it, entries were cut off its end.
+func (c chainFiles) cutOff(hashes []uint64, sawSigned, lastTorn bool) (Finding, bool) {
+	if _, ok := parseHash(c.head); !ok || c.head == genesis.String() || lastTorn {
+		return Finding{}, false
+	}
+	hp := prefix8(c.head)
+	for i := len(hashes) - 1; i >= 0; i-- {
+		if hashes[i] == hp {
+			return Finding{}, false
+		}
+	}
+	f := Finding{Status: StatusRemoved, Detail: "the log ends before the last entry appended (" + c.head[:12] + "…): entries at the end were removed"}
+	if n := len(c.files); n > 0 {
+		f.File, f.Offset = c.files[n-1], c.sizes[n-1]
+	}
+	if !sawSigned {
+		f.Detail = "the log holds no signed entry, but entries were appended (" + c.head[:12] + "…): they were removed"
+	}
+	return f, true
 }
 
 func clip(s string, n int) string {

@@ -21,14 +21,6 @@ type rec struct {
 	offset int64
 }
 
-func prefix8(s string) uint64 {
-	h, ok := parseHash(s)
-	if !ok {
-		return 0
-	}
-	return binary.BigEndian.Uint64(h[:8])
-}
-
 // citePrefix decodes the first 8 bytes of a cite's 16-character hash.
 func citePrefix(s string) uint64 {
 	raw, err := b64.DecodeString(s)
@@ -38,216 +30,228 @@ func citePrefix(s string) uint64 {
 	return binary.BigEndian.Uint64(raw[:8])
 }
 
-// verifyFeeds checks the feed files of one stream (see [Log.Verify]).
+// verifyFeeds checks the feed files of one stream (see [Log.Verify]) in
+// two steps: one pass over the files classifies every block and notes
+// what each signed entry claims (its number, its predecessor, what it
+// cites), queuing its signature; then the claims are checked against
+// each other and against this machine's witness: forks, gaps and cut-off
+// tails per feed, links that cross files, cited entries of other feeds.
 func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream string, files []logFile, sizes []int64, wit witness, r *Report) error {
-	jobs, stop, bads := startSigWorkers(kr)
-	var (
-		findings []Finding
-		batch    sigBatch
-		recs     = map[string][]rec{} // by writer
-		// links to check after the pass: entries whose prev is not the
-		// entry before them in their own file.
-		links []struct {
-			f      Finding
-			writer string
-			seq    int64
-			prev   uint64
-		}
-		cites []struct {
-			f Finding
-			c Cite
-		}
-		signed int
-	)
-	type fileState struct {
-		lastSeq  map[string]int64
-		lastHash map[string]uint64
-		hashes   map[uint64]int64
-	}
+	c := &feedCheck{kr: kr, stream: stream, files: files, wit: wit, sigs: newSigChecker(kr), recs: map[string][]rec{}}
+	rels := make([]string, len(files))
 	for i, lf := range files {
+		rels[i] = lf.rel
 		r.Files = append(r.Files, lf.rel)
-		fs := fileState{lastSeq: map[string]int64{}, lastHash: map[string]uint64{}, hashes: map[uint64]int64{}}
+		marks := fileMarks{lastSeq: map[string]int64{}, lastHash: map[string]uint64{}, hashes: map[uint64]int64{}}
 		err := l.walk(ctx, lf.rel, 0, sizes[i], 1, stream, false, func(e *Entry) error {
-			f := Finding{File: e.Segment, Line: e.Line, Offset: e.Offset, Agent: e.Agent, Writer: e.Writer, Seq: e.Seq, Time: e.Time, Summary: clip(e.Summary, 120)}
-			switch {
-			case e.Torn:
-				f.Status, f.Detail = StatusTruncated, "record cut short (torn tail from a crash, or the file was truncated)"
-				if e.steppedOver {
-					f.Recovered = true
-					f.Detail = "record cut short by a crash; a later append found it and went on on a clean line (never acknowledged, nothing acknowledged is lost)"
-				}
-				findings = append(findings, f)
-				return nil
-			case !e.Signed && e.damaged:
-				f.Status, f.Detail = StatusEdited, "its signature line is damaged"
-				findings = append(findings, f)
-				return nil
-			case !e.Signed:
-				f.Status, f.Detail = StatusUnsigned, "text without a signature (typed by hand?)"
-				if e.Hand {
-					f.Agent = ""
-				}
-				findings = append(findings, f)
-				return nil
-			case !e.feed:
-				signed++
-				f.Status, f.Detail = StatusReordered, "an entry of the older single log, moved into a feed file"
-				findings = append(findings, f)
-				return nil
-			}
-			signed++
-			h := prefix8(e.Hash)
-			if at, dup := fs.hashes[h]; dup {
-				f.Status, f.Detail = StatusReordered, fmt.Sprintf("a copy of the entry at byte %d of this file (seq %d)", at, e.Seq)
-				findings = append(findings, f)
-				return nil
-			}
-			fs.hashes[h] = e.Offset
-			recs[e.Writer] = append(recs[e.Writer], rec{seq: e.Seq, hash: h, file: int32(i), line: int32(e.Line), offset: e.Offset})
-			if lf.writer != "" && lf.writer != e.Writer {
-				f.Status, f.Detail = StatusReordered, "an entry of "+e.Writer+"'s feed, found in "+lf.writer+"'s file"
-				findings = append(findings, f)
-			}
-			if e.damaged {
-				f.Status, f.Detail = StatusEdited, "signature line without a valid entry header (the header was changed or removed)"
-				findings = append(findings, f)
-				return nil
-			}
-			if last, ok := fs.lastSeq[e.Writer]; ok && e.Seq <= last {
-				f.Status, f.Detail = StatusReordered, fmt.Sprintf("seq %d comes after seq %d in this file", e.Seq, last)
-				findings = append(findings, f)
-			}
-			prev := prefix8(e.Prev)
-			switch {
-			case e.Seq == 1:
-				if e.Prev != genesis.String() {
-					links = append(links, struct {
-						f      Finding
-						writer string
-						seq    int64
-						prev   uint64
-					}{f, e.Writer, e.Seq, prev})
-				}
-			case fs.lastSeq[e.Writer] == e.Seq-1 && fs.lastHash[e.Writer] == prev:
-			default:
-				links = append(links, struct {
-					f      Finding
-					writer string
-					seq    int64
-					prev   uint64
-				}{f, e.Writer, e.Seq, prev})
-			}
-			fs.lastSeq[e.Writer], fs.lastHash[e.Writer] = e.Seq, h
-			for _, c := range e.Cites {
-				cites = append(cites, struct {
-					f Finding
-					c Cite
-				}{f, c})
-			}
-			if e.Agent != WriterAgent(e.Writer) {
-				f.Status, f.Detail = StatusForged, "the entry names agent "+e.Agent+" but belongs to "+e.Writer+"'s feed"
-				findings = append(findings, f)
-				return nil
-			}
-			sig, err := b64.DecodeString(e.Sig)
-			if err != nil {
-				f.Status, f.Detail = StatusEdited, "signature is not valid base64url"
-				findings = append(findings, f)
-				return nil
-			}
-			_, device, _ := strings.Cut(e.Writer, "@")
-			pub, _ := kr.Key(e.Agent, device)
-			batch = append(batch, sigJob{f: f, agent: e.Agent, pub: pub, msg: e.Canonical(), sig: sig})
-			if len(batch) == 256 {
-				jobs <- batch
-				batch = nil
-			}
+			c.entry(int32(i), lf, &marks, e)
 			return nil
 		})
 		if err != nil {
-			stop()
+			c.sigs.abandon()
 			return err
 		}
 	}
-	if len(batch) > 0 {
-		jobs <- batch
-	}
-	stop()
-	findings = append(findings, *bads...)
-
-	// Per feed: forks, gaps, cut-off tails.
+	c.findings = append(c.findings, c.sigs.wait()...)
 	bySeq := map[string]map[int64][]rec{}
-	at := func(writer string, x rec) Finding {
-		return Finding{File: files[x.file].rel, Line: int(x.line), Offset: x.offset, Agent: WriterAgent(writer), Writer: writer, Seq: x.seq}
+	for _, w := range c.writers() {
+		bySeq[w] = c.checkFeed(w)
 	}
-	writers := make([]string, 0, len(recs))
-	for w := range recs {
+	c.checkLinks(bySeq)
+	c.checkCites(bySeq)
+	addFindings(r, c.findings, rels, c.signed)
+	return nil
+}
+
+// feedCheck is one stream's feed files under [Log.verifyFeeds].
+type feedCheck struct {
+	kr       identity.Keyring
+	stream   string
+	files    []logFile
+	wit      witness
+	sigs     *sigChecker
+	findings []Finding
+	signed   int              // signed entries seen
+	recs     map[string][]rec // every signed feed entry, by writer
+	// links to check after the pass: entries whose prev is not the entry
+	// before them in their own file.
+	links []feedLink
+	cites []citeRef // every cite, to check after the pass
+}
+
+// feedLink is an entry whose predecessor is to be looked up in its feed.
+type feedLink struct {
+	f      Finding
+	writer string
+	seq    int64
+	prev   uint64
+}
+
+// citeRef is one cite of an entry (f).
+type citeRef struct {
+	f Finding
+	c Cite
+}
+
+// fileMarks is what the pass remembers within one file.
+type fileMarks struct {
+	lastSeq  map[string]int64  // by writer, the last entry's number
+	lastHash map[string]uint64 // and its hash
+	hashes   map[uint64]int64  // every entry's hash, to its offset
+}
+
+// entry classifies one block of file number file (lf) and notes its
+// claims.
+func (c *feedCheck) entry(file int32, lf logFile, marks *fileMarks, e *Entry) {
+	f := Finding{File: e.Segment, Line: e.Line, Offset: e.Offset, Agent: e.Agent, Writer: e.Writer, Seq: e.Seq, Time: e.Time, Summary: clip(e.Summary, 120)}
+	kind, own, sig := classify(e, f)
+	if kind == notSigned {
+		c.findings = append(c.findings, own)
+		return
+	}
+	c.signed++
+	if !e.feed {
+		c.add(f, StatusReordered, "an entry of the older single log, moved into a feed file")
+		return
+	}
+	h := prefix8(e.Hash)
+	if at, dup := marks.hashes[h]; dup {
+		c.add(f, StatusReordered, fmt.Sprintf("a copy of the entry at byte %d of this file (seq %d)", at, e.Seq))
+		return
+	}
+	marks.hashes[h] = e.Offset
+	c.recs[e.Writer] = append(c.recs[e.Writer], rec{seq: e.Seq, hash: h, file: file, line: int32(e.Line), offset: e.Offset})
+	if lf.writer != "" && lf.writer != e.Writer {
+		c.add(f, StatusReordered, "an entry of "+e.Writer+"'s feed, found in "+lf.writer+"'s file")
+	}
+	if kind == headless {
+		c.findings = append(c.findings, own)
+		return
+	}
+	c.claims(marks, e, f, h)
+	switch {
+	case e.Agent != WriterAgent(e.Writer):
+		c.add(f, StatusForged, "the entry names agent "+e.Agent+" but belongs to "+e.Writer+"'s feed")
+	case kind == badSignature:
+		c.findings = append(c.findings, own)
+	default:
+		_, device, _ := strings.Cut(e.Writer, "@")
+		pub, _ := c.kr.Key(e.Agent, device)
+		c.sigs.check(f, e.Agent, pub, e, sig)
+	}
+}
+
+// add records f with a status and detail.
+func (c *feedCheck) add(f Finding, s Status, detail string) {
+	f.Status, f.Detail = s, detail
+	c.findings = append(c.findings, f)
+}
+
+// claims checks e's number against the entry before it in the file, and
+// notes the links and cites to check after the pass.
+func (c *feedCheck) claims(marks *fileMarks, e *Entry, f Finding, h uint64) {
+	if last, ok := marks.lastSeq[e.Writer]; ok && e.Seq <= last {
+		c.add(f, StatusReordered, fmt.Sprintf("seq %d comes after seq %d in this file", e.Seq, last))
+	}
+	prev := prefix8(e.Prev)
+	switch {
+	case e.Seq == 1:
+		if e.Prev != genesis.String() {
+			c.links = append(c.links, feedLink{f, e.Writer, e.Seq, prev})
+		}
+	case marks.lastSeq[e.Writer] == e.Seq-1 && marks.lastHash[e.Writer] == prev:
+	default:
+		c.links = append(c.links, feedLink{f, e.Writer, e.Seq, prev})
+	}
+	marks.lastSeq[e.Writer], marks.lastHash[e.Writer] = e.Seq, h
+	for _, ct := range e.Cites {
+		c.cites = append(c.cites, citeRef{f, ct})
+	}
+}
+
+// writers are the feeds to check, sorted: those with entries here and
+// those this machine saw before.
+func (c *feedCheck) writers() []string {
+	writers := make([]string, 0, len(c.recs))
+	for w := range c.recs {
 		writers = append(writers, w)
 	}
-	for w := range wit.Feeds[stream] {
-		if _, ok := recs[w]; !ok {
+	for w := range c.wit.Feeds[c.stream] {
+		if _, ok := c.recs[w]; !ok {
 			writers = append(writers, w)
 		}
 	}
 	sort.Strings(writers)
-	for _, w := range writers {
-		rs := recs[w]
-		m := map[int64][]rec{}
-		for _, x := range rs {
-			dup := false
-			for _, y := range m[x.seq] {
-				dup = dup || y.hash == x.hash
-			}
-			if !dup {
-				m[x.seq] = append(m[x.seq], x)
-			}
+	return writers
+}
+
+// at is where entry x of writer's feed is.
+func (c *feedCheck) at(writer string, x rec) Finding {
+	return Finding{File: c.files[x.file].rel, Line: int(x.line), Offset: x.offset, Agent: WriterAgent(writer), Writer: writer, Seq: x.seq}
+}
+
+// checkFeed reports the forks, gaps and cut-off tail of writer's feed and
+// returns its entries by number (copies of one entry counted once).
+func (c *feedCheck) checkFeed(w string) map[int64][]rec {
+	m := map[int64][]rec{}
+	for _, x := range c.recs[w] {
+		dup := false
+		for _, y := range m[x.seq] {
+			dup = dup || y.hash == x.hash
 		}
-		bySeq[w] = m
-		seqs := make([]int64, 0, len(m))
-		for s := range m {
-			seqs = append(seqs, s)
-		}
-		sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
-		for _, s := range seqs {
-			if xs := m[s]; len(xs) > 1 {
-				for _, x := range xs {
-					f := at(w, x)
-					f.Status = StatusForked
-					f.Detail = fmt.Sprintf("%d different entries of %s are numbered %d: the agent appended on two machines with one device name (give each its own: 'nexus device name NAME'); all are kept", len(xs), w, s)
-					findings = append(findings, f)
-				}
-			}
-		}
-		prevSeq := int64(0)
-		for _, s := range seqs {
-			if s > prevSeq+1 {
-				f := at(w, m[s][0])
-				f.Status = StatusRemoved
-				f.Detail = fmt.Sprintf("%s of %s %s missing before this one (deleted)", span(prevSeq+1, s-1), w, plural(prevSeq+1, s-1, "is", "are"))
-				f.Line, f.Summary = 0, ""
-				findings = append(findings, f)
-			}
-			prevSeq = s
-		}
-		if seen := wit.get(stream, w); seen.Seq > prevSeq {
-			f := Finding{Status: StatusRemoved, Writer: w, Agent: WriterAgent(w), Seq: prevSeq + 1,
-				Detail: fmt.Sprintf("%s of %s %s cut off the end of its feed: this machine saw it reach %d (%s…)", span(prevSeq+1, seen.Seq), w, plural(prevSeq+1, seen.Seq, "was", "were"), seen.Seq, clip(seen.Hash, 13))}
-			if len(seqs) > 0 {
-				x := m[prevSeq][0]
-				f.File = files[x.file].rel
-			} else {
-				f.Detail = fmt.Sprintf("every entry of %s is gone: this machine saw its feed reach %d", w, seen.Seq)
-			}
-			findings = append(findings, f)
+		if !dup {
+			m[x.seq] = append(m[x.seq], x)
 		}
 	}
-	// Links whose predecessor was not the entry before in the same file.
-	for _, lk := range links {
+	seqs := make([]int64, 0, len(m))
+	for s := range m {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	for _, s := range seqs {
+		if xs := m[s]; len(xs) > 1 {
+			for _, x := range xs {
+				c.add(c.at(w, x), StatusForked, fmt.Sprintf("%d different entries of %s are numbered %d: the agent appended on two machines with one device name (give each its own: 'nexus device name NAME'); all are kept", len(xs), w, s))
+			}
+		}
+	}
+	prevSeq := int64(0)
+	for _, s := range seqs {
+		if s > prevSeq+1 {
+			f := c.at(w, m[s][0])
+			f.Line, f.Summary = 0, ""
+			c.add(f, StatusRemoved, fmt.Sprintf("%s of %s %s missing before this one (deleted)", span(prevSeq+1, s-1), w, plural(prevSeq+1, s-1, "is", "are")))
+		}
+		prevSeq = s
+	}
+	c.checkTail(w, m, prevSeq)
+	return m
+}
+
+// checkTail reports entries this machine saw in writer's feed beyond its
+// highest here (top).
+func (c *feedCheck) checkTail(w string, m map[int64][]rec, top int64) {
+	seen := c.wit.get(c.stream, w)
+	if seen.Seq <= top {
+		return
+	}
+	f := Finding{Status: StatusRemoved, Writer: w, Agent: WriterAgent(w), Seq: top + 1,
+		Detail: fmt.Sprintf("%s of %s %s cut off the end of its feed: this machine saw it reach %d (%s…)", span(top+1, seen.Seq), w, plural(top+1, seen.Seq, "was", "were"), seen.Seq, clip(seen.Hash, 13))}
+	if len(m) > 0 {
+		f.File = c.files[m[top][0].file].rel
+	} else {
+		f.Detail = fmt.Sprintf("every entry of %s is gone: this machine saw its feed reach %d", w, seen.Seq)
+	}
+	c.findings = append(c.findings, f)
+}
+
+// checkLinks looks up the predecessors not found before them in their
+// own file.
+func (c *feedCheck) checkLinks(bySeq map[string]map[int64][]rec) {
+	for _, lk := range c.links {
 		m := bySeq[lk.writer]
 		if lk.seq == 1 {
-			f := lk.f
-			f.Status, f.Detail = StatusEdited, "the first entry of a feed must follow nothing (prev of 43 A's)"
-			findings = append(findings, f)
+			c.add(lk.f, StatusEdited, "the first entry of a feed must follow nothing (prev of 43 A's)")
 			continue
 		}
 		ok := false
@@ -255,7 +259,7 @@ func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream strin
 			ok = ok || x.hash == lk.prev
 		}
 		if ok || len(m[lk.seq-1]) == 0 {
-			continue // linked across files, or a gap reported above
+			continue // linked across files, or a gap reported by checkFeed
 		}
 		f := lk.f
 		f.Status, f.Detail = StatusRemoved, fmt.Sprintf("the entry it was signed after (seq %d) is gone; the one numbered %d here is another", lk.seq-1, lk.seq-1)
@@ -266,55 +270,33 @@ func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream strin
 				}
 			}
 		}
-		findings = append(findings, f)
+		c.findings = append(c.findings, f)
 	}
-	// Cited entries of other feeds.
-	for _, ct := range cites {
+}
+
+// checkCites looks up the entries of other feeds that entries cite.
+func (c *feedCheck) checkCites(bySeq map[string]map[int64][]rec) {
+	for _, ct := range c.cites {
 		f := ct.f
-		c := ct.c
-		f.Cited = &c
-		xs := bySeq[ct.c.Writer][ct.c.Seq]
-		if len(xs) > 0 {
-			p := citePrefix(ct.c.Hash)
+		cited := ct.c
+		f.Cited = &cited
+		if xs := bySeq[cited.Writer][cited.Seq]; len(xs) > 0 {
+			p := citePrefix(cited.Hash)
 			match := false
 			for _, x := range xs {
 				match = match || x.hash == p
 			}
 			if !match {
-				f.Status, f.Detail = StatusRemoved, fmt.Sprintf("it cites %s#%d, but the entry numbered %d here is another one (the cited one was replaced)", ct.c.Writer, ct.c.Seq, ct.c.Seq)
-				findings = append(findings, f)
+				c.add(f, StatusRemoved, fmt.Sprintf("it cites %s#%d, but the entry numbered %d here is another one (the cited one was replaced)", cited.Writer, cited.Seq, cited.Seq))
 			}
 			continue
 		}
-		if wit.get(stream, ct.c.Writer).Seq >= ct.c.Seq {
-			f.Status, f.Detail = StatusRemoved, fmt.Sprintf("it cites %s#%d, which this machine saw but is no longer here", ct.c.Writer, ct.c.Seq)
+		if c.wit.get(c.stream, cited.Writer).Seq >= cited.Seq {
+			c.add(f, StatusRemoved, fmt.Sprintf("it cites %s#%d, which this machine saw but is no longer here", cited.Writer, cited.Seq))
 		} else {
-			f.Status, f.Detail = StatusNotHereYet, fmt.Sprintf("it cites %s#%d, which has not reached this machine yet", ct.c.Writer, ct.c.Seq)
-		}
-		findings = append(findings, f)
-	}
-	order := map[string]int{}
-	for i, lf := range files {
-		order[lf.rel] = i
-	}
-	sort.SliceStable(findings, func(i, j int) bool {
-		a, b := findings[i], findings[j]
-		if a.File != b.File {
-			return order[a.File] < order[b.File]
-		}
-		return a.Offset < b.Offset
-	})
-	badPos := map[string]bool{}
-	for _, f := range findings {
-		r.Counts[f.Status]++
-		if !f.Benign() && f.Status != StatusTruncated && f.Line > 0 {
-			badPos[f.File+":"+strconv.FormatInt(f.Offset, 10)] = true
+			c.add(f, StatusNotHereYet, fmt.Sprintf("it cites %s#%d, which has not reached this machine yet", cited.Writer, cited.Seq))
 		}
 	}
-	r.Entries += signed
-	r.Counts[StatusIntact] += signed - len(badPos)
-	r.Findings = append(r.Findings, findings...)
-	return nil
 }
 
 // span renders a range of sequence numbers: "7" or "7-9".
