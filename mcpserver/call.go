@@ -67,8 +67,8 @@ func (s *Server) handler(name string, run runFunc) server.ToolHandlerFunc {
 		c := &call{agent: agent}
 		c.args, c.err = argumentsOf(req)
 		if c.err == nil {
-			if schema, ok := inputSchemas.Load(name); ok {
-				c.err = checkArgs(name, schema.(map[string]any), c.args, agent)
+			if in, ok := inputSpecs.Load(name); ok {
+				c.err = checkArgs(name, in.(*inputSpec), c.args, agent)
 			}
 		}
 		var out any

@@ -19,7 +19,7 @@ import (
 // and whether it is marked destructive.
 var specTools = map[string]struct{ readOnly, destructive bool }{
 	"memory":          {false, true},
-	"fact_write":      {false, false},
+	"fact_write":      {false, true}, // update true overwrites
 	"fact_read":       {true, false},
 	"fact_remove":     {false, true},
 	"memory_search":   {true, false},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +97,77 @@ func FuzzArguments(f *testing.F) {
 			t.Fatalf("argument error does not name the argument: %v", c.err)
 		}
 	})
+}
+
+// FuzzCheckArgs compares our wording with the library's verdict: for any
+// argument object sent to any tool, explain finds a problem exactly when
+// google/jsonschema-go refuses the (converted) arguments; converting never
+// turns a call the library takes as sent into a refused one; and a refusal
+// is always in our words, never the validator's.
+func FuzzCheckArgs(f *testing.F) {
+	(&Server{}).tools() // builds every tool's input spec
+	var names []string
+	inputSpecs.Range(func(k, _ any) bool {
+		names = append(names, k.(string))
+		return true
+	})
+	sort.Strings(names)
+	for _, seed := range []string{
+		`{}`, `{"summary":"x"}`, `{"summary":42}`, `{"summary":null}`, `{"last":"3","ack":"false"}`, `{"last":2.5}`,
+		`{"last":0}`, `{"from":"-1","path":"a.md"}`, `{"action":" ADD ","content":"x"}`, `{"operations":[{"action":"add"},3]}`,
+		`{"operations":[]}`, `{"files":"one","task":"t"}`, `{"files":["a",1],"task":"t"}`, `{"facts":[{"name":"n"}]}`,
+		`{"agent":"ella","summary":"x"}`, `{"Channel":"a","summary":"x"}`, `{"query":"q","maxResults":" 5 ","minScore":"0.5"}`,
+		`{"name":"n","description":"d","type":"opinion","body":"b"}`, `{"slug":""}`, `{"lines":1e300,"path":"p"}`,
+	} {
+		for i := range names {
+			f.Add(uint8(i), seed)
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, raw string) {
+		name := names[int(which)%len(names)]
+		var args map[string]any
+		if json.Unmarshal([]byte(raw), &args) != nil || args == nil {
+			return
+		}
+		v, _ := inputSpecs.Load(name)
+		in := v.(*inputSpec)
+		rs, err := in.compiled()
+		if err != nil {
+			t.Fatal(err)
+		}
+		asSent := rs.Validate(cloneJSON(t, args))
+		converted := cloneJSON(t, args)
+		coerce(in.schema, converted)
+		verdict := rs.Validate(converted)
+		problem := explain("lyra", "", in.schema, converted)
+		if (verdict == nil) != (problem == "") {
+			t.Fatalf("%s(%s): library says %v, explain says %q", name, raw, verdict, problem)
+		}
+		if asSent == nil && verdict != nil {
+			t.Fatalf("%s(%s): converting refused a call the library takes as sent: %v", name, raw, verdict)
+		}
+		err = checkArgs(name, in, cloneJSON(t, args), "lyra")
+		if verdict != nil && err == nil {
+			t.Fatalf("%s(%s): accepted though the library refuses: %v", name, raw, verdict)
+		}
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, name+": ") || !strings.Contains(msg, ". "+name+" takes ") || strings.Contains(msg, "validating") || strings.Contains(msg, "do not fit the input schema") {
+				t.Fatalf("%s(%s): refusal not in our words: %s", name, raw, msg)
+			}
+		}
+	})
+}
+
+// cloneJSON copies a decoded JSON value deeply.
+func cloneJSON(t *testing.T, m map[string]any) map[string]any {
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -11,7 +11,8 @@ import (
 // prop is one JSON Schema property.
 type prop map[string]any
 
-func strProp(desc string) prop { return prop{"type": "string", "description": desc} }
+// strProp is a string property bounded only by maxStringArg.
+func strProp(desc string) prop { return strLen(desc, 0, 0) }
 
 // intRange is an integer property bounded to [lo, hi].
 func intRange(desc string, lo, hi int) prop {
@@ -88,16 +89,29 @@ type hints struct {
 	idempotent  bool
 }
 
-// inputSchemas holds every tool's input schema by name, as built by
-// newTool, for [checkArgs]. The schemas are the same for every server.
-var inputSchemas sync.Map
+// inputSpecs holds every tool's input by name, as built by newTool, for
+// [checkArgs]. The schemas are the same for every server, so the first
+// built is kept and compiled once.
+var inputSpecs sync.Map // name -> *inputSpec
+
+// argRules checks what a tool's schema cannot say at its top level
+// without oneOf, anyOf or allOf (which Anthropic-backed clients refuse,
+// SPEC §6): which arguments go together. It runs on arguments that
+// already fit the schema and returns the problem, or "".
+type argRules func(args map[string]any) string
 
 func newTool(name, description string, schema map[string]any, h hints) mcp.Tool {
+	return newToolWithRules(name, description, schema, nil, h)
+}
+
+// newToolWithRules is newTool for a tool whose arguments also follow
+// rules; its description says them in words.
+func newToolWithRules(name, description string, schema map[string]any, rules argRules, h hints) mcp.Tool {
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		panic(err) // schemas are literals in this package
 	}
-	inputSchemas.Store(name, schema)
+	inputSpecs.LoadOrStore(name, &inputSpec{schema: schema, raw: raw, rules: rules})
 	t := mcp.NewToolWithRawSchema(name, description, raw)
 	t.RawOutputSchema = outputSchema(name)
 	t.Annotations = mcp.ToolAnnotation{
@@ -109,34 +123,4 @@ func newTool(name, description string, schema map[string]any, h hints) mcp.Tool 
 	}
 	t.Title = h.title
 	return t
-}
-
-// when is an allOf member: if property key is val, the required
-// properties must be present.
-func when(key, val string, required ...string) map[string]any {
-	return map[string]any{
-		"if":   map[string]any{"properties": map[string]any{key: map[string]any{"const": val}}, "required": []string{key}},
-		"then": map[string]any{"required": required},
-	}
-}
-
-// exactlyOne is a oneOf: exactly one of the named properties is present.
-func exactlyOne(names ...string) []map[string]any {
-	out := make([]map[string]any, len(names))
-	for i, n := range names {
-		var others []map[string]any
-		for _, o := range names {
-			if o != n {
-				others = append(others, map[string]any{"required": []string{o}})
-			}
-		}
-		alt := map[string]any{"required": []string{n}}
-		if len(others) == 1 {
-			alt["not"] = others[0]
-		} else if len(others) > 1 {
-			alt["not"] = map[string]any{"anyOf": others}
-		}
-		out[i] = alt
-	}
-	return out
 }

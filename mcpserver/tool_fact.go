@@ -23,7 +23,8 @@ A fact with the same name is refused unless update is true (then it is replaced,
 					{"source", strLen("Optional: where it came from (session, log entry, review id).", 0, agents.MaxFactSourceRunes)},
 					{"update", boolProp("Replace an existing fact of the same name (default false).")},
 				}, "name", "description", "type", "body"),
-				hints{title: "Write a fact"}),
+				// update true overwrites the fact of the same name.
+				hints{title: "Write a fact", destructive: true}),
 			run: s.factWrite,
 		},
 		{
@@ -32,8 +33,8 @@ A fact with the same name is refused unless update is true (then it is replaced,
 Your memory index (in session_start) lists your facts as [[SLUG|name]]; pass the SLUG. Pass agent to read another agent's facts (reading only).
 Returns the fact {slug, name, description, type, created, updated, source, body, path}, or {facts: [...]} when listing.`,
 				objectSchema(fields{
-					{"slug", strLen("The fact's slug (file name without .md) or its name. Omit to list all facts.", 0, 300)},
-					{"agent", strLen("Whose facts to read (default: yours).", 0, 64)},
+					{"slug", strLen("The fact's slug (file name without .md) or its name. Omit to list all facts.", 0, agents.MaxFactNameRunes)},
+					{"agent", strLen("Whose facts to read (default: yours).", 0, maxAgentName)},
 				}),
 				hints{title: "Read a fact", readOnly: true, idempotent: true}),
 			run: s.factRead,
@@ -43,7 +44,7 @@ Returns the fact {slug, name, description, type, created, updated, source, body,
 
 Use it when a fact is wrong or stale, or to make room when the index is full. Returns {removed, archived}.`,
 				objectSchema(fields{
-					{"slug", strLen("The fact's slug (or name).", 1, 300)},
+					{"slug", strLen("The fact's slug (or name).", 1, agents.MaxFactNameRunes)},
 				}, "slug"),
 				hints{title: "Remove a fact", destructive: true}),
 			run: s.factRemove,

@@ -11,7 +11,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// maxGetLines bounds one memory_get read when no line count is given.
+// maxGetLines bounds one memory_get read.
 const maxGetLines = 2000
 
 // getResult is memory_get's result.
@@ -35,7 +35,7 @@ Returns {path, from, lines, total_lines, text, next_from?}. When next_from is se
 			objectSchema(fields{
 				{"path", strLen("Vault-relative path of the note, e.g. projects/atlas.md.", 1, 4096)},
 				{"from", intRange("First line to return, counting from 1 (default 1).", 1, 1<<30)},
-				{"lines", intRange("How many lines to return (default: to the end, at most 2000).", 0, 1<<30)},
+				{"lines", intRange("How many lines to return, 1-2000 (default: up to 2000, with next_from when the note goes on).", 1, maxGetLines)},
 			}, "path"),
 			hints{title: "Read a vault note", readOnly: true, idempotent: true}),
 		run: s.memoryGet,
@@ -45,7 +45,7 @@ Returns {path, from, lines, total_lines, text, next_from?}. When next_from is se
 func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 	p := c.str("path", true)
 	from := c.integer("from", 1, 1, 1<<30)
-	n := c.integer("lines", 0, 0, 1<<30)
+	n := c.integer("lines", 0, 1, maxGetLines) // absent: up to maxGetLines, with next_from
 	if c.err != nil {
 		return nil, c.err
 	}

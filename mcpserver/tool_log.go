@@ -14,6 +14,13 @@ import (
 // maxLogRead bounds the entries one log_read returns.
 const maxLogRead = 100
 
+// Bounds the domain packages enforce without naming them.
+const (
+	maxAgentName      = 64                       // identity.ValidName
+	maxDecisionText   = livelog.MaxBodyBytes / 2 // a decision's decision and rationale
+	maxCheckpointFile = 1024                     // one path in a checkpoint's files
+)
+
 // logEntry is a live-log entry as tools show it: what an agent needs to
 // read it, and where it is (for memory_get), without the signature fields.
 type logEntry struct {
@@ -65,15 +72,15 @@ func (s *Server) logTools() []tool {
 
 Call it at the start of a session and whenever a tool result ends with "N new log entries from ... — call log_read", before you reply, so you act on what the others did.
 ack (default true) marks the returned entries as read, so the next call returns only newer ones; pass ack false to peek. At most 100 entries come back per call; remaining says how many more unread entries wait — call again to get them.
-Pass last N to see the newest N entries regardless of what you have read (your own included; nothing is acknowledged). channel, kind and from filter the last-N view.
+Pass last N (1-100) to see the newest N entries regardless of what you have read (your own included; nothing is acknowledged, ack and limit do not apply). channel, kind and from filter the last-N view and need last.
 Returns {reader, unread, acked, count, entries: [{time, agent, channel, kind, summary, body, segment, line}], remaining}.`,
 				objectSchema(fields{
 					{"ack", boolProp("Mark the returned unread entries as read (default true).")},
-					{"last", intRange("Instead of unread entries, return the newest N entries (1-100).", 0, maxLogRead)},
+					{"last", intRange("Instead of unread entries, return the newest N entries (1-100).", 1, maxLogRead)},
 					{"limit", intRange("Most unread entries to return (default and maximum 100).", 1, maxLogRead)},
-					{"channel", strProp("With last: only this channel.")},
-					{"kind", strProp("With last: only this kind.")},
-					{"from", strProp("With last: only entries by this agent.")},
+					{"channel", strLen("With last: only this channel.", 0, livelog.MaxLabelRunes)},
+					{"kind", strLen("With last: only this kind.", 0, livelog.MaxLabelRunes)},
+					{"from", strLen("With last: only entries by this agent.", 0, maxAgentName)},
 				}),
 				hints{title: "Read the live log"}),
 			run: s.logRead,
@@ -86,11 +93,11 @@ channel groups entries (default "general"; e.g. a project name); kind says what 
 key (optional) makes a retry safe: an append whose key your feed already holds writes nothing and returns the earlier entry with duplicate true.
 Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, notes, duplicate}.`,
 				objectSchema(fields{
-					{"summary", strLen("One line (at most 500 characters): what happened or what you need.", 1, 0)},
+					{"summary", strLen("One line (at most 500 characters): what happened or what you need.", 1, livelog.MaxSummaryRunes)},
 					{"body", strLen("Optional details in markdown (at most 1 MiB).", 0, livelog.MaxBodyBytes)},
-					{"channel", strProp(`Channel (default "general").`)},
-					{"kind", strProp(`Kind of entry (default "note"), e.g. status, question, handoff, result.`)},
-					{"key", strProp("Idempotency key (at most 128 characters), e.g. the id of the turn: a second append with the same key writes nothing.")},
+					{"channel", strLen(`Channel (default "general"): letters, digits, '-', '_' and '.', at most 64.`, 0, livelog.MaxLabelRunes)},
+					{"kind", strLen(`Kind of entry (default "note"), e.g. status, question, handoff, result: letters, digits, '-', '_' and '.', at most 64.`, 0, livelog.MaxLabelRunes)},
+					{"key", strLen("Idempotency key (at most 128 bytes), e.g. the id of the turn: a second append with the same key writes nothing.", 0, livelog.MaxKeyLen)},
 				}, "summary"),
 				hints{title: "Append to the live log"}),
 			run: s.logAppend,
@@ -101,10 +108,10 @@ Returns {entry: {time, agent, channel, kind, summary, body, segment, line}, note
 Use it when you and the user or other agents settle something others must follow: a choice of approach, a convention, a scope cut. Give a short title, the decision itself and the rationale. To change an earlier decision, record a new one with supersedes set to the old id; the old one stays in the file, marked superseded.
 Returns the decision {id, time, agent, title, decision, rationale, supersedes}.`,
 				objectSchema(fields{
-					{"title", strLen("Short title.", 1, 0)},
-					{"decision", strLen("What was decided.", 1, 0)},
-					{"rationale", strProp("Why.")},
-					{"supersedes", strProp("Id of the earlier decision this replaces, e.g. lyra@vps:D-0003.")},
+					{"title", strLen("Short title (one line, at most 200 characters).", 1, livelog.MaxTitleRunes)},
+					{"decision", strLen("What was decided.", 1, maxDecisionText)},
+					{"rationale", strLen("Why.", 0, maxDecisionText)},
+					{"supersedes", strLen("Id of the earlier decision this replaces, e.g. lyra@vps:D-0003.", 0, 256)},
 				}, "title", "decision"),
 				hints{title: "Record a decision"}),
 			run: s.decisionRecord,
@@ -129,9 +136,11 @@ Returns the saved checkpoint {agent, time, task, state, next, files, notes, path
 					{"task", strLen("The task you are working on.", 1, livelog.MaxCheckpointField)},
 					{"state", strLen("Where it stands: what is done, what is half done.", 0, livelog.MaxCheckpointField)},
 					{"next", strLen("The next step to take.", 0, livelog.MaxCheckpointField)},
-					{"files", prop{"type": "array", "items": prop{"type": "string"}, "maxItems": livelog.MaxCheckpointFiles, "description": "Files touched (paths)."}},
+					{"files", prop{"type": "array", "items": prop{"type": "string", "maxLength": maxCheckpointFile}, "maxItems": livelog.MaxCheckpointFiles, "description": "Files touched (paths)."}},
 					{"notes", strLen("Anything else needed to resume.", 0, livelog.MaxCheckpointNotes)},
 				}, "task"),
+				// Not destructive: the previous checkpoint is kept as
+				// history, so a save only adds.
 				hints{title: "Save a checkpoint"}),
 			run: s.checkpointSave,
 		},
@@ -148,7 +157,7 @@ Returns {found: true, checkpoint: {agent, time, task, state, next, files, notes,
 
 func (s *Server) logRead(ctx context.Context, c *call) (any, error) {
 	ack := c.boolean("ack", true)
-	last := c.integer("last", 0, 0, maxLogRead)
+	last := c.integer("last", 0, 1, maxLogRead) // absent: the unread view
 	limit := c.integer("limit", maxLogRead, 1, maxLogRead)
 	channel := strings.TrimSpace(c.str("channel", false))
 	kind := strings.TrimSpace(c.str("kind", false))

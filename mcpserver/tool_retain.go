@@ -23,10 +23,10 @@ func (s *Server) retainTool() tool {
 		{"update", boolProp("On approval, replace an existing fact of the same name.")},
 	}, "name", "description", "type", "body")
 	return tool{
-		def: newTool("retain", `Propose durable facts for a person to review before they are kept: each becomes review/pending/ID.md with its provenance (you, this session, the time, the source). A person approves, edits or rejects it (in Obsidian or with 'nexus review'); approved facts become fact files.
+		def: newToolWithRules("retain", `Propose durable facts for a person to review before they are kept: each becomes review/pending/ID.md with its provenance (you, this session, the time, the source). A person approves, edits or rejects it (in Obsidian or with 'nexus review'); approved facts become fact files.
 
 Use it for things learned in this session that are worth keeping but should be checked by a person — especially facts about the user or about other agents' work. For your own working notes use memory or fact_write instead.
-Send one fact with name/description/type/body, or several as facts: [...]. Each is validated and scanned like fact_write (injection phrasing, secrets, invisible characters are refused); all are checked before any is filed, so one refused files none. Facts are then filed in order; should filing fail part way (a disk error), the ones already filed are in the result.
+Send one fact as name, description, type and body (source and update optional), or several as facts: [{name, description, type, body, source?, update?}, ...] — not both. Each is validated and scanned like fact_write (injection phrasing, secrets, invisible characters are refused); all are checked before any is filed, so one refused files none. Facts are then filed in order; should filing fail part way (a disk error), the ones already filed are in the result.
 Returns the filed item {id, status: "pending", target, path, ...}, or {items: [...]} for several.`,
 			objectSchema(fields{
 				{"name", strLen("Short title of the fact.", 1, agents.MaxFactNameRunes)},
@@ -35,11 +35,33 @@ Returns the filed item {id, status: "pending", target, path, ...}, or {items: [.
 				{"body", strLen("The fact, short.", 1, agents.MaxFactBodyBytes)},
 				{"source", strLen("Where it came from (log entry, document, conversation).", 0, agents.MaxFactSourceRunes)},
 				{"update", boolProp("On approval, replace an existing fact of the same name.")},
-				{"facts", prop{"type": "array", "items": factSchema, "minItems": 1, "maxItems": maxRetain, "description": "Several facts to propose at once."}},
-			}),
+				{"facts", prop{"type": "array", "items": factSchema, "minItems": 1, "maxItems": maxRetain, "description": "Several facts to propose at once (instead of the arguments above)."}},
+			}), retainRules,
 			hints{title: "Propose facts for review"}),
 		run: s.retain,
 	}
+}
+
+// oneFact are the arguments of a single fact, the first four required.
+var oneFact = []string{"name", "description", "type", "body", "source", "update"}
+
+// retainRules: one fact with its four required arguments, or facts, not
+// both.
+func retainRules(args map[string]any) string {
+	if _, many := args["facts"]; many {
+		for _, k := range oneFact {
+			if _, ok := args[k]; ok {
+				return fmt.Sprintf("send one fact or several in \"facts\", not both: move %q into the facts", k)
+			}
+		}
+		return ""
+	}
+	for _, k := range oneFact[:4] {
+		if _, ok := args[k]; !ok {
+			return fmt.Sprintf("missing required argument %q (one fact takes name, description, type and body; several go in \"facts\")", k)
+		}
+	}
+	return ""
 }
 
 type retained struct {

@@ -7,21 +7,27 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/nexus-memory/nexus/vault"
 )
 
 // The server checks every call's arguments against the tool's declared
-// inputSchema itself (mcp-go's validator is off): a bad call gets one
-// message in our words — what was wrong, what the tool takes, how to call
-// again — instead of "input schema validation failed: <root>: &{...}".
-// Only the JSON Schema keywords the schemas in this package use are
-// understood: type, properties, required, additionalProperties, enum,
-// const, minimum, maximum, minLength, maxLength, items, minItems,
-// maxItems, oneOf, allOf, if/then and not. Integers and numbers sent as
-// numeric strings, and booleans sent as "true"/"false", are accepted and
-// converted, as SPEC §6 asks.
+// inputSchema itself (mcp-go's validator is off). The verdict is
+// google/jsonschema-go's, the validator of the official Go SDK; the
+// words are ours: a refused call gets one message — what was wrong, what
+// the tool takes, how to call again — instead of "validating root:
+// validating /properties/summary: maxLength: ...". Before the verdict,
+// integers and numbers sent as numeric strings, booleans sent as
+// "true"/"false", one string where a list of strings is declared and
+// enum values in another case are converted, as SPEC §6 asks; an
+// argument sent as null counts as absent.
+//
+// Input schemas are plain at the top level (no oneOf, anyOf or allOf;
+// SPEC §6), so which arguments go together is a tool's own [argRules].
 
 // argError is a bad call: the problem and the tool's usage line.
 type argError struct {
@@ -34,26 +40,141 @@ func (e *argError) Error() string {
 
 func (e *argError) Unwrap() error { return vault.ErrInvalid }
 
+// inputSpec is one tool's input: its schema as built (ordered, for the
+// wording), as sent in tools/list, and compiled by the library on first
+// use, so a process that never serves a call never compiles one.
+type inputSpec struct {
+	schema map[string]any
+	raw    []byte
+	rules  argRules
+
+	once     sync.Once
+	resolved *jsonschema.Resolved
+	usage    string
+	err      error
+}
+
+// compiled returns the library's compiled schema.
+func (in *inputSpec) compiled() (*jsonschema.Resolved, error) {
+	in.once.Do(func() {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(in.raw, &s); err != nil {
+			in.err = fmt.Errorf("parse input schema: %w", err)
+			return
+		}
+		in.resolved, in.err = s.Resolve(nil)
+		in.usage = usage(in.schema)
+	})
+	return in.resolved, in.err
+}
+
 // agentArgs are argument names a model uses to write as someone else.
 var agentArgs = map[string]bool{"agent": true, "agent_name": true, "agentName": true, "agent_id": true, "as": true, "as_agent": true, "writer": true, "author": true, "on_behalf_of": true, "impersonate": true}
 
 // checkArgs validates args (already a JSON object) against the tool's
-// schema and converts numeric and boolean strings in place. agent is the
+// input and converts numeric and boolean strings in place. agent is the
 // caller, named in the refusal of an argument that names another agent.
-func checkArgs(tool string, schema map[string]any, args map[string]any, agent string) error {
-	v := &validator{tool: tool, agent: agent}
-	if p := v.object("", schema, args); p != "" {
-		return &argError{tool: tool, problem: p, usage: usage(schema)}
+func checkArgs(tool string, in *inputSpec, args map[string]any, agent string) error {
+	rs, err := in.compiled()
+	if err != nil {
+		return fmt.Errorf("%s: %w (a bug in the server; report it)", tool, err)
+	}
+	coerce(in.schema, args)
+	if verr := rs.Validate(args); verr != nil {
+		p := explain(agent, "", in.schema, args)
+		if p == "" {
+			// The library refused what explain does not know: say what
+			// it said, last clause only (the rest is schema paths).
+			msg := verr.Error()
+			p = "the arguments do not fit the input schema (" + msg[strings.LastIndex(msg, ": ")+2:] + ")"
+		}
+		return &argError{tool: tool, problem: p, usage: in.usage}
+	}
+	if in.rules != nil {
+		if p := in.rules(args); p != "" {
+			return &argError{tool: tool, problem: p, usage: in.usage}
+		}
 	}
 	return nil
 }
 
-type validator struct {
-	tool, agent string
+// coerce converts, in place, the values of obj that stand for what its
+// schema s declares: a numeric string or any Go number where a number
+// is declared (to float64, as encoding/json decodes), "true"/"false"
+// where a boolean is, one string where a list of strings is, an enum
+// value in another case or with spaces around. A declared argument sent
+// as null is dropped. Anything else is left for the validator to refuse.
+func coerce(s map[string]any, obj map[string]any) {
+	props, _ := s["properties"].(fields)
+	for _, f := range props {
+		x, ok := obj[f.name]
+		if !ok {
+			continue
+		}
+		if x == nil {
+			delete(obj, f.name)
+			continue
+		}
+		obj[f.name] = coerceValue(f.p, x)
+	}
 }
 
-// object checks an object value; it returns the first problem or "".
-func (v *validator) object(at string, s map[string]any, obj map[string]any) string {
+func coerceValue(p prop, x any) any {
+	switch p["type"] {
+	case "integer", "number":
+		switch n := x.(type) {
+		case string:
+			if f, err := strconv.ParseFloat(strings.TrimSpace(n), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+				return f
+			}
+		case json.Number:
+			if f, err := n.Float64(); err == nil {
+				return f
+			}
+		case int:
+			return float64(n)
+		case int64:
+			return float64(n)
+		}
+	case "boolean":
+		if b, ok := x.(string); ok {
+			if t, err := strconv.ParseBool(strings.TrimSpace(b)); err == nil {
+				return t
+			}
+		}
+	case "string":
+		if str, ok := x.(string); ok {
+			folded := strings.ToLower(strings.TrimSpace(str))
+			for _, e := range strList(p["enum"]) {
+				if folded == e {
+					return e
+				}
+			}
+		}
+	case "array":
+		items := asProp(p["items"])
+		if str, ok := x.(string); ok && items != nil && items["type"] == "string" {
+			return []any{str}
+		}
+		if list, ok := x.([]any); ok && items != nil {
+			for i, e := range list {
+				if e != nil {
+					list[i] = coerceValue(items, e)
+				}
+			}
+		}
+	case "object":
+		if obj, ok := x.(map[string]any); ok {
+			coerce(p, obj)
+		}
+	}
+	return x
+}
+
+// explain names, in our words, the first thing in obj its schema s
+// refuses, or returns "" when it finds none. It reads the schema as
+// built: the order of the properties is the order of the problems.
+func explain(agent, at string, s map[string]any, obj map[string]any) string {
 	props, _ := s["properties"].(fields)
 	if s["additionalProperties"] == false {
 		var unknown []string
@@ -66,10 +187,10 @@ func (v *validator) object(at string, s map[string]any, obj map[string]any) stri
 		for _, k := range unknown {
 			if agentArgs[k] && at == "" {
 				who := ""
-				if name, ok := obj[k].(string); ok && name != "" && name != v.agent {
+				if name, ok := obj[k].(string); ok && name != "" && name != agent {
 					who = fmt.Sprintf(" (it names %q)", truncate(name, 40))
 				}
-				return fmt.Sprintf("argument %q is refused%s: the agent is taken from the connection, never from arguments — you are %s, and this call acts as %s only. Drop %q and call again", k, who, v.agent, v.agent, k)
+				return fmt.Sprintf("argument %q is refused%s: the agent is taken from the connection, never from arguments — you are %s, and this call acts as %s only. Drop %q and call again", k, who, agent, agent, k)
 			}
 		}
 		if len(unknown) > 0 {
@@ -77,226 +198,93 @@ func (v *validator) object(at string, s map[string]any, obj map[string]any) stri
 		}
 	}
 	for _, r := range strList(s["required"]) {
-		if x, ok := obj[r]; !ok || x == nil {
+		if _, ok := obj[r]; !ok {
 			return fmt.Sprintf("missing required argument %q", at+r)
 		}
 	}
 	for _, f := range props {
-		x, ok := obj[f.name]
-		if !ok || x == nil {
-			continue
-		}
-		y, p := v.value(at+f.name, f.p, x)
-		if p != "" {
-			return p
-		}
-		obj[f.name] = y
-	}
-	for _, sub := range anyList(s["allOf"]) {
-		if p := v.conditional(at, sub, obj); p != "" {
-			return p
-		}
-	}
-	if alts := anyList(s["oneOf"]); len(alts) > 0 {
-		n, present := 0, 0
-		for _, alt := range alts {
-			if v.matches(alt, obj) {
-				n++
+		if x, ok := obj[f.name]; ok {
+			if p := explainValue(agent, at+f.name, f.p, x); p != "" {
+				return p
 			}
-			if v.matches(map[string]any{"required": alt["required"]}, obj) {
-				present++
-			}
-		}
-		if present > 1 {
-			n = present
-		}
-		if n != 1 {
-			var names []string
-			for _, alt := range alts {
-				names = append(names, strings.Join(strList(alt["required"]), "+"))
-			}
-			if n == 0 {
-				return fmt.Sprintf("send one of %s", orList(at, names))
-			}
-			return fmt.Sprintf("send only one of %s, not several", orList(at, names))
 		}
 	}
 	return ""
 }
 
-// conditional checks one allOf member: an if/then on a property's value.
-func (v *validator) conditional(at string, sub map[string]any, obj map[string]any) string {
-	cond, _ := sub["if"].(map[string]any)
-	then, _ := sub["then"].(map[string]any)
-	if cond == nil || then == nil || !v.matches(cond, obj) {
-		return ""
-	}
-	key, val := "", ""
-	if ps, ok := cond["properties"].(map[string]any); ok {
-		for k, p := range ps {
-			if c, ok := p.(map[string]any)["const"]; ok {
-				key, val = k, fmt.Sprint(c)
-			}
-		}
-	}
-	for _, r := range strList(then["required"]) {
-		if x, ok := obj[r]; !ok || x == nil {
-			return fmt.Sprintf("missing argument %q, which %q needs when %s is %q", at+r, val, at+key, val)
-		}
-	}
-	return ""
-}
-
-// matches reports whether obj satisfies the required, not and const
-// parts of s (the parts used as conditions and alternatives).
-func (v *validator) matches(s map[string]any, obj map[string]any) bool {
-	for _, r := range strList(s["required"]) {
-		if x, ok := obj[r]; !ok || x == nil {
-			return false
-		}
-	}
-	if ps, ok := s["properties"].(map[string]any); ok {
-		for k, p := range ps {
-			if c, ok := p.(map[string]any)["const"]; ok {
-				if x, ok := obj[k].(string); !ok || strings.TrimSpace(strings.ToLower(x)) != c {
-					return false
-				}
-			}
-		}
-	}
-	if not, ok := s["not"].(map[string]any); ok && v.matches(not, obj) {
-		return false
-	}
-	return true
-}
-
-// value checks one value against its property schema and returns it,
-// converted where a string stood for a number or a boolean.
-func (v *validator) value(at string, p prop, x any) (any, string) {
+// explainValue names what is wrong with one value, or returns "".
+func explainValue(agent, at string, p prop, x any) string {
 	typ, _ := p["type"].(string)
 	switch typ {
 	case "string":
 		s, ok := x.(string)
 		if !ok {
-			return x, fmt.Sprintf("argument %q must be a string, got %s", at, describeValue(x))
-		}
-		if !utf8.ValidString(s) {
-			return x, fmt.Sprintf("argument %q is not valid UTF-8 text", at)
+			return fmt.Sprintf("argument %q must be a string, got %s", at, describeValue(x))
 		}
 		n := utf8.RuneCountInString(s)
 		if m, ok := intOf(p["minLength"]); ok && n < m {
 			if m == 1 {
-				return x, fmt.Sprintf("argument %q is empty", at)
+				return fmt.Sprintf("argument %q is empty", at)
 			}
-			return x, fmt.Sprintf("argument %q is %d characters, fewer than the %d needed", at, n, m)
+			return fmt.Sprintf("argument %q is %d characters, fewer than the %d needed", at, n, m)
 		}
 		if m, ok := intOf(p["maxLength"]); ok && n > m {
-			return x, fmt.Sprintf("argument %q is %d characters, more than the %d allowed; shorten it", at, n, m)
+			return fmt.Sprintf("argument %q is %d characters, more than the %d allowed; shorten it", at, n, m)
 		}
-		if enum := strList(p["enum"]); len(enum) > 0 {
-			folded := strings.ToLower(strings.TrimSpace(s))
-			for _, e := range enum {
-				if folded == e {
-					return s, ""
-				}
-			}
-			return x, fmt.Sprintf("argument %q is %q; use one of %s", at, truncate(s, 40), strings.Join(quoteAll(enum), ", "))
+		if enum := strList(p["enum"]); len(enum) > 0 && !contains(enum, s) {
+			return fmt.Sprintf("argument %q is %q; use one of %s", at, truncate(s, 40), strings.Join(quoteAll(enum), ", "))
 		}
-		return s, ""
 	case "integer", "number":
-		var f float64
-		switch n := x.(type) {
-		case float64:
-			f = n
-		case int:
-			f = float64(n)
-		case int64:
-			f = float64(n)
-		case json.Number:
-			var err error
-			if f, err = n.Float64(); err != nil {
-				return x, fmt.Sprintf("argument %q must be a number, got %q", at, n.String())
+		f, ok := x.(float64)
+		if !ok {
+			if s, isStr := x.(string); isStr {
+				return fmt.Sprintf("argument %q must be %s, got the string %q", at, aNumber(typ), truncate(s, 40))
 			}
-		case string:
-			var err error
-			f, err = strconv.ParseFloat(strings.TrimSpace(n), 64)
-			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-				return x, fmt.Sprintf("argument %q must be %s, got the string %q", at, aNumber(typ), truncate(n, 40))
-			}
-		default:
-			return x, fmt.Sprintf("argument %q must be %s, got %s", at, aNumber(typ), describeValue(x))
+			return fmt.Sprintf("argument %q must be %s, got %s", at, aNumber(typ), describeValue(x))
 		}
 		if typ == "integer" && f != math.Trunc(f) {
-			return x, fmt.Sprintf("argument %q must be a whole number, got %v", at, f)
+			return fmt.Sprintf("argument %q must be a whole number, got %s", at, fmtNum(f))
 		}
 		lo, hasLo := numOf(p["minimum"])
 		hi, hasHi := numOf(p["maximum"])
-		if (hasLo && f < lo) || (hasHi && f > hi) {
-			switch {
-			case hasLo && hasHi:
-				return x, fmt.Sprintf("argument %q must be from %v to %v, got %v", at, lo, hi, f)
-			case hasLo:
-				return x, fmt.Sprintf("argument %q must be at least %v, got %v", at, lo, f)
-			default:
-				return x, fmt.Sprintf("argument %q must be at most %v, got %v", at, hi, f)
-			}
+		switch {
+		case (hasLo && f < lo || hasHi && f > hi) && hasLo && hasHi:
+			return fmt.Sprintf("argument %q must be from %s to %s, got %s", at, fmtNum(lo), fmtNum(hi), fmtNum(f))
+		case hasLo && f < lo:
+			return fmt.Sprintf("argument %q must be at least %s, got %s", at, fmtNum(lo), fmtNum(f))
+		case hasHi && f > hi:
+			return fmt.Sprintf("argument %q must be at most %s, got %s", at, fmtNum(hi), fmtNum(f))
 		}
-		return f, ""
 	case "boolean":
-		switch b := x.(type) {
-		case bool:
-			return b, ""
-		case string:
-			if t, err := strconv.ParseBool(strings.TrimSpace(b)); err == nil {
-				return t, ""
-			}
+		if _, ok := x.(bool); !ok {
+			return fmt.Sprintf("argument %q must be true or false, got %s", at, describeValue(x))
 		}
-		return x, fmt.Sprintf("argument %q must be true or false, got %s", at, describeValue(x))
 	case "array":
 		list, ok := x.([]any)
-		if str, isStr := x.(string); isStr && !ok {
-			// One string where a list of strings is declared: a list of one.
-			if items, _ := p["items"].(prop); items != nil && items["type"] == "string" {
-				list, ok = []any{str}, true
-			}
-		}
 		if !ok {
-			return x, fmt.Sprintf("argument %q must be a list, got %s", at, describeValue(x))
+			return fmt.Sprintf("argument %q must be a list, got %s", at, describeValue(x))
 		}
 		if m, ok := intOf(p["minItems"]); ok && len(list) < m {
-			return x, fmt.Sprintf("argument %q has %d items, fewer than the %d needed", at, len(list), m)
+			return fmt.Sprintf("argument %q has %d items, fewer than the %d needed", at, len(list), m)
 		}
 		if m, ok := intOf(p["maxItems"]); ok && len(list) > m {
-			return x, fmt.Sprintf("argument %q has %d items, more than the %d allowed; split it over several calls", at, len(list), m)
+			return fmt.Sprintf("argument %q has %d items, more than the %d allowed; split it over several calls", at, len(list), m)
 		}
-		items, _ := p["items"].(prop)
-		if items == nil {
-			if m, ok := p["items"].(map[string]any); ok {
-				items = prop(m)
+		if items := asProp(p["items"]); items != nil {
+			for i, e := range list {
+				if prob := explainValue(agent, fmt.Sprintf("%s[%d]", at, i), items, e); prob != "" {
+					return prob
+				}
 			}
 		}
-		for i, e := range list {
-			if items == nil {
-				break
-			}
-			y, prob := v.value(fmt.Sprintf("%s[%d]", at, i), items, e)
-			if prob != "" {
-				return x, prob
-			}
-			list[i] = y
-		}
-		return list, ""
 	case "object":
 		obj, ok := x.(map[string]any)
 		if !ok {
-			return x, fmt.Sprintf("argument %q must be an object, got %s", at, describeValue(x))
+			return fmt.Sprintf("argument %q must be an object, got %s", at, describeValue(x))
 		}
-		if prob := v.object(at+".", map[string]any(p), obj); prob != "" {
-			return x, prob
-		}
-		return obj, ""
+		return explain(agent, at+".", map[string]any(p), obj)
 	}
-	return x, ""
+	return ""
 }
 
 func aNumber(typ string) string {
@@ -306,22 +294,30 @@ func aNumber(typ string) string {
 	return "a number"
 }
 
+// fmtNum writes a number as a person does: 1073741824, not
+// 1.073741824e+09; 2.5 as 2.5.
+func fmtNum(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
 // describeValue names a JSON value's type, with a short sample.
 func describeValue(x any) string {
 	switch t := x.(type) {
 	case string:
 		return fmt.Sprintf("the string %q", truncate(t, 40))
 	case float64:
-		return fmt.Sprintf("the number %v", t)
+		return "the number " + fmtNum(t)
 	case bool:
 		return fmt.Sprintf("%v", t)
 	}
 	return jsonType(x)
 }
 
-// usage is a one-line summary of a tool's arguments: "action
-// (add|replace|remove), target (memory|user), content, ... — required:
-// query".
+// usage is a one-line summary of a tool's arguments: "summary
+// [required], body, channel, kind, key" or "last (integer 1–100), ...".
 func usage(s map[string]any) string {
 	props, _ := s["properties"].(fields)
 	if len(props) == 0 {
@@ -341,7 +337,7 @@ func usage(s map[string]any) string {
 			lo, hasLo := numOf(f.p["minimum"])
 			hi, hasHi := numOf(f.p["maximum"])
 			if hasLo && hasHi {
-				part += fmt.Sprintf(" %v–%v", lo, hi)
+				part += " " + fmtNum(lo) + "–" + fmtNum(hi)
 			}
 			part += ")"
 		}
@@ -350,11 +346,7 @@ func usage(s map[string]any) string {
 		}
 		parts = append(parts, part)
 	}
-	out := strings.Join(parts, ", ")
-	if hint, ok := s["x-nexus-usage"].(string); ok {
-		out += "; " + hint
-	}
-	return out
+	return strings.Join(parts, ", ")
 }
 
 // suggest proposes the declared property closest to a mistyped name.
@@ -369,20 +361,32 @@ func suggest(name string, props fields) string {
 	return ""
 }
 
-func orList(at string, names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(at + n)
-	}
-	return strings.Join(q, " or ")
-}
-
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = strconv.Quote(s)
 	}
 	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, e := range ss {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// asProp returns a schema given as a prop or as an object schema.
+func asProp(x any) prop {
+	switch t := x.(type) {
+	case prop:
+		return t
+	case map[string]any:
+		return prop(t)
+	}
+	return nil
 }
 
 func (fs fields) get(name string) prop {
@@ -403,22 +407,6 @@ func strList(x any) []string {
 		for _, e := range t {
 			if s, ok := e.(string); ok {
 				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-func anyList(x any) []map[string]any {
-	switch t := x.(type) {
-	case []map[string]any:
-		return t
-	case []any:
-		var out []map[string]any
-		for _, e := range t {
-			if m, ok := e.(map[string]any); ok {
-				out = append(out, m)
 			}
 		}
 		return out
