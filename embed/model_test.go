@@ -100,7 +100,7 @@ func testMatrix(n, dims int) [][]float32 {
 			}
 		}
 	}
-	group(0, 5, 6)      // cat, dog
+	group(0, 5, 6)       // cat, dog
 	group(1, 10, 11, 12) // car, drive, road
 	return m
 }

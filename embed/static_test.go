@@ -217,7 +217,9 @@ func TestStaticNotAModel(t *testing.T) {
 		{"a file", func(t *testing.T) string { return filepath.Join(good, "config.json") }, "not a folder"},
 		{"empty folder", func(t *testing.T) string { return t.TempDir() }, "no model.safetensors"},
 		{"a gguf file renamed", func(t *testing.T) string {
-			return copyModel(t, func(d string) { os.WriteFile(filepath.Join(d, "model.safetensors"), []byte("GGUF\x03\x00\x00\x00 not safetensors at all"), 0o644) })
+			return copyModel(t, func(d string) {
+				os.WriteFile(filepath.Join(d, "model.safetensors"), []byte("GGUF\x03\x00\x00\x00 not safetensors at all"), 0o644)
+			})
 		}, "header length"},
 		{"no embeddings tensor", func(t *testing.T) string {
 			return copyModel(t, func(d string) {
