@@ -28,14 +28,15 @@ func quantize(v []float32, q []int8) float32 {
 func dot8(a, b []int8) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += int32(a[i])*int32(b[i]) + int32(a[i+4])*int32(b[i+4])
-		s1 += int32(a[i+1])*int32(b[i+1]) + int32(a[i+5])*int32(b[i+5])
-		s2 += int32(a[i+2])*int32(b[i+2]) + int32(a[i+6])*int32(b[i+6])
-		s3 += int32(a[i+3])*int32(b[i+3]) + int32(a[i+7])*int32(b[i+7])
+	for len(a) >= 16 && len(b) >= 16 {
+		x, y := a[:16:16], b[:16:16] // one bounds check for sixteen products
+		s0 += int32(x[0])*int32(y[0]) + int32(x[4])*int32(y[4]) + int32(x[8])*int32(y[8]) + int32(x[12])*int32(y[12])
+		s1 += int32(x[1])*int32(y[1]) + int32(x[5])*int32(y[5]) + int32(x[9])*int32(y[9]) + int32(x[13])*int32(y[13])
+		s2 += int32(x[2])*int32(y[2]) + int32(x[6])*int32(y[6]) + int32(x[10])*int32(y[10]) + int32(x[14])*int32(y[14])
+		s3 += int32(x[3])*int32(y[3]) + int32(x[7])*int32(y[7]) + int32(x[11])*int32(y[11]) + int32(x[15])*int32(y[15])
+		a, b = a[16:], b[16:]
 	}
-	for ; i < len(a); i++ {
+	for i := range a {
 		s0 += int32(a[i]) * int32(b[i])
 	}
 	return s0 + s1 + s2 + s3

@@ -151,6 +151,34 @@ func (t *tensor) float(i int) float32 {
 	return 0
 }
 
+// addRow adds w times row r of a 2-D float or int8 tensor of width
+// len(sum) to sum (the dtype switch is outside the loop: this is the
+// static model's inner loop).
+func (t *tensor) addRow(sum []float32, r int, w float32) {
+	d := len(sum)
+	switch t.dtype {
+	case "F32":
+		b := t.data[4*r*d : 4*(r+1)*d]
+		for j := range sum {
+			sum[j] += w * math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+		}
+	case "F16":
+		b := t.data[2*r*d : 2*(r+1)*d]
+		for j := range sum {
+			sum[j] += w * f16(binary.LittleEndian.Uint16(b[2*j:]))
+		}
+	case "I8":
+		b := t.data[r*d : (r+1)*d]
+		for j := range sum {
+			sum[j] += w * float32(int8(b[j]))
+		}
+	default:
+		for j := range sum {
+			sum[j] += w * t.float(r*d+j)
+		}
+	}
+}
+
 // integer reads element i of an integer tensor.
 func (t *tensor) integer(i int) int64 {
 	switch t.dtype {

@@ -228,7 +228,7 @@ func (s *Static) embedOne(text string) []float32 {
 		}
 	}
 	ids := s.tok.encode(text)
-	sum := make([]float64, s.dims)
+	sum := make([]float32, s.dims)
 	n := 0
 	for _, id := range ids {
 		if id == s.tok.unkID || id < 0 {
@@ -251,10 +251,7 @@ func (s *Static) embedOne(text string) []float32 {
 		if s.weights != nil && id < int(s.weights.shape[0]) {
 			w = s.weights.float(id)
 		}
-		base := row * s.dims
-		for j := range sum {
-			sum[j] += float64(w * s.emb.float(base+j))
-		}
+		s.emb.addRow(sum, row, w)
 		n++
 	}
 	s.tokens.Add(int64(n))
@@ -264,15 +261,15 @@ func (s *Static) embedOne(text string) []float32 {
 	}
 	var norm float64
 	for j := range sum {
-		sum[j] /= float64(n)
-		norm += sum[j] * sum[j]
+		m := float64(sum[j]) / float64(n)
+		norm += m * m
 	}
-	scale := 1.0
+	scale := 1 / float64(n)
 	if s.normalize {
-		scale = 1 / (math.Sqrt(norm) + 1e-32)
+		scale /= math.Sqrt(norm) + 1e-32
 	}
 	for j := range v {
-		v[j] = float32(sum[j] * scale)
+		v[j] = float32(float64(sum[j]) * scale)
 	}
 	return v
 }
