@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"bufio"
 	"bytes"
 	"container/heap"
 	"context"
@@ -138,38 +139,48 @@ func (s *Store) load() error {
 		return fmt.Errorf("stat vector store: %w", err)
 	}
 	s.seen = fileStamp{fi.Size(), fi.ModTime()}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("read vector store: %w", err)
-	}
-	h, at, ok := parseStoreHeader(data)
+	// The header is small; records are read one by one through a buffer,
+	// so loading never holds the file twice.
+	br := bufio.NewReaderSize(f, 1<<20)
+	head, _ := br.Peek(len(magic) + 4 + 1<<16)
+	h, at, ok := parseStoreHeader(head)
 	if !ok {
 		return nil // not ours or damaged: start afresh at the next write
 	}
+	if _, err := br.Discard(at); err != nil {
+		return fmt.Errorf("read vector store: %w", err)
+	}
 	s.model, s.dims, s.end = h.Model, h.Dims, int64(at)
 	rec := recordSize(h.Dims)
-	n := (len(data) - at) / rec
+	n := int((fi.Size() - int64(at)) / int64(rec))
 	s.keys = make([]Key, 0, n)
 	s.factor = make([]float32, 0, n)
-	s.data = make([]int8, 0, n*h.Dims)
-	for off := at; off+rec <= len(data); off += rec {
-		r := data[off : off+rec]
+	s.data = make([]int8, n*h.Dims)
+	r := make([]byte, rec)
+	rows := 0
+	for range n { // records appended since the Stat are read next time
+		if _, err := io.ReadFull(br, r); err != nil {
+			break // the end, or a torn tail
+		}
 		if binary.LittleEndian.Uint32(r) != crc32.Checksum(r[4:], castagnoli) {
 			break
 		}
 		var k Key
 		copy(k[:], r[4:36])
 		if _, dup := s.byKey[k]; !dup {
-			s.byKey[k] = int32(len(s.keys))
+			s.byKey[k] = int32(rows)
 			s.keys = append(s.keys, k)
 			s.factor = append(s.factor, math.Float32frombits(binary.LittleEndian.Uint32(r[36:40])))
-			for _, b := range r[40:] {
-				s.data = append(s.data, int8(b))
+			dst := s.data[rows*h.Dims : (rows+1)*h.Dims]
+			for i, b := range r[40:] {
+				dst[i] = int8(b)
 			}
+			rows++
 		}
-		s.end = int64(off + rec)
+		s.end += int64(rec)
 	}
-	s.torn = int64(len(data)) - s.end
+	s.data = s.data[:rows*h.Dims]
+	s.torn = fi.Size() - s.end
 	return nil
 }
 
