@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	bits64 "math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -86,6 +87,9 @@ type Store struct {
 	seen   fileStamp
 	torn   int64 // bytes of a torn tail ignored at the last read
 
+	bitsMu sync.Mutex // protects bits against concurrent Searches (which hold mu.RLock)
+	bits   []uint64   // sign bits of rows [0, len(bits)/words), made by the first big Search; nil when rows change otherwise than by appending
+
 	sections []Section
 	live     []int32 // distinct rows of sections, ascending
 	first    []int32 // first[i]: first section of row live[i]
@@ -123,7 +127,7 @@ func OpenStoreAt(path string) (*Store, error) {
 // write); a torn tail is ignored.
 func (s *Store) load() error {
 	s.model, s.dims, s.end, s.torn = "", 0, 0, 0
-	s.keys, s.factor, s.data = nil, nil, nil
+	s.keys, s.factor, s.data, s.bits = nil, nil, nil, nil
 	s.byKey = map[Key]int32{}
 	f, err := os.Open(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -445,7 +449,7 @@ func (s *Store) refreshLocked() error {
 // write).
 func (s *Store) resetLocked() {
 	s.model, s.dims, s.end, s.torn = "", 0, 0, 0
-	s.keys, s.factor, s.data = nil, nil, nil
+	s.keys, s.factor, s.data, s.bits = nil, nil, nil, nil
 	s.byKey = map[Key]int32{}
 	s.live, s.first = nil, nil
 }
@@ -536,7 +540,7 @@ func (s *Store) compactLocked(sections []Section, keys []Key) error {
 	if err := atomicfile.WriteFile(s.path, out, 0o644); err != nil {
 		return fmt.Errorf("compact vector store: %w", err)
 	}
-	s.keys, s.factor, s.data, s.byKey = nkeys, nfactor, ndata, nby
+	s.keys, s.factor, s.data, s.byKey, s.bits = nkeys, nfactor, ndata, nby, nil
 	s.end, s.torn = int64(len(out)), 0
 	if fi, err := os.Stat(s.path); err == nil {
 		s.seen = fileStamp{fi.Size(), fi.ModTime()}
@@ -575,8 +579,17 @@ func (s *Store) setSectionsLocked(sections []Section, keys []Key) {
 
 // Search returns the k sections (of the last Sync) most similar to the
 // query vector q, best first, by brute force over the int8 vectors; ties
-// go to the earlier section. q must have the store's dimensions.
-func (s *Store) Search(q []float32, k int) ([]Hit, error) {
+// go to the earlier section. q must have the store's dimensions. Over
+// large stores (rows × dimensions ≥ 2^23) it ranks only the rows a sign-bit
+// prefilter keeps (see prefilterFrom), which may, rarely, miss a weak
+// neighbour; [Store.SearchExact] never does.
+func (s *Store) Search(q []float32, k int) ([]Hit, error) { return s.search(q, k, false) }
+
+// SearchExact is [Store.Search] without the prefilter: every live vector
+// is compared, whatever the store's size.
+func (s *Store) SearchExact(q []float32, k int) ([]Hit, error) { return s.search(q, k, true) }
+
+func (s *Store) search(q []float32, k int, exact bool) ([]Hit, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if k <= 0 || len(s.live) == 0 {
@@ -590,7 +603,12 @@ func (s *Store) Search(q []float32, k int) ([]Hit, error) {
 	if qf == 0 {
 		return nil, nil
 	}
-	top := s.topRows(qq, k)
+	var top []cand
+	if !exact && len(s.live)*s.dims >= prefilterFrom {
+		top = s.topRows(qq, k, s.prefilter(qq, max(prefilterKeep, 50*k, len(s.live)/10)))
+	} else {
+		top = s.topRows(qq, k, nil)
+	}
 	var hits []Hit
 	for _, c := range top {
 		score := float32(c.dot) * s.factor[s.live[c.i]] * qf
@@ -633,9 +651,106 @@ func (h *candHeap) Pop() any {
 // across the CPUs.
 const parallelFrom = 8192
 
-// topRows is the k best live rows for qq, best first.
-func (s *Store) topRows(qq []int8, k int) []cand {
+// Searches over at least prefilterFrom components (rows × dimensions:
+// 32,768 vectors of 256, 10,923 of 768) first keep the tenth of the rows
+// (at least prefilterKeep, and 50 per hit asked) whose sign bits differ
+// least from the query's, and rank only those by the int8 dot product:
+// a popcount per 64 dimensions for every row, then a tenth of the exact
+// work. The sign bits of two vectors agree in proportion to the angle
+// between them (random-hyperplane hashing), so a close neighbour is
+// practically always kept and a weak one usually; TestPrefilterRecall
+// measures both.
+const (
+	prefilterFrom = 1 << 23
+	prefilterKeep = 2000
+)
+
+// words64 is how many uint64 hold dims sign bits.
+func words64(dims int) int { return (dims + 63) / 64 }
+
+// signBits appends the sign bits of rows s has none for yet and returns
+// them all; s.mu is held for reading at least.
+func (s *Store) signBits() []uint64 {
+	s.bitsMu.Lock()
+	defer s.bitsMu.Unlock()
+	w := words64(s.dims)
+	for r := len(s.bits) / w; r < len(s.keys); r++ {
+		s.bits = append(s.bits, signs(s.data[r*s.dims:(r+1)*s.dims])...)
+	}
+	return s.bits
+}
+
+// signs packs the sign bits (q > 0) of q.
+func signs(q []int8) []uint64 {
+	out := make([]uint64, words64(len(q)))
+	for i, x := range q {
+		if x > 0 {
+			out[i/64] |= 1 << (i % 64)
+		}
+	}
+	return out
+}
+
+// prefilter returns the indexes into s.live of about keep rows whose sign
+// bits are nearest qq's in Hamming distance (all of them on ties at the
+// cut, in ascending order).
+func (s *Store) prefilter(qq []int8, keep int) []int32 {
 	n := len(s.live)
+	if keep >= n {
+		return nil
+	}
+	bits := s.signBits()
+	qb := signs(qq)
+	w := len(qb)
+	dist := make([]uint16, n)
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/(parallelFrom/2)))
+	var wg sync.WaitGroup
+	for wk := range workers {
+		lo, hi := n*wk/workers, n*(wk+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				r := int(s.live[i])
+				row := bits[r*w : (r+1)*w]
+				d := 0
+				for j, x := range qb {
+					d += bits64.OnesCount64(x ^ row[j])
+				}
+				dist[i] = uint16(d)
+			}
+		}()
+	}
+	wg.Wait()
+	// The cut: the smallest distance at which keep rows are reached.
+	hist := make([]int, s.dims+1)
+	for _, d := range dist {
+		hist[d]++
+	}
+	cutoff, total := 0, 0
+	for cutoff < len(hist) {
+		total += hist[cutoff]
+		if total >= keep {
+			break
+		}
+		cutoff++
+	}
+	out := make([]int32, 0, total)
+	for i, d := range dist {
+		if int(d) <= cutoff {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
+// topRows is the k best live rows for qq, best first: among only the
+// live indexes in only, when it is not nil.
+func (s *Store) topRows(qq []int8, k int, only []int32) []cand {
+	n := len(s.live)
+	if only != nil {
+		n = len(only)
+	}
 	workers := 1
 	if n >= parallelFrom {
 		workers = min(runtime.GOMAXPROCS(0), n/(parallelFrom/2))
@@ -649,7 +764,11 @@ func (s *Store) topRows(qq []int8, k int) []cand {
 			defer wg.Done()
 			h := make(candHeap, 0, k+1)
 			d := s.dims
-			for i := lo; i < hi; i++ {
+			for x := lo; x < hi; x++ {
+				i := x
+				if only != nil {
+					i = int(only[x])
+				}
 				r := int(s.live[i])
 				dot := dot8(qq, s.data[r*d:(r+1)*d])
 				c := cand{i: i, dot: dot, score: float32(dot) * s.factor[r]}
