@@ -9,39 +9,41 @@ import (
 // Kinds of provider failure. Every error a [Provider] returns wraps one of
 // these, so callers can fall back to words-only search and say why.
 var (
-	// ErrNotConfigured is returned by [New] when search.embeddings sets
-	// no provider.
+	// ErrNotConfigured is returned by [New] when search.embeddings sets no
+	// provider.
 	ErrNotConfigured = errors.New("no embedding model configured")
-	// ErrConfig is wrapped by [New]'s error for a search.embeddings
-	// setting that is wrong, or an API key variable that is unset.
+	// ErrConfig is wrapped by [New]'s error for a search.embeddings setting
+	// that is wrong, or an API key variable that is unset.
 	ErrConfig = errors.New("embedding configuration is not usable")
-	// ErrUnreachable: the endpoint could not be connected to (down, wrong
-	// URL, refused).
+	// ErrUnreachable is returned when the endpoint could not be connected to
+	// (down, wrong URL, refused).
 	ErrUnreachable = errors.New("embedding endpoint unreachable")
-	// ErrTimeout: the endpoint did not answer within the bound (the
-	// configured timeout or the caller's context).
+	// ErrTimeout is returned when the endpoint did not answer within the
+	// bound (the configured timeout or the caller's context).
 	ErrTimeout = errors.New("embedding endpoint too slow")
-	// ErrRateLimited: the endpoint answered 429 (or 503 with Retry-After)
-	// for longer than the bound allows waiting.
+	// ErrRateLimited is returned when the endpoint answered 429 (or 503 with
+	// Retry-After) for longer than the bound allows waiting.
 	ErrRateLimited = errors.New("embedding endpoint rate-limited")
-	// ErrAuth: the endpoint refused the key (401, 403).
+	// ErrAuth is returned when the endpoint refused the key (401, 403).
 	ErrAuth = errors.New("embedding endpoint refused the key")
-	// ErrRejected: the endpoint answered another HTTP error (a wrong
-	// model name usually gives 404 or 400).
+	// ErrRejected is returned when the endpoint answered another HTTP error
+	// (a wrong model name usually gives 404 or 400).
 	ErrRejected = errors.New("embedding endpoint returned an error")
-	// ErrMalformed: the answer was not the JSON of an embeddings response,
-	// or held the wrong number of vectors, or non-finite numbers.
+	// ErrMalformed is returned when the answer was not the JSON of an
+	// embeddings response, or held the wrong number of vectors, or non-
+	// finite numbers.
 	ErrMalformed = errors.New("embedding endpoint answered malformed data")
-	// ErrDimensions: a vector's length differs from the configured
-	// dimensions or from the other vectors of the model.
+	// ErrDimensions is returned when a vector's length differs from the
+	// configured dimensions or from the other vectors of the model.
 	ErrDimensions = errors.New("embedding has the wrong dimensions")
-	// ErrNotModel: a static model folder is not a usable model2vec model.
+	// ErrNotModel is returned when a static model folder is not a usable
+	// model2vec model.
 	ErrNotModel = errors.New("not a model2vec model folder")
-	// ErrOtherModel: a query's model is not the one the store's vectors
-	// are of; a [Store.Sync] with it re-embeds.
+	// ErrOtherModel is returned when a query's model is not the one the
+	// store's vectors are of; a [Store.Sync] with it re-embeds.
 	ErrOtherModel = errors.New("vector store holds another model's vectors")
-	// ErrWithheld: a text was not sent to a remote endpoint because the
-	// security scan refuses it (see [Outbound]).
+	// ErrWithheld is returned when a text was not sent to a remote endpoint
+	// because the security scan refuses it (see [Outbound]).
 	ErrWithheld = errors.New("text withheld from the embedding endpoint")
 )
 
