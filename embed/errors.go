@@ -30,8 +30,8 @@ var (
 	// (a wrong model name usually gives 404 or 400).
 	ErrRejected = errors.New("embedding endpoint returned an error")
 	// ErrMalformed is returned when the answer was not the JSON of an
-	// embeddings response, or held the wrong number of vectors, or non-
-	// finite numbers.
+	// embeddings response, or held the wrong number of vectors, or
+	// non-finite numbers.
 	ErrMalformed = errors.New("embedding endpoint answered malformed data")
 	// ErrDimensions is returned when a vector's length differs from the
 	// configured dimensions or from the other vectors of the model.
