@@ -74,7 +74,9 @@ type Hit struct {
 // opened with [OpenStore]) and first reads what others appended.
 type Store struct {
 	path string
-	lock func(context.Context) (func(), error) // nil: the caller serialises writers
+	lock func(context.Context) (func(), error) // nil: only syncMu serialises writers
+
+	syncMu sync.Mutex // serialises Syncs of this Store (held before lock and mu)
 
 	mu     sync.RWMutex // protects everything below
 	model  string       // "" until the first vector or a read header
@@ -113,7 +115,8 @@ func OpenStore(v *vault.Vault) (*Store, error) {
 }
 
 // OpenStoreAt opens the store in file path with no cross-process lock:
-// the caller makes sure one process writes at a time.
+// Syncs of the returned Store are serialised, but the caller makes sure
+// one process writes at a time.
 func OpenStoreAt(path string) (*Store, error) {
 	s := &Store{path: path}
 	if err := s.load(); err != nil {
@@ -298,6 +301,8 @@ type SyncOptions struct {
 func (s *Store) Sync(ctx context.Context, p Provider, sections []Section, opts SyncOptions) (Cost, error) {
 	start := time.Now()
 	cost := Cost{Model: p.Model(), Sections: len(sections)}
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	if s.lock != nil {
 		unlock, err := s.lock(ctx)
 		if err != nil {
