@@ -49,6 +49,7 @@ func TestTokenizers(t *testing.T) {
 		{wp, "\u200bcat\tdog\n", "cat dog"},
 		{wp, "VERSION history", "version history"},
 		{wp, "", ""},
+		{wp, strings.Repeat("cat", 40), "[UNK]"}, // longer than max_input_chars_per_word
 		{ug, "The cats", "▁the ▁cat s"},
 		{ug, "ca", "▁ca"},
 		{ug, "the dog", "▁the ▁dog"},

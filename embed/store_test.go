@@ -475,6 +475,12 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
+	if n := Notice(ErrNotConfigured); n != "words only: no embedding model configured (search.embeddings in .nexus/config.yaml)" {
+		t.Errorf("notice without a model: %q", n)
+	}
+	if Notice(nil) != "" {
+		t.Error("notice of no error")
+	}
 	if got := ModelPath("models/potion", "/vault"); got != filepath.FromSlash("/vault/models/potion") {
 		t.Errorf("ModelPath relative = %q", got)
 	}

@@ -105,6 +105,9 @@ func (c EmbeddingsConfig) Validate() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return bad("url", "%q is not an http(s) URL; write the base URL, e.g. http://127.0.0.1:11434/v1", c.URL)
 		}
+		if strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/embeddings") {
+			return bad("url", "%q names the embeddings endpoint itself; write the API's base URL, ending in /v1", c.URL)
+		}
 		if u.User != nil {
 			return bad("url", "the URL holds a user or password; put the key in an environment variable named by api_key_env")
 		}

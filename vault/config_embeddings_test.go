@@ -18,6 +18,7 @@ func TestEmbeddingsConfig(t *testing.T) {
 		{"unknown provider", "search:\n  embeddings:\n    provider: ollama\n", "search.embeddings.provider: \"ollama\" is not a provider"},
 		{"openai without url", "search:\n  embeddings:\n    provider: openai\n    model: m\n", "search.embeddings.url: provider openai needs"},
 		{"url not http", "search:\n  embeddings:\n    provider: openai\n    url: 127.0.0.1:11434\n    model: m\n", "search.embeddings.url: \"127.0.0.1:11434\" is not an http(s) URL"},
+		{"url of the endpoint", "search:\n  embeddings:\n    provider: openai\n    url: http://127.0.0.1:11434/v1/embeddings\n    model: m\n", "names the embeddings endpoint itself"},
 		{"url with password", "search:\n  embeddings:\n    provider: openai\n    url: http://u:p@host/v1\n    model: m\n", "search.embeddings.url: the URL holds a user or password"},
 		{"openai without model", "search:\n  embeddings:\n    provider: openai\n    url: http://h/v1\n", "search.embeddings.model: provider openai needs"},
 		{"static without path", "search:\n  embeddings:\n    provider: static\n", "search.embeddings.path: provider static needs"},
