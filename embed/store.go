@@ -96,6 +96,7 @@ type Store struct {
 	live     []int32 // distinct rows of sections, ascending
 	first    []int32 // first[i]: first section of row live[i]
 	next     []int32 // next[s]: next section with s's row, or -1
+	secKeys  []Key   // secKeys[s]: the key of sections[s]
 }
 
 type fileStamp struct {
@@ -129,6 +130,18 @@ func OpenStoreAt(path string) (*Store, error) {
 // A file with a bad header is an empty store (rewritten at the next
 // write); a torn tail is ignored.
 func (s *Store) load() error {
+	// Rows are renumbered: until the sections are matched to them again,
+	// none is live (a failed read leaves none, never stale row numbers).
+	s.live, s.first = nil, nil
+	err := s.read()
+	if s.sections != nil {
+		s.setSectionsLocked(s.sections, s.secKeys)
+	}
+	return err
+}
+
+// read is load's reading of the file.
+func (s *Store) read() error {
 	s.model, s.dims, s.end, s.torn = "", 0, 0, 0
 	s.keys, s.factor, s.data, s.bits = nil, nil, nil, nil
 	s.byKey = map[Key]int32{}
@@ -435,6 +448,15 @@ func (s *Store) sync(ctx context.Context, p Provider, sections []Section, opts S
 	return nil
 }
 
+// Refresh reads what other processes wrote to the store since it was
+// opened or last synced (a Sync does this itself, under the lock): the
+// sections of the last Sync are then matched to the vectors found.
+func (s *Store) Refresh() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refreshLocked()
+}
+
 // refreshLocked re-reads the file if another process changed it.
 func (s *Store) refreshLocked() error {
 	fi, err := os.Stat(s.path)
@@ -557,7 +579,7 @@ func (s *Store) compactLocked(sections []Section, keys []Key) error {
 // setSectionsLocked makes sections (with their keys) the ranked set: each
 // distinct row once, with the chain of its sections.
 func (s *Store) setSectionsLocked(sections []Section, keys []Key) {
-	s.sections = sections
+	s.sections, s.secKeys = sections, keys
 	s.next = make([]int32, len(sections))
 	headOf := map[int32]int32{}
 	var rows []int32

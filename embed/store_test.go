@@ -494,3 +494,37 @@ func fileSize(t *testing.T, path string) int64 {
 	}
 	return fi.Size()
 }
+
+func TestStoreRefreshSeesAnotherWriter(t *testing.T) {
+	ctx := context.Background()
+	reader, path := openTestStore(t)
+	p := &hashProvider{model: "m", dims: 16}
+	secs := testSections(20)
+	if _, err := reader.Sync(ctx, p, secs[:10], SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Another process (another Store on the same file) embeds the rest.
+	writer, err := OpenStoreAt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.Sync(ctx, p, secs, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if st := reader.Status(); st.Vectors != 20 || st.Embedded != 10 {
+		t.Fatalf("after Refresh: %+v (want all 20 vectors, its own 10 sections live)", st)
+	}
+	hits, err := reader.Search(hashVector(secs[4].Text, 16), 1)
+	if err != nil || len(hits) != 1 || hits[0].Path != secs[4].Path {
+		t.Fatalf("search after Refresh: %+v, %v", hits, err)
+	}
+	// The reader's next Sync of all sections embeds nothing: the
+	// writer's vectors are there.
+	cost, err := reader.Sync(ctx, p, secs, SyncOptions{})
+	if err != nil || cost.Embedded != 0 || cost.Cached != 20 {
+		t.Fatalf("sync after another writer: %+v, %v", cost, err)
+	}
+}
