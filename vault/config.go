@@ -74,6 +74,9 @@ type SearchConfig struct {
 	// Set, it also starts one from a non-interactive run (a script, CI),
 	// which otherwise starts none.
 	Hold string `yaml:"hold,omitempty"`
+	// Embeddings configures recall by meaning (docs/embeddings.md); left
+	// out, search ranks by words alone.
+	Embeddings EmbeddingsConfig `yaml:"embeddings,omitempty"`
 }
 
 // ReviewConfig is the review gate.

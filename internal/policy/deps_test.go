@@ -23,6 +23,7 @@ var allowed = map[string][]string{
 	"index":     {"vault", "identity", "livelog", "agents"},
 	"retention": {"vault", "identity", "livelog", "agents"},
 	"mcpserver": {"vault", "identity", "livelog", "agents", "index", "retention"},
+	"embed":     {"vault"},
 }
 
 // forbiddenInDomain are third-party packages only the faces (cmd,
