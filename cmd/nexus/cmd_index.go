@@ -174,7 +174,8 @@ func runIndexStatus(g *globals) error {
 }
 
 // progressBar draws indexing progress with its rate and the time left: a
-// bar redrawn in place on a terminal, a plain line per 10% otherwise.
+// bar redrawn in place on a terminal, a plain line per 10% otherwise
+// (and with TERM=dumb or NO_COLOR: see canRedraw).
 type progressBar struct {
 	w        io.Writer
 	tty      bool
@@ -186,7 +187,7 @@ type progressBar struct {
 }
 
 func newProgressBar(w io.Writer) *progressBar {
-	return &progressBar{w: w, tty: isTerminal(w), lastPct: -1, now: time.Now}
+	return &progressBar{w: w, tty: canRedraw(w), lastPct: -1, now: time.Now}
 }
 
 func (b *progressBar) update(p index.Progress) {
