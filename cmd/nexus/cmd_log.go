@@ -310,8 +310,8 @@ func runLogRead(g *globals, o logReadOptions) error {
 
 // streamUnread prints agent's unread entries as they are merged, so that
 // an agent with no cursor on a big log needs little memory. With --json
-// it writes one document of readResult's shape (entries first, the count
-// and acked after them).
+// it writes one document of readResult's shape (entries first, the count,
+// acked and success after them: a success document, docs/cli.md).
 func streamUnread(g *globals, l *livelog.Log, agent string, ack bool, show func(livelog.Entry) livelog.Entry) error {
 	w := g.stdout
 	n := 0
@@ -340,10 +340,12 @@ func streamUnread(g *globals, l *livelog.Log, agent string, ack bool, show func(
 		if n > 0 {
 			fmt.Fprint(w, "\n  ")
 		}
-		fmt.Fprintf(w, "],\n  \"count\": %d,\n  \"acked\": %v", n, err == nil && ack && count > 0)
+		fmt.Fprintf(w, "],\n  \"count\": %d,\n  \"acked\": %v,\n  \"success\": %v", n, err == nil && ack && count > 0, err == nil)
 		if err != nil {
-			msg, _ := json.Marshal(err.Error())
-			fmt.Fprintf(w, ",\n  \"success\": false,\n  \"error\": %s", msg)
+			// Entries printed before the error are in the document too;
+			// "success" comes last, as it is known last.
+			msg, _ := json.Marshal(g.plainMessage(nil, err))
+			fmt.Fprintf(w, ",\n  \"error\": %s,\n  \"exit_code\": %d", msg, g.exitCode(err))
 		}
 		fmt.Fprint(w, "\n}\n")
 		if err != nil {

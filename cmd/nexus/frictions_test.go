@@ -165,3 +165,81 @@ func TestMessagesSayEachThingOnce(t *testing.T) {
 		t.Errorf("stderr: %q", errs)
 	}
 }
+
+// TestSuccessDocument: every success document is an object that starts
+// with "success": true and keeps the command's fields in their order; a
+// list is under its name; the memory commands' own "success" stays as it is.
+func TestSuccessDocument(t *testing.T) {
+	type entry struct {
+		Zeta  string `json:"zeta"`
+		Alpha int    `json:"alpha"`
+	}
+	for _, tc := range []struct {
+		name   string
+		result any
+		want   string
+	}{
+		{"fields keep their order", entry{"<b>", 1}, `{"success":true,"zeta":"<b>","alpha":1}`},
+		{"empty object", struct{}{}, `{"success":true}`},
+		{"named list", listOf("facts", []entry{{"a", 2}}), `{"success":true,"facts":[{"zeta":"a","alpha":2}]}`},
+		{"empty named list", listOf[entry]("facts", nil), `{"success":true,"facts":[]}`},
+		{"own success field", map[string]any{"success": true, "target": "memory"}, `{"success":true,"target":"memory"}`},
+		{"not an object", []int{1, 2}, `{"success":true,"result":[1,2]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf strings.Builder
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(successDocument(tc.result)); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(buf.String()); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEverySuccessHasOneShape: commands that used to print a bare array,
+// or no "success", print an object with "success": true and their list
+// under its name; a failure keeps "success": false, "error" (a string, as
+// the adapters in examples/ read it) and "exit_code".
+func TestEverySuccessHasOneShape(t *testing.T) {
+	t.Setenv("NEXUS_VAULT", "")
+	t.Setenv("NEXUS_AGENT", "")
+	dir := logVault(t)
+	for _, tc := range []struct {
+		args []string
+		list string // the field holding the list; "" for none
+	}{
+		{[]string{"agent", "list"}, "agents"},
+		{[]string{"--agent", "lyra", "fact", "list"}, "facts"},
+		{[]string{"--agent", "lyra", "fact", "stats"}, "facts"},
+		{[]string{"decisions"}, "decisions"},
+		{[]string{"journey"}, "events"},
+		{[]string{"snapshot", "list"}, "snapshots"},
+		{[]string{"--agent", "lyra", "log", "append", "hello"}, ""},
+		{[]string{"--agent", "ella", "log", "read", "--unread"}, "entries"},
+		{[]string{"version"}, ""},
+		{nil, "commands"},
+	} {
+		code, out, errs := logCLI(t, "", append([]string{"--vault", dir, "--json"}, tc.args...)...)
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || string(doc["success"]) != "true" {
+			t.Errorf("nexus --json %v: exit %d, %v, want an object with success true:\n%s%s", tc.args, code, err, out, errs)
+			continue
+		}
+		if tc.list != "" && (len(doc[tc.list]) == 0 || doc[tc.list][0] != '[') {
+			t.Errorf("nexus --json %v: no list under %q:\n%s", tc.args, tc.list, out)
+		}
+	}
+	code, out, _ := logCLI(t, "", "--vault", dir, "--json", "--agent", "nobody", "log", "read", "--unread")
+	var fail struct {
+		Success  *bool  `json:"success"`
+		Error    string `json:"error"`
+		ExitCode int    `json:"exit_code"`
+	}
+	if err := json.Unmarshal([]byte(out), &fail); err != nil || code != exitRefused || fail.Success == nil || *fail.Success || fail.Error == "" || fail.ExitCode != code {
+		t.Errorf("failure document: exit %d %v\n%s", code, err, out)
+	}
+}

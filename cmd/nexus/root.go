@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,8 +66,9 @@ holding .nexus/. The agent is --agent, else $NEXUS_AGENT.
 
 Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage, 3 could not
 check or could not get a lock in time (docs/cli.md).
-With --json every command prints exactly one JSON document on stdout, for
-failures too ({"success": false, "error": ..., "exit_code": ...}).
+With --json every command prints exactly one JSON object on stdout:
+{"success": true, ...} on success, {"success": false, "error": ...,
+"exit_code": ...} on failure (docs/cli.md).
 
 nexus-lite is the same commands built without the MCP server and the
 search index (go build -tags lite): it starts several times faster, and
@@ -96,7 +98,7 @@ Examples:
 			return runVersion(g)
 		}
 		if g.json {
-			return g.emit(commandList(cmd), nil, nil)
+			return g.emit(listOf("commands", commandList(cmd)), nil, nil)
 		}
 		return cmd.Help()
 	}
@@ -346,6 +348,9 @@ func (g *globals) emit(result any, err error, human func(w io.Writer)) error {
 			if err != nil {
 				// A failure document says so the same way everywhere.
 				result = failureDocument(result, g.plainMessage(nil, err), g.exitCode(err))
+			} else {
+				// And so does a success document.
+				result = successDocument(result)
 			}
 			enc := json.NewEncoder(g.stdout)
 			enc.SetIndent("", "  ")
@@ -361,6 +366,51 @@ func (g *globals) emit(result any, err error, human func(w io.Writer)) error {
 		return reportedError{err}
 	}
 	return nil
+}
+
+// successDocument is result as a success document: a JSON object whose
+// first field is "success": true, then the result's own fields in their
+// order (docs/cli.md). A result that is not an object (none of the
+// commands' results; see listOf) is kept under "result"; one that has a
+// "success" field of its own (the memory commands', shaped as Hermes's
+// tool) is kept as it is.
+func successDocument(result any) any {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(result); err != nil {
+		return result // Encode fails the same way again and says why
+	}
+	b := bytes.TrimSpace(buf.Bytes())
+	if len(b) == 0 || b[0] != '{' {
+		return json.RawMessage(append(append([]byte(`{"success":true,"result":`), b...), '}'))
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil {
+		return result
+	}
+	if _, ok := fields["success"]; ok {
+		return json.RawMessage(b)
+	}
+	if len(fields) == 0 {
+		return json.RawMessage(`{"success":true}`)
+	}
+	return json.RawMessage(append([]byte(`{"success":true,`), b[1:]...))
+}
+
+// listOf is a list result under its name, {"NAME": [...]}, so that the
+// command's success document is an object like every other.
+func listOf[T any](name string, items []T) any {
+	return namedList{name, nonNil(items)}
+}
+
+type namedList struct {
+	name  string
+	items any
+}
+
+func (l namedList) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{l.name: l.items})
 }
 
 // failureDocument adds "success": false, "error" and "exit_code" to a
