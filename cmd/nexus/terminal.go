@@ -31,14 +31,10 @@ func unwrapWriter(w io.Writer) io.Writer {
 	return w
 }
 
-// canRedraw reports whether w takes a line redrawn in place (a carriage
-// return and the erase-to-end-of-line escape): a terminal that is not
-// TERM=dumb (Emacs shell buffers, some CI logs), with no NO_COLOR, which
+// redraws reports whether output to a terminal (tty) may redraw a line in
+// place (a carriage return and the erase-to-end-of-line escape): not with
+// TERM=dumb (Emacs shell buffers, some CI logs), nor with NO_COLOR, which
 // asks for output free of escape codes. Everything else gets plain lines.
-func canRedraw(w io.Writer) bool {
-	return redraws(isTerminal(w), os.Getenv)
-}
-
 func redraws(tty bool, getenv func(string) string) bool {
 	return tty && getenv("TERM") != "dumb" && getenv("NO_COLOR") == ""
 }
