@@ -345,4 +345,13 @@ func TestGoLibrary(t *testing.T) {
 	if doc := nexus(t, bin, "--vault", dir, "doctor"); !strings.Contains(doc, "All checks passed.") {
 		t.Errorf("the library example's vault is not healthy:\n%s", doc)
 	}
+	// Run again in the same folder, as its doc comment invites: the
+	// agents and the fact are there already, and that is no error.
+	out, err = exec.Command("go", "run", "./go-library", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "lyra [deploy/shipped] Fixed the login timeout") {
+		t.Fatalf("second go run ./go-library in the same folder: %v\n%s", err, out)
+	}
+	if doc := nexus(t, bin, "--vault", dir, "doctor"); !strings.Contains(doc, "All checks passed.") {
+		t.Errorf("after a second run, the library example's vault is not healthy:\n%s", doc)
+	}
 }

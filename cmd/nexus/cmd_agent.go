@@ -63,7 +63,7 @@ USER.md are, and how many of its proposals wait for review.
 
 Example:
   nexus agent list
-  nexus agent list --json | jq -r '.[].name'`,
+  nexus agent list --json | jq -r '.agents[].name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runAgentList(g) },
 	}
@@ -110,7 +110,7 @@ func runAgentList(g *globals) error {
 	for _, n := range names {
 		out = append(out, describeAgent(v, n))
 	}
-	return g.emit(out, nil, func(w io.Writer) {
+	return g.emit(listOf("agents", out), nil, func(w io.Writer) {
 		if len(out) == 0 {
 			fmt.Fprintln(w, "No agents yet. Add one: nexus agent add NAME --role \"...\"")
 			return

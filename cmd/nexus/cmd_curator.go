@@ -280,7 +280,7 @@ func runFactStats(g *globals, args []string) error {
 		return fmt.Errorf("fact %q of %s: %w", args[0], agent, agents.ErrNoFact)
 	}
 	states = nonNil(states)
-	return g.emit(states, nil, func(w io.Writer) {
+	return g.emit(listOf("facts", states), nil, func(w io.Writer) {
 		if len(states) == 0 {
 			fmt.Fprintf(w, "%s has no facts.\n", agent)
 			return

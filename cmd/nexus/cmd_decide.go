@@ -134,7 +134,7 @@ func runDecisions(g *globals, opts *decisionsOptions) error {
 			}
 		}
 	}
-	return g.emit(ds, nil, func(w io.Writer) {
+	return g.emit(listOf("decisions", ds), nil, func(w io.Writer) {
 		if len(ds) == 0 {
 			fmt.Fprintln(w, "No decisions recorded.")
 		}

@@ -5,6 +5,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -72,9 +77,115 @@ func runDemo(g *globals, o demoOptions) error {
 	if g.json {
 		out = io.Discard
 	}
-	res, err := demo.Run(g.ctx, demo.Options{Dir: o.dir, Out: out, Appends: o.appends, Remove: !o.keep})
+	inv := demoInvocation(hostDemoEnv())
+	res, err := demo.Run(g.ctx, demo.Options{Dir: o.dir, Out: out, Appends: o.appends, Remove: !o.keep,
+		Command: inv.command, MCPCommand: inv.mcpCommand, Setup: inv.setup})
 	if err != nil && res != nil && res.Vault != "" && !g.json {
 		fmt.Fprintf(g.stderr, "nexus: the demo's vault is %s\n", res.Vault)
 	}
 	return g.emit(res, err, nil)
+}
+
+// invocation is how the demo's closing instructions run nexus, and what
+// to tell a person who does not have it installed.
+type invocation struct {
+	command    string // the commands' first word(s): "nexus", a path, "go run ./cmd/nexus"
+	mcpCommand string // the MCP config's "command": a program, never a 'go run' line
+	setup      string // how to get nexus, when it is not on PATH; "" when it is
+}
+
+// demoEnv is what demoInvocation looks at, so that tests can set it.
+type demoEnv struct {
+	executable string                       // this program (os.Executable)
+	lookPath   func(string) (string, error) // exec.LookPath
+	sameFile   func(a, b string) bool       // both name one file
+	inCheckout bool                         // the working folder holds cmd/nexus (a clone's root)
+	goBin      func() string                // where 'go install' puts binaries; "" if unknown
+	windows    bool
+}
+
+func hostDemoEnv() demoEnv {
+	exe, _ := os.Executable()
+	_, err := os.Stat(filepath.Join("cmd", "nexus", "main.go"))
+	return demoEnv{
+		executable: exe,
+		lookPath:   exec.LookPath,
+		sameFile: func(a, b string) bool {
+			sa, err1 := os.Stat(a)
+			sb, err2 := os.Stat(b)
+			return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+		},
+		inCheckout: err == nil,
+		goBin:      goInstallDir,
+		windows:    runtime.GOOS == "windows",
+	}
+}
+
+// demoInvocation: "nexus" when that is on PATH and is this program, or
+// when this is 'go run' and a nexus is installed; this binary's absolute
+// path when it is not on PATH; and for 'go run' with nothing installed,
+// 'go run' lines and how to install it (go install, and GOPATH/bin on
+// PATH, which Go does not do for you).
+func demoInvocation(e demoEnv) invocation {
+	name := "nexus"
+	if e.windows {
+		name = "nexus.exe"
+	}
+	onPath, err := e.lookPath("nexus")
+	installed := err == nil
+	goRun := isGoRunBinary(e.executable)
+	switch {
+	case installed && (goRun || e.executable == "" || e.sameFile(onPath, e.executable)):
+		return invocation{command: "nexus", mcpCommand: "nexus"}
+	case !goRun && e.executable != "":
+		why := "nexus is not on your PATH"
+		if installed {
+			why = "the nexus on your PATH (" + onPath + ") is another binary"
+		}
+		return invocation{command: e.executable, mcpCommand: e.executable, setup: fmt.Sprintf(
+			"%s: the commands here name this one, %s, by its path.\nTo type just 'nexus', put %s on your PATH.", why, e.executable, filepath.Dir(e.executable))}
+	}
+	cmd, where := "go run ./cmd/nexus", "from this checkout"
+	if !e.inCheckout {
+		cmd, where = "go run github.com/nexus-memory/nexus/cmd/nexus", "from inside the checkout"
+	}
+	dir := ""
+	if e.goBin != nil {
+		dir = e.goBin()
+	}
+	mcp, binDir := "nexus", "$(go env GOPATH)/bin"
+	if dir != "" {
+		mcp, binDir = filepath.Join(dir, name), dir
+	}
+	return invocation{command: cmd, mcpCommand: mcp, setup: fmt.Sprintf(`nexus is not installed (this demo ran with 'go run'). To install it, run
+  go install ./cmd/nexus
+in the checkout, and put %s on your PATH: Go puts binaries there but
+does not add it to PATH (export PATH="$PATH:%s").
+Until then the commands here run '%s' (%s), and the MCP
+config names %s, where go install puts it.`, binDir, binDir, cmd, where, mcp)}
+}
+
+// isGoRunBinary reports whether exe is a binary 'go run' built, in a
+// go-build folder under the temp dir and deleted when it exits.
+func isGoRunBinary(exe string) bool {
+	return strings.Contains(filepath.ToSlash(exe), "/go-build")
+}
+
+// goInstallDir is where 'go install' puts binaries: $GOBIN, else the
+// first $GOPATH's bin (as 'go env' reports them); "" without go.
+func goInstallDir() string {
+	out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output()
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(string(out), "\n") // GOBIN's line is empty when unset
+	if len(lines) > 0 && strings.TrimSpace(lines[0]) != "" {
+		return strings.TrimSpace(lines[0])
+	}
+	if len(lines) > 1 {
+		if paths := filepath.SplitList(strings.TrimSpace(lines[1])); len(paths) > 0 && paths[0] != "" {
+			return filepath.Join(paths[0], "bin")
+		}
+	}
+	return ""
 }

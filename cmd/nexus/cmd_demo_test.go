@@ -48,16 +48,18 @@ func TestDemoCommand(t *testing.T) {
 		t.Errorf("approved fact missing from ella's facts:\n%s", out)
 	}
 	_, out, _ = doctorCLI(t, "--vault", dir, "--json", "decisions", "--all")
-	var ds []struct {
-		ID           string `json:"id"`
-		Supersedes   string `json:"supersedes"`
-		SupersededBy string `json:"superseded_by"`
+	var doc struct {
+		Decisions []struct {
+			ID           string `json:"id"`
+			Supersedes   string `json:"supersedes"`
+			SupersededBy string `json:"superseded_by"`
+		}
 	}
-	if err := json.Unmarshal([]byte(out), &ds); err != nil {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("decisions --json: %v\n%s", err, out)
 	}
 	found := false
-	for _, d := range ds {
+	for _, d := range doc.Decisions {
 		if d.ID == "lyra@demo:D-0002" && d.Supersedes == "lyra@demo:D-0001" {
 			found = true
 		}
@@ -108,6 +110,12 @@ func TestDemoTempVault(t *testing.T) {
 	code, out, errOut = doctorCLI(t, "demo", "--keep=false", "--appends", "2")
 	if code != 0 || !strings.Contains(out, "it is removed now") || strings.Contains(out, "stays until you delete it") {
 		t.Fatalf("demo --keep=false: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// No commands, Obsidian link or MCP config for the vault it deleted.
+	for _, gone := range []string{"--vault", "obsidian://", "mcpServers", "NEXUS_VAULT"} {
+		if strings.Contains(out, gone) {
+			t.Errorf("demo --keep=false prints %q for the vault it removed:\n%s", gone, out)
+		}
 	}
 	entries, _ := os.ReadDir(tmp)
 	if len(entries) != 1 { // only the first, kept vault

@@ -91,6 +91,9 @@ Examples:
 // found; a vault it could not fully check exits 3.
 func runDoctor(g *globals, o doctorOptions) error {
 	dir, err := vault.Find(g.vaultDir)
+	if err == nil {
+		err = g.checkVaultDir(dir)
+	}
 	if err != nil {
 		return err
 	}

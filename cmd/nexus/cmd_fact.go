@@ -142,7 +142,7 @@ func runFactList(g *globals) error {
 		return err
 	}
 	facts = nonNil(facts)
-	return g.emit(facts, nil, func(w io.Writer) {
+	return g.emit(listOf("facts", facts), nil, func(w io.Writer) {
 		if len(facts) == 0 {
 			fmt.Fprintf(w, "%s has no facts.\n", agent)
 			return

@@ -53,8 +53,8 @@ func TestFactCommands(t *testing.T) {
 		t.Fatalf("fact read: %d %q", code, out)
 	}
 	code, out, _ = nx("", "--json", "fact", "list")
-	var list []struct{ Slug string }
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 {
+	var list struct{ Facts []struct{ Slug string } }
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Facts) != 2 {
 		t.Fatalf("fact list: %d %q", code, out)
 	}
 	// Bad input: usage errors (exit 2) and refusals (exit 1), nothing written.

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -174,7 +175,8 @@ func runIndexStatus(g *globals) error {
 }
 
 // progressBar draws indexing progress with its rate and the time left: a
-// bar redrawn in place on a terminal, a plain line per 10% otherwise.
+// bar redrawn in place on a terminal, a plain line per 10% otherwise
+// (and with TERM=dumb or NO_COLOR: see redraws).
 type progressBar struct {
 	w        io.Writer
 	tty      bool
@@ -186,7 +188,7 @@ type progressBar struct {
 }
 
 func newProgressBar(w io.Writer) *progressBar {
-	return &progressBar{w: w, tty: isTerminal(w), lastPct: -1, now: time.Now}
+	return &progressBar{w: w, tty: redraws(isTerminal(w), os.Getenv), lastPct: -1, now: time.Now}
 }
 
 func (b *progressBar) update(p index.Progress) {

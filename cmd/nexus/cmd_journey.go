@@ -56,7 +56,7 @@ func runJourney(g *globals, opts journeyOptions) error {
 		return err
 	}
 	evs = nonNil(evs)
-	return g.emit(evs, nil, func(w io.Writer) {
+	return g.emit(listOf("events", evs), nil, func(w io.Writer) {
 		if len(evs) == 0 {
 			fmt.Fprintln(w, "Nothing learned yet.")
 			return

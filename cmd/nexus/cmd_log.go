@@ -163,6 +163,7 @@ func runLogAppend(g *globals, o logAppendOptions, args []string) error {
 
 type readResult struct {
 	Reader  string          `json:"reader,omitempty"`
+	From    string          `json:"from,omitempty"` // the author filter, from --from, --agent or $NEXUS_AGENT
 	Unread  bool            `json:"unread"`
 	Acked   bool            `json:"acked"`
 	Count   int             `json:"count"`
@@ -197,8 +198,9 @@ acknowledged has read nothing; the output streams, so memory stays small.
 Without --unread, print the last --last entries (default 20, 0 for all),
 filtered by author (--from), --channel, --kind and --since (a date
 2026-11-01 or an RFC 3339 time). Without --unread no reader is needed, so
-the global --agent also works as the author filter, as in
-'nexus log read --last 20 --agent lyra'; --from wins if both are given.
+the agent (--agent, else $NEXUS_AGENT) also works as the author filter, as
+in 'nexus log read --last 20 --agent lyra'; --from wins if both are given.
+A filter from $NEXUS_AGENT alone is noted on stderr.
 
 Hand-typed text (unsigned) is shown in unfiltered reads. Quarantined
 entries (text that read as a prompt injection) show as
@@ -258,8 +260,17 @@ func runLogRead(g *globals, o logReadOptions) error {
 	}
 	res := readResult{Entries: []livelog.Entry{}}
 	ro := livelog.ReadOptions{Last: o.last, From: o.from, Channel: o.channel, Kind: o.kind}
+	fromEnv := false
 	if ro.From == "" {
+		// The agent is --agent, else $NEXUS_AGENT (SPEC §8): both
+		// filter alike, and a filter that came from the environment
+		// alone is said (on stderr), since nothing on the command line
+		// shows it.
 		ro.From = g.agent
+		if ro.From == "" {
+			ro.From = os.Getenv("NEXUS_AGENT")
+			fromEnv = ro.From != ""
+		}
 	}
 	if err := knownAgent(l.Vault(), ro.From); err != nil {
 		return err // a typo must not read as "no entries"
@@ -278,8 +289,16 @@ func runLogRead(g *globals, o logReadOptions) error {
 		res.Entries = append(res.Entries, show(e))
 	}
 	res.Count = len(res.Entries)
+	res.From = ro.From
+	if fromEnv && !g.json {
+		fmt.Fprintf(g.stderr, "nexus: entries by %s only ($NEXUS_AGENT); --from NAME for another author, NEXUS_AGENT= for all\n", ro.From)
+	}
 	return g.emit(res, nil, func(w io.Writer) {
 		if len(res.Entries) == 0 {
+			if ro.From != "" {
+				fmt.Fprintf(w, "No entries by %s.\n", ro.From)
+				return
+			}
 			fmt.Fprintln(w, "No entries.")
 			return
 		}
@@ -291,8 +310,8 @@ func runLogRead(g *globals, o logReadOptions) error {
 
 // streamUnread prints agent's unread entries as they are merged, so that
 // an agent with no cursor on a big log needs little memory. With --json
-// it writes one document of readResult's shape (entries first, the count
-// and acked after them).
+// it writes one document of readResult's shape (entries first, the count,
+// acked and success after them: a success document, docs/cli.md).
 func streamUnread(g *globals, l *livelog.Log, agent string, ack bool, show func(livelog.Entry) livelog.Entry) error {
 	w := g.stdout
 	n := 0
@@ -321,10 +340,12 @@ func streamUnread(g *globals, l *livelog.Log, agent string, ack bool, show func(
 		if n > 0 {
 			fmt.Fprint(w, "\n  ")
 		}
-		fmt.Fprintf(w, "],\n  \"count\": %d,\n  \"acked\": %v", n, err == nil && ack && count > 0)
+		fmt.Fprintf(w, "],\n  \"count\": %d,\n  \"acked\": %v,\n  \"success\": %v", n, err == nil && ack && count > 0, err == nil)
 		if err != nil {
-			msg, _ := json.Marshal(err.Error())
-			fmt.Fprintf(w, ",\n  \"success\": false,\n  \"error\": %s", msg)
+			// Entries printed before the error are in the document too;
+			// "success" comes last, as it is known last.
+			msg, _ := json.Marshal(g.plainMessage(nil, err))
+			fmt.Fprintf(w, ",\n  \"error\": %s,\n  \"exit_code\": %d", msg, g.exitCode(err))
 		}
 		fmt.Fprint(w, "\n}\n")
 		if err != nil {

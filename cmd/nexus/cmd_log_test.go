@@ -155,12 +155,15 @@ func TestDecideCommands(t *testing.T) {
 	must(0, "--agent", "ella", "decide", "Secrets live in the OS keychain", "--decision", "Use the keychain", "--rationale", "vault syncs to phones", "--supersedes", "lyra@box:D-0001")
 	must(1, "--agent", "ella", "decide", "x", "--decision", "y", "--supersedes", "lyra@box:D-0042")
 	must(2, "--agent", "ella", "decide", "x")
-	var ds []struct {
-		ID           string
-		Title        string
-		SupersededBy string `json:"superseded_by"`
+	var doc struct {
+		Decisions []struct {
+			ID           string
+			Title        string
+			SupersededBy string `json:"superseded_by"`
+		}
 	}
-	json.Unmarshal([]byte(must(0, "--json", "decisions")), &ds)
+	json.Unmarshal([]byte(must(0, "--json", "decisions")), &doc)
+	ds := doc.Decisions
 	if len(ds) != 1 || ds[0].ID != "ella@box:D-0001" {
 		t.Fatalf("current decisions %+v", ds)
 	}

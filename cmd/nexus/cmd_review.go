@@ -191,7 +191,7 @@ func reconcile(g *globals, v *vault.Vault) {
 		fmt.Fprintf(g.stderr, "nexus: rejected %s, as set in Obsidian%s\n", it.ID, decidedBy(it.DecidedBy))
 	}
 	for _, it := range res.Failed {
-		fmt.Fprintf(g.stderr, "nexus: approval of %s set in Obsidian could not be applied; it stays pending: %s\n", it.ID, it.Error)
+		fmt.Fprintf(g.stderr, "nexus: approval of %s set in Obsidian could not be applied; it stays pending: %s\n", it.ID, applyReason(it))
 	}
 	if err != nil {
 		fmt.Fprintf(g.stderr, "nexus: warning: %v\n", err)
@@ -415,7 +415,7 @@ func runApproveAll(g *globals, o reviewOptions) error {
 	res, err := retention.ApproveAll(v, retention.Filter{Agent: o.only}, retention.Decision{By: decider(o.by), Why: o.why, Now: g.now()})
 	res.Approved, res.Failed = nonNil(res.Approved), nonNil(res.Failed)
 	if err == nil && len(res.Failed) > 0 {
-		err = fmt.Errorf("%d of %d items could not be applied and stay pending: %w", len(res.Failed), len(res.Failed)+len(res.Approved), retention.ErrApply)
+		err = fmt.Errorf("%d of %d items could not be applied and stay pending, each for the reason given with it", len(res.Failed), len(res.Failed)+len(res.Approved))
 	}
 	return g.emit(res, err, func(w io.Writer) {
 		if res.Snapshot == "" {
@@ -427,7 +427,16 @@ func runApproveAll(g *globals, o reviewOptions) error {
 			fmt.Fprintf(w, "  %s → %s\n", it.ID, it.Result)
 		}
 		for _, it := range res.Failed {
-			fmt.Fprintf(w, "  %s stays pending: %s\n", it.ID, it.Error)
+			fmt.Fprintf(w, "  %s stays pending: %s\n", it.ID, applyReason(it))
 		}
 	})
+}
+
+// applyReason is why approving it could not be applied, without the
+// item's id and the "stays pending" that the line it is printed in says
+// already (retention's error carries both, for callers that print it
+// alone).
+func applyReason(it retention.Item) string {
+	s := strings.TrimPrefix(it.Error, it.ID+": ")
+	return strings.TrimPrefix(s, retention.ErrApply.Error()+": ")
 }

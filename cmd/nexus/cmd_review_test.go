@@ -244,9 +244,9 @@ func TestReviewWhileAnotherProcessWritesFacts(t *testing.T) {
 		t.Fatalf("still pending: %s", out)
 	}
 	code, out, _ = factCLI(t, "", "--vault", dir, "--agent", "lyra", "--json", "fact", "list")
-	var facts []struct{ Slug string }
-	if code != 0 || json.Unmarshal([]byte(out), &facts) != nil || len(facts) != 25+approved {
-		t.Fatalf("facts: %d, want %d", len(facts), 25+approved)
+	var doc struct{ Facts []struct{ Slug string } }
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Facts) != 25+approved {
+		t.Fatalf("facts: %d, want %d", len(doc.Facts), 25+approved)
 	}
 	idx, _ := os.ReadFile(filepath.Join(dir, "agents", "lyra", "memory", "INDEX.md"))
 	if n := bytes.Count(idx, []byte("\n")); n != 25+approved {

@@ -55,7 +55,7 @@ func runSnapshotList(g *globals) error {
 		return err
 	}
 	snaps = nonNil(snaps)
-	return g.emit(snaps, nil, func(w io.Writer) {
+	return g.emit(listOf("snapshots", snaps), nil, func(w io.Writer) {
 		if len(snaps) == 0 {
 			fmt.Fprintln(w, "No snapshots.")
 			return

@@ -52,7 +52,8 @@ func runAgentToken(g *globals, o tokenOptions, args []string) error {
 	}
 	token, err := identity.NewToken(v, args[0], o.rotate)
 	if errors.Is(err, identity.ErrTokenExists) {
-		return fmt.Errorf("%w; pass --rotate to replace it", err)
+		// identity's message says "rotate it"; here that is a flag.
+		return fmt.Errorf("agent %s already has a token: pass --rotate to replace it (the old token then stops working)", args[0])
 	}
 	if err != nil {
 		return err

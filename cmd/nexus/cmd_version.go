@@ -19,7 +19,9 @@ func newVersionCmd(g *globals) *cobra.Command {
 toolchain recorded them, and the Go version and platform. 'go install
 github.com/nexus-memory/nexus/cmd/nexus@v1.2.0' reports v1.2.0; a build in a
 git checkout reports a pseudo-version with the commit (+dirty when files
-were modified); only a build that recorded neither ('go run') reports "dev".
+were modified); only a build that recorded neither ('go run') reports "dev",
+and then names the commit checked out in the folder it was built from, if
+that is still there ("commit_source": "checkout" with --json).
 'nexus serve' reports the same version to MCP clients (serverInfo). The
 lean build (nexus-lite, docs/cli.md) adds "(lean build, nexus-lite)" and,
 with --json, "build": "lite".
@@ -56,6 +58,9 @@ func versionLine(info version.Info) string {
 			c = c[:12]
 		}
 		s += " (commit " + c
+		if info.CommitSource == "checkout" {
+			s += " checked out where it was built from"
+		}
 		if !info.CommitTime.IsZero() {
 			s += ", " + info.CommitTime.UTC().Format("2006-01-02")
 		}

@@ -18,7 +18,7 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantVersion, wantCommit := version.Dev, ""
+	wantVersion, wantCommit, wantSource := version.Dev, "", ""
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
 		switch {
@@ -26,6 +26,13 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 			wantVersion = f[2]
 		case len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision="):
 			wantCommit = strings.TrimPrefix(f[1], "vcs.revision=")
+		}
+	}
+	if wantCommit == "" {
+		// No commit recorded (-buildvcs=false, as 'go run' has it): the
+		// binary names the commit its source checkout has, as git does.
+		if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+			wantCommit, wantSource = strings.TrimSpace(string(head)), "checkout"
 		}
 	}
 	run := func(args ...string) string {
@@ -48,7 +55,7 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 	}
 	for _, args := range [][]string{{"version", "--json"}, {"--json", "--version"}} {
 		var info version.Info
-		if err := json.Unmarshal([]byte(run(args...)), &info); err != nil || info.Version != wantVersion || info.Commit != wantCommit || info.Platform == "" {
+		if err := json.Unmarshal([]byte(run(args...)), &info); err != nil || info.Version != wantVersion || info.Commit != wantCommit || info.CommitSource != wantSource || info.Platform == "" {
 			t.Errorf("%v: %+v %v, want version %s commit %q", args, info, err, wantVersion, wantCommit)
 		}
 	}
@@ -61,6 +68,10 @@ func TestVersionLine(t *testing.T) {
 	}{
 		{version.Info{Version: "dev", Go: "go1.26.8", Platform: "linux/amd64"}, "nexus dev go1.26.8 linux/amd64"},
 		{version.Info{Version: "v1.2.0", Go: "go1.26.8", Platform: "darwin/arm64"}, "nexus v1.2.0 go1.26.8 darwin/arm64"},
+		{
+			version.Info{Version: "dev", Commit: "aa5f43e1b2c3d4e5f60718293a4b5c6d7e8f9012", CommitSource: "checkout", Go: "go1.26.8", Platform: "linux/amd64"},
+			"nexus dev (commit aa5f43e1b2c3 checked out where it was built from) go1.26.8 linux/amd64",
+		},
 		{
 			version.Info{Version: "v0.0.0-20261201095627-aa5f43e1b2c3+dirty", Commit: "aa5f43e1b2c3d4e5f60718293a4b5c6d7e8f9012", Modified: true, Go: "go1.26.8", Platform: "windows/amd64"},
 			"nexus v0.0.0-20261201095627-aa5f43e1b2c3+dirty (commit aa5f43e1b2c3, modified) go1.26.8 windows/amd64",

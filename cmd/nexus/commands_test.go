@@ -400,10 +400,14 @@ func runCase(t *testing.T, tc cliCase, base []string, dir, id1, id2 string, with
 		t.Errorf("nexus %s: --json stdout is not one JSON document (%v):\n%.600s", show, err, out.String())
 		return
 	}
+	m, ok := v.(map[string]any)
 	if code == 0 {
+		// One success shape (docs/cli.md): an object with "success": true.
+		if !ok || m["success"] != true {
+			t.Errorf("nexus %s: success document %.300v, want an object with \"success\": true", show, v)
+		}
 		return
 	}
-	m, ok := v.(map[string]any)
 	if !ok || m["success"] != false || m["exit_code"] != float64(code) || m["error"] == "" {
 		t.Errorf("nexus %s: failure document %.300v, want success false, exit_code %d and an error", show, v, code)
 		return

@@ -84,7 +84,7 @@ func (g *globals) fail(cmd *cobra.Command, err error) int {
 	fmt.Fprintf(g.stderr, "nexus: %s\n", msg)
 	if code == exitUsage && !errors.As(err, new(noFullError)) {
 		path := "nexus"
-		if cmd != nil {
+		if cmd != nil && cmd.Name() != "help" {
 			path = cmd.CommandPath()
 		}
 		fmt.Fprintf(g.stderr, "Run '%s --help' for usage.\n", path)

@@ -188,14 +188,26 @@ func TestReadmeDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "run", "./cmd/nexus", "demo")
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	cmd := exec.Command(goCmd, "run", "./cmd/nexus", "demo")
 	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "NEXUS_VAULT=", "NEXUS_AGENT=")
+	// As a new user has it: Go, and no nexus installed on PATH.
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "NEXUS_VAULT=", "NEXUS_AGENT=", "PATH="+filepath.Dir(goCmd))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go run ./cmd/nexus demo: %v\n%s", err, out)
 	}
 	if !strings.Contains(string(out), "checks pass") || !strings.Contains(string(out), "obsidian://open?path=") {
 		t.Errorf("demo output:\n%s", out)
+	}
+	// The commands it closes with run as written, and it says how to
+	// install nexus (issue 31).
+	for _, want := range []string{"  go run ./cmd/nexus --vault ", "go install ./cmd/nexus", "on your PATH"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output without nexus on PATH lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -63,8 +66,9 @@ holding .nexus/. The agent is --agent, else $NEXUS_AGENT.
 
 Exit codes: 0 ok, 1 refused or failed operation, 2 bad usage, 3 could not
 check or could not get a lock in time (docs/cli.md).
-With --json every command prints exactly one JSON document on stdout, for
-failures too ({"success": false, "error": ..., "exit_code": ...}).
+With --json every command prints exactly one JSON object on stdout:
+{"success": true, ...} on success, {"success": false, "error": ...,
+"exit_code": ...} on failure (docs/cli.md).
 
 nexus-lite is the same commands built without the MCP server and the
 search index (go build -tags lite): it starts several times faster, and
@@ -94,7 +98,7 @@ Examples:
 			return runVersion(g)
 		}
 		if g.json {
-			return g.emit(commandList(cmd), nil, nil)
+			return g.emit(listOf("commands", commandList(cmd)), nil, nil)
 		}
 		return cmd.Help()
 	}
@@ -114,7 +118,52 @@ Examples:
 		root.AddCommand(c)
 		wire(g, c)
 	}
+	root.SuggestionsMinimumDistance = suggestDistance
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Run, c.RunE = nil, func(cmd *cobra.Command, args []string) error { return runHelp(root, args) }
+		}
+	}
 	return root
+}
+
+// suggestDistance is how far (in edits, as Levenshtein counts them) a
+// mistyped command may be from the one suggested: two, so that a swap of
+// two letters ("serach", "reveiw", "log raed") is caught.
+const suggestDistance = 2
+
+// runHelp prints the help of the command args name, as 'nexus help log
+// read'. A topic that names no command is bad usage, as git and gh have
+// it, rather than the root help and exit 0.
+func runHelp(root *cobra.Command, args []string) error {
+	cur := root
+	for _, a := range args {
+		next := subcommand(cur, a)
+		if next == nil {
+			msg := fmt.Sprintf("unknown help topic %q", strings.Join(args, " "))
+			if cur != root {
+				msg += fmt.Sprintf(": %q is not a command of '%s'", a, cur.CommandPath())
+			}
+			if sug := cur.SuggestionsFor(a); len(sug) > 0 {
+				msg += "; did you mean " + strings.Join(sug, " or ") + "?"
+			}
+			return usageError{msg}
+		}
+		cur = next
+	}
+	return cur.Help()
+}
+
+// subcommand is c's command named (or aliased) name that a person can ask
+// help for, or nil.
+func subcommand(c *cobra.Command, name string) *cobra.Command {
+	for _, sub := range c.Commands() {
+		if (sub.Name() == name || sub.HasAlias(name)) && (sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() || sub.Name() == "help") {
+			return sub
+		}
+	}
+	return nil
 }
 
 // wire marks, for every command in the tree, the moment its own code starts
@@ -123,6 +172,7 @@ Examples:
 // subcommand, or none, is bad usage too, where cobra would print help and
 // exit 0.
 func wire(g *globals, c *cobra.Command) {
+	c.SuggestionsMinimumDistance = suggestDistance
 	for _, sub := range c.Commands() {
 		wire(g, sub)
 	}
@@ -190,7 +240,7 @@ func (e reportedError) Unwrap() error { return e.err }
 // openVault opens the vault named by --vault, $NEXUS_VAULT or the working
 // directory's ancestors.
 func (g *globals) openVault() (*vault.Vault, error) {
-	dir, err := vault.Find(g.vaultDir)
+	dir, err := g.findVault()
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +253,43 @@ func (g *globals) openVault() (*vault.Vault, error) {
 	// none). A failure here is doctor's to report, not this command's.
 	retention.Recover(v)
 	return v, nil
+}
+
+// findVault returns the vault's folder: --vault, else $NEXUS_VAULT, else
+// the nearest folder upward holding .nexus/ (see checkVaultDir).
+func (g *globals) findVault() (string, error) {
+	dir, err := vault.Find(g.vaultDir)
+	if err != nil {
+		return "", err
+	}
+	return dir, g.checkVaultDir(dir)
+}
+
+// checkVaultDir says, of a vault folder named by --vault or $NEXUS_VAULT,
+// that it does not exist or is no vault, in those words: 'nexus init' is
+// the fix only for a folder that exists.
+func (g *globals) checkVaultDir(dir string) error {
+	from := "--vault"
+	switch {
+	case g.vaultDir != "":
+	case os.Getenv("NEXUS_VAULT") != "":
+		from = "$NEXUS_VAULT"
+	default:
+		return nil // found upward: it holds .nexus/
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("vault folder %s (%s) does not exist", dir, from)
+	case err != nil:
+		return fmt.Errorf("open vault %s (%s): %w", dir, from, err)
+	case !st.IsDir():
+		return fmt.Errorf("vault %s (%s) is not a folder", dir, from)
+	}
+	if _, err := os.Stat(filepath.Join(dir, vault.NexusDir)); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s (%s) is not a Nexus vault: it has no .nexus/ folder (to make it one: nexus init %s)", dir, from, dir)
+	}
+	return nil
 }
 
 // commandInfo is one command in 'nexus --json' with no command.
@@ -261,6 +348,9 @@ func (g *globals) emit(result any, err error, human func(w io.Writer)) error {
 			if err != nil {
 				// A failure document says so the same way everywhere.
 				result = failureDocument(result, g.plainMessage(nil, err), g.exitCode(err))
+			} else {
+				// And so does a success document.
+				result = successDocument(result)
 			}
 			enc := json.NewEncoder(g.stdout)
 			enc.SetIndent("", "  ")
@@ -276,6 +366,51 @@ func (g *globals) emit(result any, err error, human func(w io.Writer)) error {
 		return reportedError{err}
 	}
 	return nil
+}
+
+// successDocument is result as a success document: a JSON object whose
+// first field is "success": true, then the result's own fields in their
+// order (docs/cli.md). A result that is not an object (none of the
+// commands' results; see listOf) is kept under "result"; one that has a
+// "success" field of its own (the memory commands', shaped as Hermes's
+// tool) is kept as it is.
+func successDocument(result any) any {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(result); err != nil {
+		return result // Encode fails the same way again and says why
+	}
+	b := bytes.TrimSpace(buf.Bytes())
+	if len(b) == 0 || b[0] != '{' {
+		return json.RawMessage(append(append([]byte(`{"success":true,"result":`), b...), '}'))
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil {
+		return result
+	}
+	if _, ok := fields["success"]; ok {
+		return json.RawMessage(b)
+	}
+	if len(fields) == 0 {
+		return json.RawMessage(`{"success":true}`)
+	}
+	return json.RawMessage(append([]byte(`{"success":true,`), b[1:]...))
+}
+
+// listOf is a list result under its name, {"NAME": [...]}, so that the
+// command's success document is an object like every other.
+func listOf[T any](name string, items []T) any {
+	return namedList{name, nonNil(items)}
+}
+
+type namedList struct {
+	name  string
+	items any
+}
+
+func (l namedList) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{l.name: l.items})
 }
 
 // failureDocument adds "success": false, "error" and "exit_code" to a

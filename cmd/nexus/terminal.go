@@ -30,3 +30,11 @@ func unwrapWriter(w io.Writer) io.Writer {
 	}
 	return w
 }
+
+// redraws reports whether output to a terminal (tty) may redraw a line in
+// place (a carriage return and the erase-to-end-of-line escape): not with
+// TERM=dumb (Emacs shell buffers, some CI logs), nor with NO_COLOR, which
+// asks for output free of escape codes. Everything else gets plain lines.
+func redraws(tty bool, getenv func(string) string) bool {
+	return tty && getenv("TERM") != "dumb" && getenv("NO_COLOR") == ""
+}

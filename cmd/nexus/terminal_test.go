@@ -37,3 +37,24 @@ func TestNotATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestRedrawOnlyOnCapableTerminals: TERM=dumb and NO_COLOR get plain
+// lines, as a pipe does; only a terminal without them gets a bar redrawn
+// with carriage returns and escape codes.
+func TestRedrawOnlyOnCapableTerminals(t *testing.T) {
+	for _, tc := range []struct {
+		tty  bool
+		env  map[string]string
+		want bool
+	}{
+		{true, map[string]string{"TERM": "xterm-256color"}, true},
+		{true, map[string]string{}, true},
+		{true, map[string]string{"TERM": "dumb"}, false},
+		{true, map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, false},
+		{false, map[string]string{"TERM": "xterm"}, false},
+	} {
+		if got := redraws(tc.tty, func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("terminal %v, env %v: redraws %v, want %v", tc.tty, tc.env, got, tc.want)
+		}
+	}
+}

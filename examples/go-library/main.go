@@ -4,15 +4,17 @@
 // prints what the first agent sees at the start of its next session.
 //
 //	go run ./examples/go-library            # in a new temp folder
-//	go run ./examples/go-library ~/scratch  # in ~/scratch (made a vault)
+//	go run ./examples/go-library ~/scratch  # in ~/scratch (made a vault; run it again there as often as you like)
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -45,7 +47,10 @@ func run(args []string) error {
 		{"lyra", "operations: deploys, on-call, migrations"},
 		{"ella", "research and planning"},
 	} {
-		if _, err := agents.Add(v, a.name, a.role, now); err != nil {
+		// A second run in the same folder finds the agents there: keep
+		// them (and their keys), as 'nexus agent add' would refuse to
+		// replace them.
+		if _, err := agents.Add(v, a.name, a.role, now); err != nil && !errors.Is(err, identity.ErrExists) {
 			return err
 		}
 	}
@@ -68,6 +73,7 @@ func run(args []string) error {
 		Description: "Releases ship on Tuesdays; freeze starts Monday noon UTC",
 		Type:        "project",
 		Body:        "Agreed with the team in the January planning session.",
+		Update:      true, // a second run rewrites it rather than fail on the name
 	}, now)
 	if err != nil {
 		return err

@@ -1,7 +1,12 @@
 package version
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,5 +70,68 @@ func TestFromBuildInfo(t *testing.T) {
 				t.Errorf("no Go version or platform: %+v", got)
 			}
 		})
+	}
+}
+
+// TestCheckoutCommit reads HEAD the ways git keeps it: a branch in a loose
+// ref or in packed-refs, a detached HEAD, and a worktree whose .git is a
+// file pointing into the main repository.
+func TestCheckoutCommit(t *testing.T) {
+	const a = "aa5f43e1b2c3d4e5f60718293a4b5c6d7e8f9012"
+	const b = "bb5f43e1b2c3d4e5f60718293a4b5c6d7e8f9012"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string // under the temp root; "repo/src" is asked
+		want  string
+	}{
+		{"loose branch", map[string]string{"repo/.git/HEAD": "ref: refs/heads/main\n", "repo/.git/refs/heads/main": a + "\n"}, a},
+		{"packed branch", map[string]string{"repo/.git/HEAD": "ref: refs/heads/main\n", "repo/.git/packed-refs": "# pack-refs with: peeled\n" + b + " refs/heads/other\n" + a + " refs/heads/main\n"}, a},
+		{"detached", map[string]string{"repo/.git/HEAD": b + "\n"}, b},
+		{"worktree", map[string]string{
+			"repo/.git":                         "gitdir: ../main/.git/worktrees/wt\n",
+			"main/.git/worktrees/wt/HEAD":       "ref: refs/heads/feature\n",
+			"main/.git/worktrees/wt/commondir":  "../..\n",
+			"main/.git/refs/heads/feature":      b + "\n",
+			"main/.git/refs/heads/not-this-one": a + "\n",
+		}, b},
+		{"branch with no commit yet", map[string]string{"repo/.git/HEAD": "ref: refs/heads/main\n"}, ""},
+		{"not a commit id", map[string]string{"repo/.git/HEAD": "garbage\n"}, ""},
+		{"no checkout", map[string]string{"repo/src/x.go": ""}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(root, "repo", "src"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, body := range tc.files {
+				p := filepath.Join(root, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := checkoutCommit(filepath.Join(root, "repo", "src")); got != tc.want {
+				t.Errorf("checkoutCommit = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestGetNamesTheCheckoutsCommit: this test binary records no commit ('go
+// test' stamps none), so Get names the commit of the checkout it was built
+// from, as 'git rev-parse HEAD' does.
+func TestGetNamesTheCheckoutsCommit(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("no git checkout here: %v", err)
+	}
+	if _, file, _, _ := runtime.Caller(0); !filepath.IsAbs(file) {
+		t.Skip("built with -trimpath: the binary does not know its source folder")
+	}
+	got := Get()
+	if got.Commit != strings.TrimSpace(string(head)) || got.CommitSource != "checkout" {
+		t.Errorf("Get() = %+v, want commit %s from the checkout", got, head)
 	}
 }

@@ -48,6 +48,12 @@ type Options struct {
 	// Command is how the closing instructions invoke Nexus (default
 	// "nexus").
 	Command string
+	// MCPCommand is the program the closing MCP config runs (default
+	// Command): a path, where Command is a 'go run' line.
+	MCPCommand string
+	// Setup, if not empty, is printed before the closing commands: how
+	// to get the nexus they run, when it is not installed.
+	Setup string
 	// Remove deletes the vault at the end of a successful run if it is a
 	// temp folder the demo made (never a Dir vault). A failed run keeps it,
 	// to look at.
@@ -120,6 +126,9 @@ func (o *Options) defaults() {
 	}
 	if o.Command == "" {
 		o.Command = "nexus"
+	}
+	if o.MCPCommand == "" {
+		o.MCPCommand = o.Command
 	}
 }
 
