@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -69,20 +71,24 @@ func TestSearchStartsHolder(t *testing.T) {
 		}
 	}
 
+	// A search starts its holder before it exits, and opens the holder's
+	// log (.nexus/index/hold.log) first: when there is no log once the
+	// search is done, it started none.
+	holdLog := filepath.Join(v.Root(), ".nexus", "index", "hold.log")
+	noHolderStarted := func(why string) {
+		t.Helper()
+		if _, err := os.Stat(holdLog); !errors.Is(err, fs.ErrNotExist) || holderAddr() != "" {
+			t.Fatalf("a holder started %s (hold.log: %v)", why, err)
+		}
+	}
 	// --hold 0: nobody is left holding the index.
 	if out := run("", "search", "ssh", "--hold", "0"); !strings.Contains(out, `"staging.md"`) {
 		t.Fatalf("search: %s", out)
 	}
-	time.Sleep(time.Second)
-	if holderAddr() != "" {
-		t.Fatal("a holder started with --hold 0")
-	}
+	noHolderStarted("with --hold 0")
 	// Not on a terminal and not configured: a script leaves nothing behind.
 	run("", "search", "ssh")
-	time.Sleep(time.Second)
-	if holderAddr() != "" {
-		t.Fatal("a non-interactive search started a holder")
-	}
+	noHolderStarted("for a non-interactive search")
 
 	// Default: a holder starts, answers the next search, and exits when
 	// idle (NEXUS_SEARCH_HOLD, 1.5 s here).
@@ -103,6 +109,9 @@ func TestSearchStartsHolder(t *testing.T) {
 		})
 	}
 	run("NEXUS_SEARCH_HOLD=1500ms", "search", "ssh")
+	if _, err := os.Stat(holdLog); err != nil {
+		t.Fatalf("the search that starts a holder opened no hold.log: %v", err)
+	}
 	holderStarted()
 	if err := os.WriteFile(filepath.Join(v.Root(), "new.md"), []byte("# New\n\nzeppelin landing\n"), 0o644); err != nil {
 		t.Fatal(err)
