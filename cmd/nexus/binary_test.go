@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// TestMain removes the binaries the tests built, once all have run.
+// TestMain removes what the tests made once for all (the binaries, the
+// fixture vault) once all have run.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, b := range builds {
@@ -18,8 +19,14 @@ func TestMain(m *testing.M) {
 			os.RemoveAll(b.dir)
 		}
 	}
+	for _, d := range cleanupDirs {
+		os.RemoveAll(d)
+	}
 	os.Exit(code)
 }
+
+// cleanupDirs are removed once all tests ran.
+var cleanupDirs []string
 
 // build is one binary of this package, built on first use and shared by
 // every test and benchmark of the run: a link of the full nexus takes
