@@ -619,7 +619,24 @@ func TestMemoryTakesHermesLockWhenPresent(t *testing.T) {
 		_, err := m.Apply(add("two"))
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Nexus takes its own lock on the file first: once it holds that, it
+	// waits for Hermes's.
+	own := flock.New(v.LockPath(m.rel))
+	defer own.Close()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		free, err := own.TryLock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !free {
+			break
+		}
+		own.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("Nexus did not take its own lock on MEMORY.md")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if got, _ := memRead(t, m); got != "one" {
 		t.Fatalf("Nexus wrote while Hermes held its lock: %q", got)
 	}

@@ -296,7 +296,7 @@ func TestRebuildKilled(t *testing.T) {
 	for _, at := range steps {
 		t.Run(strings.ReplaceAll(at, " ", "_"), func(t *testing.T) {
 			v := mustVault(t, nil)
-			if _, err := indextest.Generate(v.Root(), indextest.Options{Notes: 150, Seed: 5, Big: 1}); err != nil {
+			if _, err := indextest.Generate(v.Root(), indextest.Options{Notes: 40, Seed: 5, Big: 1}); err != nil {
 				t.Fatal(err)
 			}
 			ctx := context.Background()

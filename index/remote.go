@@ -83,12 +83,18 @@ func startServer(ix *Index) (*server, error) {
 	mux.HandleFunc("POST /ping", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
 		return struct{}{}, nil
 	}))
-	mux.HandleFunc("POST /yield", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
-		if ix.opts.Yield {
+	mux.HandleFunc("POST /yield", func(w http.ResponseWriter, r *http.Request) {
+		agreed := false
+		s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
+			agreed = ix.opts.Yield
+			return agreed, nil
+		})(w, r)
+		// Only once the answer is out: the holder closes its connections
+		// as it steps down, and would otherwise cut its own answer short.
+		if agreed {
 			ix.yieldOnce.Do(func() { close(ix.yielded) })
 		}
-		return ix.opts.Yield, nil
-	}))
+	})
 	mux.HandleFunc("POST /status", s.handle(func(ctx context.Context, body []byte, progress func(Progress)) (any, error) {
 		return ix.Status(ctx)
 	}))
@@ -412,16 +418,40 @@ func StopHolder(ctx context.Context, v *vault.Vault, wait time.Duration) (pid in
 		return 0, false, nil // nobody answers: nothing to stop
 	}
 	defer c.close()
+	pid = c.Info().PID
 	ok, err := c.yield(ctx)
-	if err != nil || !ok {
-		return c.Info().PID, false, err
-	}
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if c.call(ctx, "ping", struct{}{}, nil, nil) != nil {
-			break
+	if isConnErr(err) && c.Info().Yields && ctx.Err() == nil {
+		// The connection broke before the answer came: a holder that
+		// steps down closes its connections as it exits, and one of an
+		// older Nexus could do so before its answer was out. It stopped
+		// if it no longer answers.
+		if holderGone(ctx, c, wait) {
+			return pid, true, nil
 		}
-		time.Sleep(50 * time.Millisecond)
+		return pid, false, err
 	}
-	return c.Info().PID, true, nil
+	if err != nil || !ok {
+		return pid, false, err
+	}
+	holderGone(ctx, c, wait)
+	return pid, true, nil
+}
+
+// holderGone waits up to wait for the holder behind c to stop answering,
+// and reports whether it did.
+func holderGone(ctx context.Context, c *client, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for {
+		if c.call(ctx, "ping", struct{}{}, nil, nil) != nil {
+			return ctx.Err() == nil
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

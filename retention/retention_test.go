@@ -696,6 +696,7 @@ func TestReconcileWaitsForStableFile(t *testing.T) {
 		data := readFile(t, v, it.Path)
 		os.WriteFile(v.MustPath(it.Path), []byte(strings.Replace(data, "The body of Alpha.", "The body of Alpha, still being typed", 1)), 0o644)
 	}
+	t.Cleanup(func() { testHookStable = nil })
 	res, err := Reconcile(v, t0)
 	testHookStable = nil
 	if err != nil || len(res.Approved) != 0 {

@@ -1,22 +1,86 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 )
 
-// buildBinary builds the nexus binary into a temp folder, for tests and
-// benchmarks that run it as a separate process.
-func buildBinary(tb testing.TB) string {
-	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "nexus")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
+// TestMain removes what the tests made once for all (the binaries, the
+// fixture vault) once all have run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, b := range builds {
+		if b.dir != "" {
+			os.RemoveAll(b.dir)
+		}
 	}
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		tb.Fatalf("build: %v\n%s", err, out)
+	for _, d := range cleanupDirs {
+		os.RemoveAll(d)
 	}
-	return bin
+	os.Exit(code)
 }
+
+// cleanupDirs are removed once all tests ran.
+var cleanupDirs []string
+
+// build is one binary of this package, built on first use and shared by
+// every test and benchmark of the run: a link of the full nexus takes
+// seconds, and several tests run it as a separate process.
+type build struct {
+	once sync.Once
+	tags string // go build -tags
+	name string // file name, ".exe" added on Windows
+	dir  string // its own temporary folder, the binary alone in it
+	bin  string
+	err  error
+}
+
+// builds are the binaries built by this package's tests: the full nexus
+// and the lean one (-tags lite).
+var builds = map[string]*build{
+	"full": {name: "nexus"},
+	"lite": {name: "nexus-lite", tags: "lite"},
+}
+
+func (b *build) path(tb testing.TB) string {
+	tb.Helper()
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "nexus-cmd-test-")
+		if b.err != nil {
+			return
+		}
+		// Other users may run it (tests that drop root's privileges).
+		if b.err = os.Chmod(b.dir, 0o755); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, b.name)
+		if runtime.GOOS == "windows" {
+			b.bin += ".exe"
+		}
+		args := []string{"build", "-o", b.bin}
+		if b.tags != "" {
+			args = append(args, "-tags", b.tags)
+		}
+		if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go %v: %v\n%s", args, err, out)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// buildBinary returns the nexus binary, built once per test run, for
+// tests and benchmarks that run it as a separate process. It is alone in
+// its folder; tests must not write beside it.
+func buildBinary(tb testing.TB) string { return builds["full"].path(tb) }
+
+// buildLite returns the lean binary (go build -tags lite), built once
+// per test run, alone in its folder.
+func buildLite(tb testing.TB) string { return builds["lite"].path(tb) }

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -69,23 +71,25 @@ func TestSearchStartsHolder(t *testing.T) {
 		}
 	}
 
+	// A search starts its holder before it exits, and opens the holder's
+	// log (.nexus/index/hold.log) first: when there is no log once the
+	// search is done, it started none.
+	holdLog := filepath.Join(v.Root(), ".nexus", "index", "hold.log")
+	noHolderStarted := func(why string) {
+		t.Helper()
+		if _, err := os.Stat(holdLog); !errors.Is(err, fs.ErrNotExist) || holderAddr() != "" {
+			t.Fatalf("a holder started %s (hold.log: %v)", why, err)
+		}
+	}
 	// --hold 0: nobody is left holding the index.
 	if out := run("", "search", "ssh", "--hold", "0"); !strings.Contains(out, `"staging.md"`) {
 		t.Fatalf("search: %s", out)
 	}
-	time.Sleep(time.Second)
-	if holderAddr() != "" {
-		t.Fatal("a holder started with --hold 0")
-	}
+	noHolderStarted("with --hold 0")
 	// Not on a terminal and not configured: a script leaves nothing behind.
 	run("", "search", "ssh")
-	time.Sleep(time.Second)
-	if holderAddr() != "" {
-		t.Fatal("a non-interactive search started a holder")
-	}
+	noHolderStarted("for a non-interactive search")
 
-	// Default: a holder starts, answers the next search, and exits when
-	// idle (NEXUS_SEARCH_HOLD, 1.5 s here).
 	// holderStarted waits for a holder and makes sure it never outlives
 	// the test, whatever happens.
 	holderStarted := func() {
@@ -102,7 +106,22 @@ func TestSearchStartsHolder(t *testing.T) {
 			}
 		})
 	}
-	run("NEXUS_SEARCH_HOLD=1500ms", "search", "ssh")
+	gone := func(addr string) func() bool {
+		return func() bool {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err != nil
+		}
+	}
+
+	// A holder starts and answers the next search. Its idle time is long:
+	// on a loaded machine a short one can run out before the next search.
+	run("NEXUS_SEARCH_HOLD=1h", "search", "ssh")
+	if _, err := os.Stat(holdLog); err != nil {
+		t.Fatalf("the search that starts a holder opened no hold.log: %v", err)
+	}
 	holderStarted()
 	if err := os.WriteFile(filepath.Join(v.Root(), "new.md"), []byte("# New\n\nzeppelin landing\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -117,21 +136,8 @@ func TestSearchStartsHolder(t *testing.T) {
 	if out := run("", "search", "zeppelin"); !strings.Contains(out, `"new.md"`) {
 		t.Fatalf("search through the holder: %s", out)
 	}
-	waitFor("the idle holder to exit", func() bool { return holderAddr() == "" })
-
-	gone := func(addr string) func() bool {
-		return func() bool {
-			c, err := net.DialTimeout("tcp", addr, time.Second)
-			if err == nil {
-				c.Close()
-			}
-			return err != nil
-		}
-	}
 
 	// --stop ends the background holder and says so.
-	run("NEXUS_SEARCH_HOLD=1h", "search", "ssh")
-	holderStarted()
 	addr := holderAddr()
 	var stop struct {
 		HolderPID int  `json:"holder_pid"`
@@ -147,6 +153,31 @@ func TestSearchStartsHolder(t *testing.T) {
 	if out := run("", "index", "hold", "--stop"); json.Unmarshal([]byte(out), &stop) != nil || stop.Stopped || stop.HolderPID != 0 {
 		t.Fatalf("index hold --stop with no holder: %s", out)
 	}
+
+	// A holder nobody asks exits once idle (NEXUS_SEARCH_HOLD, 1.5 s
+	// here). It may be gone before this test sees it answer: it shows
+	// itself by writing its PID into serve.json (which it leaves behind).
+	servePID := func() int {
+		var info struct{ PID int }
+		data, _ := os.ReadFile(serveJSON)
+		json.Unmarshal(data, &info)
+		return info.PID
+	}
+	stopped := servePID()
+	run("NEXUS_SEARCH_HOLD=1500ms", "search", "ssh")
+	waitFor("the holder with a short idle time", func() bool { return servePID() != stopped })
+	idle := servePID()
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(idle); err == nil {
+			p.Kill()
+		}
+	})
+	data, _ := os.ReadFile(serveJSON)
+	var info struct{ Addr string }
+	if err := json.Unmarshal(data, &info); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the idle holder to exit", gone(info.Addr))
 
 	// 'nexus watch' asks the background holder to step down and holds the
 	// index itself, at once (not after the holder's idle time).

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -253,9 +257,89 @@ func tamperLog(t *testing.T, dir string) {
 // fixtureVault makes the vault every case starts from: agents lyra and
 // ella, a memory entry, a fact, a log entry, a checkpoint, and two items
 // waiting in review. It returns the vault and the two item ids.
+//
+// The vault is made once per test run (nine commands, each fsyncing) and
+// copied for each caller, modes and times kept: the table over every
+// command starts from a fresh one a hundred times and more.
 func fixtureVault(t *testing.T) (dir, id1, id2 string) {
 	t.Helper()
+	fixture.once.Do(func() {
+		tmp, err := os.MkdirTemp("", "nexus-fixture-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cleanupDirs = append(cleanupDirs, tmp)
+		d, a, b := makeFixtureVault(t, filepath.Join(tmp, "vault"))
+		fixture.dir, fixture.id1, fixture.id2 = d, a, b
+	})
+	if fixture.dir == "" {
+		t.Fatal("the fixture vault could not be made: see the first test that asked for it")
+	}
 	dir = filepath.Join(t.TempDir(), "vault")
+	if err := copyTree(fixture.dir, dir); err != nil {
+		t.Fatalf("copy the fixture vault: %v", err)
+	}
+	return dir, fixture.id1, fixture.id2
+}
+
+// fixture is the vault fixtureVault copies.
+var fixture struct {
+	once          sync.Once
+	dir, id1, id2 string // dir is "" until it was made
+}
+
+// copyTree copies the folder from to to (which must not exist): folders,
+// regular files, their modes and modification times.
+func copyTree(from, to string) error {
+	type dated struct {
+		path string
+		mod  time.Time
+	}
+	var dirs []dated
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		switch {
+		case d.IsDir():
+			dirs = append(dirs, dated{dst, info.ModTime()})
+			return os.Mkdir(dst, info.Mode().Perm())
+		case info.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(dst, data, info.Mode().Perm()); err != nil {
+				return err
+			}
+			return os.Chtimes(dst, info.ModTime(), info.ModTime())
+		default:
+			return fmt.Errorf("%s: not a file or folder", p)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- { // children before their parents
+		if err := os.Chtimes(dirs[i].path, dirs[i].mod, dirs[i].mod); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeFixtureVault makes the fixture vault in dir.
+func makeFixtureVault(t *testing.T, dir string) (_, id1, id2 string) {
+	t.Helper()
 	steps := [][]string{
 		{"init", dir},
 		{"--vault", dir, "agent", "add", "lyra", "--role", "operations"},

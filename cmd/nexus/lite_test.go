@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,27 +154,13 @@ func TestMCPEndpointPath(t *testing.T) {
 	}
 }
 
-// buildLite builds the lean binary (go build -tags lite) into dir, named
-// name (".exe" added on Windows).
-func buildLite(tb testing.TB, dir, name string) string {
-	tb.Helper()
-	bin := filepath.Join(dir, name)
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	if out, err := exec.Command("go", "build", "-tags", "lite", "-o", bin, ".").CombinedOutput(); err != nil {
-		tb.Fatalf("build -tags lite: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // liteBuilds are a lean and a full binary, each alone in its folder.
 type liteBuilds struct{ lite, full string }
 
 // TestLiteBuild runs the lean build (go build -tags lite) beside the full
 // one: same help, no heavy package init, forwarding, finding the full nexus.
 func TestLiteBuild(t *testing.T) {
-	b := liteBuilds{lite: buildLite(t, t.TempDir(), "nexus-lite"), full: buildBinary(t)}
+	b := liteBuilds{lite: buildLite(t), full: buildBinary(t)}
 	t.Run("help", func(t *testing.T) { testLiteHelpSameAsFull(t, b) })
 	t.Run("init", func(t *testing.T) { testLiteInitsNoHeavyLibrary(t, b) })
 	t.Run("forward", func(t *testing.T) { testLiteForwardsToFull(t, b) })
@@ -485,7 +470,7 @@ func copyFile(t *testing.T, from, to string) {
 //	go test ./cmd/nexus -run '^$' -bench LiteStartup -benchtime 200x
 func BenchmarkLiteStartup(b *testing.B) {
 	dir := b.TempDir()
-	builds := []struct{ name, bin string }{{"full", buildBinary(b)}, {"lite", buildLite(b, dir, "nexus-lite")}}
+	builds := []struct{ name, bin string }{{"full", buildBinary(b)}, {"lite", buildLite(b)}}
 	loggen := filepath.Join(dir, "loggen")
 	if out, err := exec.Command("go", "build", "-o", loggen, "../nexus-loggen").CombinedOutput(); err != nil {
 		b.Fatalf("build nexus-loggen: %v\n%s", err, out)

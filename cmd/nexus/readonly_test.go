@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -37,13 +41,22 @@ var readCommands = []struct {
 	{[]string{"agent", "show", "lyra"}, true},
 }
 
-func runReads(t *testing.T, dir string, pureOnly bool) {
+// cliFunc runs one nexus invocation and returns its exit code and output.
+type cliFunc func(t *testing.T, args ...string) (code int, stdout, stderr string)
+
+// inProcess runs nexus in this process, as this user.
+func inProcess(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return logCLI(t, "", args...)
+}
+
+func runReads(t *testing.T, dir string, pureOnly bool, cli cliFunc) {
 	t.Helper()
 	for _, c := range readCommands {
 		if pureOnly && !c.pure {
 			continue
 		}
-		code, out, stderr := logCLI(t, "", append([]string{"--vault", dir}, c.args...)...)
+		code, out, stderr := cli(t, append([]string{"--vault", dir}, c.args...)...)
 		if code != 0 {
 			t.Errorf("%v: exit %d\n%s", c.args, code, stderr)
 			continue
@@ -77,7 +90,7 @@ func TestReadsWithLockFolderUnusable(t *testing.T) {
 		t.Fatal(err)
 	}
 	forgetWitness(t, dir)
-	runReads(t, dir, false)
+	runReads(t, dir, false, inProcess)
 	if data, err := os.ReadFile(locks); err != nil || string(data) != "not a folder\n" {
 		t.Fatalf("the file in the lock folder's place: %q, %v", data, err)
 	}
@@ -96,20 +109,21 @@ func TestPureReadsCreateNoLocks(t *testing.T) {
 	if err := os.RemoveAll(locks); err != nil {
 		t.Fatal(err)
 	}
-	runReads(t, dir, true)
+	runReads(t, dir, true, inProcess)
 	if _, err := os.Lstat(locks); !os.IsNotExist(err) {
 		t.Fatalf("a read command created %s: %v", locks, err)
 	}
 }
 
 // TestReadsWithoutWriteAccess: .nexus/state/ not writable, as for another
-// user (or a read-only disk). chmod does not stop root, whom
-// TestReadsWithLockFolderUnusable covers; this runs as any other user.
+// user (or a read-only disk). chmod does not stop root, so as root (CI)
+// the commands run as the user nobody, through setpriv.
 func TestReadsWithoutWriteAccess(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root ignores file modes; TestReadsWithLockFolderUnusable covers root")
-	}
 	dir, _, _ := fixtureVault(t)
+	cli := inProcess
+	if os.Geteuid() == 0 {
+		cli = asNobody(t, dir)
+	}
 	forgetWitness(t, dir)
 	state := filepath.Join(dir, ".nexus", "state")
 	var dirs []string
@@ -138,5 +152,41 @@ func TestReadsWithoutWriteAccess(t *testing.T) {
 			os.Chmod(d, 0o755)
 		}
 	})
-	runReads(t, dir, false)
+	runReads(t, dir, false, cli)
+}
+
+// asNobody returns a cliFunc that runs the nexus binary as the user
+// nobody (uid and gid 65534, no other groups) through setpriv
+// (util-linux), for tests running as root, whom file modes do not stop.
+// dir and the folders above it are made searchable by others. It skips
+// the test only where there is no setpriv to drop to another user.
+func asNobody(t *testing.T, dir string) cliFunc {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("running as root: dropping to another user needs setpriv (Linux)")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("running as root without setpriv (util-linux) to drop to another user")
+	}
+	bin := buildBinary(t)
+	for p := dir; p != "/" && p != "."; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o005 != 0o005 {
+			if err := os.Chmod(p, st.Mode().Perm()|0o005); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return func(t *testing.T, args ...string) (int, string, string) {
+		t.Helper()
+		c := exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin}, args...)...)
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("setpriv nexus %v: %v", args, err)
+		}
+		return c.ProcessState.ExitCode(), out.String(), errb.String()
+	}
 }

@@ -275,6 +275,54 @@ func settle(t *testing.T, a, b *syncthing, limit time.Duration, handled bool) {
 	}
 }
 
+// connected reports whether the instance is connected to peer.
+func (s *syncthing) connected(peer *syncthing) bool {
+	var conns struct {
+		Connections map[string]struct {
+			Connected bool `json:"connected"`
+		} `json:"connections"`
+	}
+	body, err := s.get("/rest/system/connections")
+	if err != nil || json.Unmarshal(body, &conns) != nil {
+		s.t.Fatalf("syncthing %s: connections: %v %s", s.m.name, err, body)
+	}
+	return conns.Connections[peer.id].Connected
+}
+
+// waitFor polls cond until it holds, and fails the test after limit,
+// with what the optional logs say.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool, logs ...func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, l := range logs {
+				b.WriteString(l())
+			}
+			t.Fatalf("timed out after %s waiting for %s\n%s", limit, what, b.String())
+		}
+	}
+}
+
+// writeNewer writes rel as write does, then dates it after other's copy
+// of it, so that a sync engine takes this save for the newer one without
+// the test waiting for the clock to move on.
+func (m *machine) writeNewer(rel, data string, other *machine) {
+	m.t.Helper()
+	m.write(rel, data)
+	st, err := os.Stat(other.path(rel))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if mine, err := os.Stat(m.path(rel)); err == nil && mine.ModTime().After(st.ModTime().Add(time.Second)) {
+		return
+	}
+	newer := st.ModTime().Add(2 * time.Second)
+	if err := os.Chtimes(m.path(rel), newer, newer); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
 // watch runs 'nexus watch' on the machine (its keeper handles conflict
 // copies and decisions made in Obsidian) until the test ends.
 func (m *machine) watch() {
@@ -367,7 +415,9 @@ func TestSyncthingTwoMachines(t *testing.T) {
 	// The machines lose each other.
 	sa.post("/rest/system/pause?device=" + sb.id)
 	sb.post("/rest/system/pause?device=" + sa.id)
-	time.Sleep(time.Second)
+	waitFor(t, "the machines to lose each other", time.Minute, func() bool {
+		return !sa.connected(sb) && !sb.connected(sa)
+	})
 
 	memPath, idPath := "agents/lyra/MEMORY.md", "agents/ella/IDENTITY.md"
 	pending := "review/pending/" + staged.ID + ".md"
@@ -378,11 +428,15 @@ func TestSyncthingTwoMachines(t *testing.T) {
 	a.write(pending, strings.Replace(a.read(pending), "Deploys happen on Tuesdays\n", "Deploys happen on Tuesdays, before noon\n", 1))
 	// Machine b, in Obsidian: a person adds to lyra's memory, approves
 	// the proposal, edits ella's identity differently.
-	time.Sleep(1100 * time.Millisecond) // b's saves are the newer ones
-	b.write(memPath, b.read(memPath)+"\n§\n"+personEntry)
+	// b's saves of the files both edit are the newer ones.
+	b.writeNewer(memPath, b.read(memPath)+"\n§\n"+personEntry, a)
 	b.write(pending, strings.Replace(b.read(pending), "status: pending", "status: approved", 1))
-	b.write(idPath, strings.Replace(b.read(idPath), "## Priorities\n(none yet)", "## Priorities\n- never merge on Fridays", 1))
-	time.Sleep(5 * time.Second) // b's keeper carries out the approval
+	b.writeNewer(idPath, strings.Replace(b.read(idPath), "## Priorities\n(none yet)", "## Priorities\n- never merge on Fridays", 1), a)
+	// b's keeper carries out the approval before the machines meet again.
+	waitFor(t, "b's keeper to carry out the approval", time.Minute, func() bool {
+		facts, _ := filepath.Glob(b.path("agents/ella/memory/deploys-happen-on-tuesdays*.md"))
+		return len(facts) == 1 && !b.exists(pending) && b.exists("review/archive/"+staged.ID+".md")
+	}, b.watchLog)
 
 	// They find each other again.
 	sa.post("/rest/system/resume?device=" + sb.id)
