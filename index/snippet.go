@@ -395,10 +395,43 @@ func propertyDisplay(v any) string {
 	return markdown.PropertyText(v)
 }
 
+// atBestSection points h, a hit on a long note, at its best section:
+// the one whose best snippet window holds the most distinct query terms
+// (a heading holding one counting half a term more), the first of equals;
+// the note's first section when none holds a term (it matched by its
+// title or properties). data is the note (nil: unreadable, h unchanged).
+func atBestSection(h *Hit, spans []span, terms map[string]bool, data []byte) {
+	if data == nil || len(spans) == 0 {
+		return
+	}
+	best, bestScore := 0, 0.0
+	for i, sp := range spans {
+		_, _, _, n := bestWindowN(snippetText(sectionBytes(data, sp.line, sp.end)), terms)
+		score := float64(n)
+		if n > 0 && sp.heading != "" {
+			if _, _, _, hn := bestWindowN(strings.ToLower(sp.heading), terms); hn > 0 {
+				score += 0.5
+			}
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	sp := spans[best]
+	h.Line, h.EndLine, h.Heading = sp.line, sp.end, sp.heading
+}
+
 // bestWindow picks the snippetRunes-long window of text with the most
 // distinct query terms; found is false when text holds none (the window
 // is then text's start).
 func bestWindow(text string, terms map[string]bool) (win string, start, end int, found bool) {
+	win, start, end, n := bestWindowN(text, terms)
+	return win, start, end, n > 0
+}
+
+// bestWindowN is bestWindow, saying how many distinct terms the window
+// holds.
+func bestWindowN(text string, terms map[string]bool) (win string, start, end, nterms int) {
 	type span struct {
 		start, end int
 		term       string
@@ -440,9 +473,9 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].start < cands[j].start })
 	maxBytes := snippetRunes * 2
+	bestN := 0
 	if len(cands) > 0 {
-		found = true
-		best, bestN, bestEnd := 0, 0, 0
+		best, bestEnd := 0, 0
 		for i := range cands {
 			seen := map[string]bool{}
 			last := cands[i].end
@@ -480,7 +513,7 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 		_, sz := utf8.DecodeRuneInString(text[end:])
 		end += sz
 	}
-	return text[start:end], start, end, found
+	return text[start:end], start, end, bestN
 }
 
 // midWord reports whether byte i of text is inside a word of a spaced
