@@ -227,3 +227,39 @@ func TestResultsAreNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestTopNotes: the word ranking as notes only, one per path, in order,
+// for a fusion with another ranking.
+func TestTopNotes(t *testing.T) {
+	logText := ""
+	for i := range 30 {
+		logText += fmt.Sprintf("### 2026-11-02T10:%02d:00Z lyra [ops/incident] Walrus sighting %d\nA walrus walrus walrus on the pier.\n<!-- nexus prev=x sig=y -->\n\n", i, i)
+	}
+	v := mustVault(t, map[string]string{
+		"log/live/2026-11.md": logText,
+		"Walrus.md":           "# Walrus\n\nA large marine mammal.\n",
+		"zoo.md":              "# Zoo\n\nWe saw a walrus.\n",
+		"beach.md":            "# Beach\n\nNo walrus today.\n",
+	})
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.TopNotes(context.Background(), Query{Text: "walrus"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.Path)
+		if h.Kind != KindNote || h.Line < 1 || h.Title == "" || h.Snippet == "" {
+			t.Errorf("hit %+v", h)
+		}
+	}
+	if len(got) != 3 || got[0] != "Walrus.md" {
+		t.Fatalf("top notes %q", got)
+	}
+	if hits, err := ix.TopNotes(context.Background(), Query{Text: "walrus"}, 1); err != nil || len(hits) != 1 || hits[0].Path != "Walrus.md" {
+		t.Fatalf("top note %v %v", hits, err)
+	}
+}

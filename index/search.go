@@ -948,3 +948,31 @@ const phraseBoost, pairBoost = 10.0, 200.0
 // exactBoost weighs the words as typed when the query matched them by
 // their stems (koreanStem): 지역은 over 지역에서 for 지역은.
 const exactBoost = 2.0
+
+// TopNotes is the word search as one ranking of notes, for combining
+// with another ranking of the same notes by path (a fusion with a search
+// by meaning): the best n notes for q, best first, so that a note's rank
+// is its index plus one. Each note is one hit (its Path as on disk, its
+// best section's Line, its Title, Snippet and Score); log entries and
+// decisions, which share their file's path, are left out. q.Limit is
+// ignored; n is at most 10,000.
+func (ix *Index) TopNotes(ctx context.Context, q Query, n int) ([]Hit, error) {
+	n = min(max(n, 1), 10000)
+	q.Limit = min(2*n+10, 10000) // room for the log entries left out
+	for {
+		res, err := ix.Search(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		notes := make([]Hit, 0, n)
+		for _, h := range res.Hits {
+			if h.Kind == KindNote && len(notes) < n {
+				notes = append(notes, h)
+			}
+		}
+		if len(notes) == n || len(res.Hits) < q.Limit || q.Limit == 10000 {
+			return notes, nil
+		}
+		q.Limit = min(2*q.Limit, 10000)
+	}
+}
