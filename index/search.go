@@ -215,9 +215,6 @@ func tagQuery(t string) query.Query {
 	return bleve.NewDisjunctionQuery(exact, nested)
 }
 
-// isWordRune reports whether r is a letter or a digit of any script.
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) }
-
 func matchField(text, field string, boost float64) query.Query {
 	q := bleve.NewMatchQuery(text)
 	q.SetField(field)
