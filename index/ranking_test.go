@@ -263,3 +263,25 @@ func TestTopNotes(t *testing.T) {
 		t.Fatalf("top note %v %v", hits, err)
 	}
 }
+
+// TestKoreanStemBelowExact: a query word matched by its stem (지역은 as
+// 지역) finds the notes holding the stem, below those holding the word
+// as typed, in the same tier.
+func TestKoreanStemBelowExact(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"stem.md":  "# 메모\n\n회의 지역에서 만났다. 지역 일정.\n",
+		"exact.md": "# 메모\n\n회의 지역은 서울이다.\n",
+		"other.md": "# 메모\n\n지구 반대편.\n",
+	})
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, ix, Query{Text: "지역은"})
+	if got := strings.Join(paths(res), " "); got != "exact.md stem.md" {
+		t.Fatalf("hits %s, want exact.md stem.md", got)
+	}
+	if res.Hits[0].Match != res.Hits[1].Match {
+		t.Fatalf("matches %q and %q: want one tier", res.Hits[0].Match, res.Hits[1].Match)
+	}
+}
