@@ -448,7 +448,7 @@ func TestObsidianConventions(t *testing.T) {
 			query: Query{Text: "Grafana를"}, hit: true, snippet: []string{"**Grafana**"}},
 		{name: "text inside an HTML block", path: "html/div.md",
 			note:  "<div class=\"box\">\nThe wapiti grazes &amp; rests.\n</div>\n",
-			query: Query{Text: "wapiti"}, hit: true, snippet: []string{"**wapiti** grazes"}, not: []string{"<div", "class"}},
+			query: Query{Text: "wapiti"}, hit: true, snippet: []string{"**wapiti** grazes & rests"}, not: []string{"<div", "class", "&amp;"}},
 		{name: "text inside details", path: "html/details.md",
 			note:  "<details><summary>Spoiler</summary>\nThe dikdik hides.\n</details>\n",
 			query: Query{Text: "dikdik spoiler"}, hit: true, snippet: []string{"**dikdik**"}, not: []string{"<summary>"}},

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -237,6 +238,9 @@ func snippetText(sec []byte) string {
 func inlineText(s string) string {
 	if strings.IndexByte(s, '<') >= 0 {
 		s = markdown.HTMLTagRe.ReplaceAllString(s, " ")
+	}
+	if strings.IndexByte(s, '&') >= 0 {
+		s = html.UnescapeString(s) // &amp; as shown: &
 	}
 	if strings.IndexByte(s, '\\') >= 0 {
 		s = escapeRe.ReplaceAllString(s, "$1") // 4\. and \[x\] as read: 4. and [x]

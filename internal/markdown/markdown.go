@@ -170,7 +170,9 @@ func normTag(t string) string {
 	if digits {
 		return ""
 	}
-	return strings.ToLower(norm.NFC.String(t))
+	// Composed again after: İ with a circumflex lower-cases to i and
+	// the circumflex, which is î composed (FuzzParse).
+	return norm.NFC.String(strings.ToLower(norm.NFC.String(t)))
 }
 
 // isTagRune reports whether r may be part of a tag: a letter, digit or
