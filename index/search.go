@@ -793,11 +793,12 @@ var hitFields = []string{"path", "disk", "title", "heading", "spans", "line", "e
 // run evaluates a plan: the best limit documents and how many match.
 // ix.bmu must be held.
 //
-// A plan with tiers is ranked tier by tier: documents whose title or an
-// alias holds the words as a phrase, then documents where two query words
-// stand side by side, then documents with a word in the title or an
-// alias, then in a tag or a heading, then the rest; by score within a
-// tier. Only as many tiers are scored as it takes to fill the page. This
+// A plan with tiers is ranked tier by tier: the notes the query names
+// (their title, file name or an alias is the query), then documents whose
+// title or an alias holds the words as a phrase, then documents where two
+// query words stand side by side, then documents with a word in the title
+// or an alias, then in a tag or a heading, then the rest; by score within
+// a tier. Only as many tiers are scored as it takes to fill the page. This
 // is what keeps a query of common words fast: bleve scores every document
 // a query matches, and the strong tiers are a small part of them.
 func (ix *Index) run(ctx context.Context, pl *plan, limit int, minScore float64) (*ranked, error) {
