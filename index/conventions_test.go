@@ -428,6 +428,10 @@ func TestObsidianConventions(t *testing.T) {
 			note: "# Handbook\n\n" + strings.Repeat("Intro filler words about nothing much.\n", 60) +
 				"\n## Rollback\n\nPull the zeppelinx lever and wait.\n\n## Afterwards\n\nTea.\n",
 			query: Query{Text: "zeppelinx"}, hit: true, snippet: []string{"the **zeppelinx** lever"}, line: 64, end: 67, heading: "Rollback"},
+		{name: "a long note is shown where the words stand together", path: "long/forest.md",
+			note: "# Forest\n\n" + strings.Repeat("Intro filler words about nothing much.\n", 60) +
+				"\n## Alpha\n\nA larch stands here, and far from it, past the river bend, a spruce.\nAnother larch, and far away another spruce.\n\n## Beta\n\nThe larch spruce grove.\n",
+			query: Query{Text: "larch spruce"}, hit: true, snippet: []string{"**larch** **spruce** grove"}, line: 69, end: 71, heading: "Beta"},
 		{name: "a Korean particle on the last word", path: "ko/sync.md",
 			note:  "# 설정\n\n클라우드 동기화 지역을 서울로 바꿨다.\n",
 			query: Query{Text: "동기화 지역은"}, hit: true, snippet: []string{"**동기화** **지역을**"}},

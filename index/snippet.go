@@ -409,8 +409,8 @@ func propertyDisplay(v any) string {
 
 // atBestSection points h, a hit on a long note, at its best section:
 // the one holding the most distinct query terms (a heading holding one
-// counting half a term more), then the most of their occurrences, the
-// first of equals; the note's first section when none holds a term (it
+// counting half a term more, two of them side by side a quarter), then
+// the most of their occurrences, the first of equals; the note's first section when none holds a term (it
 // matched by its title or properties). data is the note (nil:
 // unreadable, h unchanged).
 //
@@ -431,10 +431,16 @@ func atBestSection(h *Hit, spans []span, terms map[string]bool, data []byte) {
 		i += k + 1
 		starts = append(starts, i)
 	}
-	type tally struct {
-		terms map[string]bool
-		n     int
+	type place struct {
+		at   int
+		term string
 	}
+	type tally struct {
+		terms  map[string]bool
+		n      int
+		places []place // where the terms are, up to maxPlaces
+	}
+	const maxPlaces = 4096
 	counts := make([]tally, len(spans))
 	count := func(t string, at int) {
 		line := sort.SearchInts(starts, at+1) // 1-based line of byte at
@@ -447,6 +453,9 @@ func atBestSection(h *Hit, spans []span, terms map[string]bool, data []byte) {
 		}
 		counts[i].terms[t] = true
 		counts[i].n++
+		if len(counts[i].places) < maxPlaces {
+			counts[i].places = append(counts[i].places, place{at, t})
+		}
 	}
 	if !termsAt(data, terms, count) {
 		// A term the text may hold in another case or with accents
@@ -477,12 +486,50 @@ func atBestSection(h *Hit, spans []span, terms map[string]bool, data []byte) {
 				score += 0.5
 			}
 		}
+		if len(c.terms) > 1 {
+			// Two terms side by side (a query's words together).
+			sort.Slice(c.places, func(a, b int) bool { return c.places[a].at < c.places[b].at })
+			for k := 1; k < len(c.places); k++ {
+				if a, b := c.places[k-1], c.places[k]; a.term != b.term && sideBySide(data, a.at, a.term, b.at) {
+					score += 0.25
+					break
+				}
+			}
+		}
 		if score > bestScore || score == bestScore && score > 0 && c.n > bestN {
 			best, bestScore, bestN = i, score, c.n
 		}
 	}
 	sp := spans[best]
 	h.Line, h.EndLine, h.Heading = sp.line, sp.end, sp.heading
+}
+
+// sideBySide reports whether the term at b follows the word holding
+// term a (at a) with only spaces and punctuation between, on one line:
+// "backup, restore", not "backup.\nThen restore".
+func sideBySide(data []byte, a int, term string, b int) bool {
+	end := a + len(term)
+	if b <= end {
+		return true // touching or overlapping (CJK pairs)
+	}
+	gap := data[end:b]
+	// The rest of a's word (a term is a stem: restor of restore).
+	for len(gap) > 0 {
+		r, n := utf8.DecodeRune(gap)
+		if !wordRune(r) {
+			break
+		}
+		gap = gap[n:]
+	}
+	if len(gap) == 0 || len(gap) > 8 {
+		return false
+	}
+	for _, r := range string(gap) {
+		if r == '\n' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // termForms are the spellings of term searched for: with a typographic
