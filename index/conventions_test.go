@@ -25,6 +25,9 @@ func TestObsidianConventions(t *testing.T) {
 		hit     bool
 		snippet []string // substrings the snippet holds
 		not     []string // substrings it must not hold
+		line    int      // the hit's line and last line, when set
+		end     int
+		heading string
 	}{
 		{name: "property link found by its name", path: "books/engine.md",
 			note:  "---\nauthor: \"[[Ada Lovelace]]\"\nyear: 1843\n---\nNotes on the analytical engine.\n",
@@ -128,9 +131,21 @@ func TestObsidianConventions(t *testing.T) {
 		{name: "an emoji tag searched as typed, with a word", path: "emoji/launch.md",
 			note:  "# Party\n\nshipped #🛸 today\n",
 			query: Query{Text: "#🛸 shipped"}, hit: true, snippet: []string{"**shipped**"}},
-		{name: "a # before a stop word is a word, not a tag", path: "emoji/stop.md",
+		{name: "a #tag in a query is the tag, even a stop word", path: "emoji/stop.md",
 			note:  "a gharial burrow\n",
-			query: Query{Text: "gharial #the"}, hit: true, snippet: []string{"**gharial**"}},
+			query: Query{Text: "gharial #the"}, hit: false},
+		{name: "a #tag with a hyphen in a query is the tag", path: "tags/toread.md",
+			note:  "# Queue\n\nA book on lemmings #to-read\n",
+			query: Query{Text: "lemmings #to-read"}, hit: true, snippet: []string{"**lemmings**"}},
+		{name: "a #tag with a hyphen in a query is not its words", path: "tags/read.md",
+			note:  "# Read\n\nI read about voles, to read more later.\n",
+			query: Query{Text: "voles #to-read"}, hit: false},
+		{name: "a #tag alone in a query", path: "tags/alone.md",
+			note:  "Plan #gardening-2027\n",
+			query: Query{Text: "#gardening-2027"}, hit: true},
+		{name: "digits after # are a word, not a tag", path: "tags/issue.md",
+			note:  "Fixed in issue #4821 yesterday.\n",
+			query: Query{Text: "#4821"}, hit: true, snippet: []string{"**4821**"}},
 		{name: "an emoji tag excluded", path: "emoji/party.md",
 			note:  "# Party\n\nnumbat picnic #🎈\n",
 			query: Query{Text: "numbat -#🎈"}, hit: false},
@@ -396,6 +411,72 @@ func TestObsidianConventions(t *testing.T) {
 		{name: "digits-only is not a tag", path: "misc/digits.md",
 			note:  "Issue #12345 fixed.\n",
 			query: Query{Tag: "12345"}, hit: false},
+		{name: "the file name is a title when the H1 differs", path: "References/Kevin Kelly.md",
+			note:  "# Clippings\n\nEssays on technium and the long now.\n",
+			query: Query{Text: "Kevin Kelly"}, hit: true, snippet: []string{"Clippings"}, line: 1, end: 3, heading: "Clippings"},
+		{name: "the file name is a title for title:", path: "References/Kevin Kelly.md",
+			note:  "# Clippings\n\nEssays on technium and the long now.\n",
+			query: Query{Text: `title:"Kevin Kelly"`}, hit: true},
+		{name: "the file name is a title beside a frontmatter title", path: "References/Ursula Le Guin.md",
+			note:  "---\ntitle: Earthsea notes\n---\nA wizard of the archipelago.\n",
+			query: Query{Text: "title:guin"}, hit: true, line: 1, end: 4},
+		{name: "every word over a long note, each in its own section", path: "long/kitchen.md",
+			note: "# Kitchen\n\n## Kettle\n\nThe kettle whistles.\n" + strings.Repeat("Cupboard filler words about nothing much.\n", 60) +
+				"\n## Tea\n\nThe teapot is blue.\n" + strings.Repeat("Drawer filler words about nothing much.\n", 60),
+			query: Query{Text: "kettle teapot"}, hit: true, snippet: []string{"**kettle**"}, line: 3, end: 66, heading: "Kettle"},
+		{name: "a long note is shown at its best section", path: "long/handbook.md",
+			note: "# Handbook\n\n" + strings.Repeat("Intro filler words about nothing much.\n", 60) +
+				"\n## Rollback\n\nPull the zeppelinx lever and wait.\n\n## Afterwards\n\nTea.\n",
+			query: Query{Text: "zeppelinx"}, hit: true, snippet: []string{"the **zeppelinx** lever"}, line: 64, end: 67, heading: "Rollback"},
+		{name: "a long note is shown where the words stand together", path: "long/forest.md",
+			note: "# Forest\n\n" + strings.Repeat("Intro filler words about nothing much.\n", 60) +
+				"\n## Alpha\n\nA larch stands here, and far from it, past the river bend, a spruce.\nAnother larch, and far away another spruce.\n\n## Beta\n\nThe larch spruce grove.\n",
+			query: Query{Text: "larch spruce"}, hit: true, snippet: []string{"**larch** **spruce** grove"}, line: 69, end: 71, heading: "Beta"},
+		{name: "a Korean particle on the last word", path: "ko/sync.md",
+			note:  "# 설정\n\n클라우드 동기화 지역을 서울로 바꿨다.\n",
+			query: Query{Text: "동기화 지역은"}, hit: true, snippet: []string{"**동기화** **지역을**"}},
+		{name: "a Korean particle on a number word", path: "ko/mold.md",
+			note:  "금형 번호 목록: A-102, A-103.\n",
+			query: Query{Text: "금형 번호는"}, hit: true, snippet: []string{"**금형** **번호**"}},
+		{name: "Korean particles and a verb ending", path: "ko/timeout3.md",
+			note:  "# 타임아웃 늘리기\n\n요청 타임아웃 값을 늘리기 위한 방법 정리.\n",
+			query: Query{Text: "타임아웃을 늘리는 방법"}, hit: true, snippet: []string{"**방법**"}},
+		{name: "a particle after a two-syllable word that ends like one", path: "ko/result.md",
+			note:  "시험 결과를 공유했다.\n",
+			query: Query{Text: "결과는"}, hit: true, snippet: []string{"**결과를**"}},
+		{name: "a particle after one syllable is kept", path: "ko/water.md",
+			note:  "물건을 샀다.\n",
+			query: Query{Text: "물을"}, hit: false},
+		{name: "a particle after a Latin word", path: "ko/api.md",
+			note:  "새 Grafana 대시보드 공유.\n",
+			query: Query{Text: "Grafana를"}, hit: true, snippet: []string{"**Grafana**"}},
+		{name: "text inside an HTML block", path: "html/div.md",
+			note:  "<div class=\"box\">\nThe wapiti grazes &amp; rests.\n</div>\n",
+			query: Query{Text: "wapiti"}, hit: true, snippet: []string{"**wapiti** grazes & rests"}, not: []string{"<div", "class", "&amp;"}},
+		{name: "text inside details", path: "html/details.md",
+			note:  "<details><summary>Spoiler</summary>\nThe dikdik hides.\n</details>\n",
+			query: Query{Text: "dikdik spoiler"}, hit: true, snippet: []string{"**dikdik**"}, not: []string{"<summary>"}},
+		{name: "an HTML comment is still not text", path: "html/comment.md",
+			note:  "<!--\nsecret bongo\n-->\nVisible.\n",
+			query: Query{Text: "bongo"}, hit: false},
+		{name: "a tag inside inline math is not a tag", path: "math/inline.md",
+			note:  "The set $x #mathy$ is small.\n",
+			query: Query{Tag: "mathy"}, hit: false},
+		{name: "a tag after a price is a tag", path: "math/price.md",
+			note:  "Paid $5 for it #pricey and $6 more.\n",
+			query: Query{Tag: "pricey"}, hit: true},
+		{name: "snippets without markdown escapes", path: "snip/escape.md",
+			note:  "4\\. install the \\[beta\\] build of marmot\n",
+			query: Query{Text: "marmot"}, hit: true, snippet: []string{"4. install the [beta] build of **marmot**"}, not: []string{"\\"}},
+		{name: "an embed's size is not its text", path: "snip/embed.md",
+			note:  "![[picture.png|100]] a photo of the ibex\n",
+			query: Query{Text: "ibex"}, hit: true, snippet: []string{"picture.png a photo of the **ibex**"}, not: []string{"100"}},
+		{name: "an embed's size is not searched", path: "snip/embed2.md",
+			note:  "![[chart.png|640x480]] the gnu chart\n",
+			query: Query{Text: "640x480"}, hit: false},
+		{name: "a frontmatter-only note ends at its frontmatter", path: "plans/only.md",
+			note:  "---\ntitle: Quagga plan\n---\n",
+			query: Query{Text: "quagga"}, hit: true, line: 1, end: 3},
 		{name: "dot-folders are not indexed", path: ".trash/old.md",
 			note:  "trashed capybara note\n",
 			query: Query{Text: "capybara"}, hit: false},
@@ -443,6 +524,9 @@ func TestObsidianConventions(t *testing.T) {
 				if strings.Contains(h.Snippet, s) {
 					t.Errorf("snippet %q holds %q", h.Snippet, s)
 				}
+			}
+			if c.line != 0 && (h.Line != c.line || h.EndLine != c.end || h.Heading != c.heading) {
+				t.Errorf("hit at lines %d-%d under %q, want %d-%d under %q", h.Line, h.EndLine, h.Heading, c.line, c.end, c.heading)
 			}
 		})
 	}

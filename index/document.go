@@ -1,6 +1,8 @@
 package index
 
 import (
+	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -29,7 +31,10 @@ import (
 const maxPairedBody = 256 << 10
 
 // splitRunes is the note length (in code points of plain text) above which
-// a note is split into one document per heading section (levels 1-3).
+// a note records its heading sections (levels 1-3) as spans, so that its
+// hit is shown at its best section (see [Index.bestSection]). A note is
+// one document whatever its length: "every word" is checked over the
+// whole note, and a long note is one hit (SPEC §5, "Results are notes").
 const splitRunes = 2000
 
 // Document kinds.
@@ -39,8 +44,7 @@ const (
 	KindDecision = holder.KindDecision // one decision (log/decisions/WRITER.md, log/decisions.md)
 )
 
-// doc is one search document: a whole note, one of its sections, a log
-// entry or a decision. Field names are the index's field names.
+// doc is one search document: a whole note, a log entry or a decision. Field names are the index's field names.
 type doc struct {
 	Path     string    `json:"path"`
 	Line     int       `json:"line"`
@@ -48,6 +52,8 @@ type doc struct {
 	Title    string    `json:"title"`
 	Aliases  string    `json:"aliases"`
 	Heading  string    `json:"heading"`
+	Spans    string    `json:"spans,omitempty"` // a long note's sections: "LINE END HEADING" lines (see splitRunes)
+	Names    []string  `json:"name"`            // title, file name and aliases as their terms, for "the query is its name"
 	Headings string    `json:"headings"`
 	TagText  string    `json:"tagtext"`
 	Tags     []string  `json:"tag"`
@@ -116,51 +122,127 @@ func buildDocs(rel, disk string, n *markdown.Note, mtime time.Time) []doc {
 	if base.Date.IsZero() {
 		base.Date = mtime.UTC()
 	}
+	if name := fileTitle(rel); !hasName(n, name) {
+		// The file name is always a title (SPEC §5), also when the
+		// first heading says something else: found by title: and in
+		// the title tier as an alias is.
+		base.Aliases = strings.TrimPrefix(base.Aliases+"\n"+name, "\n")
+	}
+	base.Names = names(base.Title, base.Aliases)
+	d := base
+	if len(n.Sections) == 0 {
+		// All frontmatter: found by its title, aliases, tags and
+		// property values like any other note; its lines are the
+		// frontmatter's.
+		d.Line, d.End = 1, max(1, n.BodyLine-1)
+		d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Props}, "\n")
+		return []doc{d}
+	}
 	total := 0
+	var heads, body []string
 	for _, s := range n.Sections {
 		total += utf8.RuneCountInString(s.Text)
+		if s.Heading != "" {
+			heads = append(heads, s.Heading)
+		}
+		if s.Text != "" {
+			body = append(body, s.Text)
+		}
 	}
-	groups := [][]markdown.Section{n.Sections}
+	d.Line, d.End = 1, n.Sections[len(n.Sections)-1].EndLine
+	d.Heading = n.Sections[0].Heading
 	if total > splitRunes {
-		groups = group(n.Sections, 3)
+		if groups := group(n.Sections, 3); len(groups) > 1 {
+			d.Spans = spansText(groups)
+		}
 	}
-	docs := make([]doc, 0, len(groups))
+	d.Headings = strings.Join(heads, "\n")
+	d.Body = strings.Join(body, "\n")
+	d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Props, d.Headings, d.Body}, "\n")
+	if len(d.Body) > maxPairedBody {
+		d.Body, d.LongBody = "", d.Body
+	}
+	return []doc{d}
+}
+
+// fileTitle is a note's file name without its folder and ".md".
+func fileTitle(rel string) string {
+	base := path.Base(rel)
+	return strings.TrimSuffix(base, path.Ext(base))
+}
+
+// hasName reports whether name is already n's title or one of its
+// aliases, as the index reads them (case and accents aside).
+func hasName(n *markdown.Note, name string) bool {
+	key := nameKey(name)
+	if key == "" || nameKey(n.Title) == key {
+		return true
+	}
+	for _, a := range n.Aliases {
+		if nameKey(a) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// names are the name keys of a title and of aliases ("\n"-separated).
+func names(title, aliases string) []string {
+	var out []string
+	for _, s := range append([]string{title}, strings.Split(aliases, "\n")...) {
+		if k := nameKey(s); k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// nameKey is a name as its index terms, space-separated: a query whose
+// words give the same key is the name, whatever its case, accents or
+// punctuation ("kevin kelly" is "Kevin Kelly"; "resume" is "Résumé").
+func nameKey(s string) string {
+	return strings.Join(analyzedTerms(s), " ")
+}
+
+// spansText records a long note's section groups for [parseSpans].
+func spansText(groups [][]markdown.Section) string {
+	var b strings.Builder
 	for _, g := range groups {
-		d := base
 		if len(g) == 0 {
-			// All frontmatter: found by its title, aliases, tags and
-			// property values like any other note.
-			d.Line, d.End = 1, n.BodyLine
-			d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Props}, "\n")
-			docs = append(docs, d)
 			continue
 		}
-		d.Line, d.End = g[0].Line, g[len(g)-1].EndLine
-		if len(groups) == 1 {
-			d.Line = 1
-		}
-		var heads, body []string
-		for _, s := range g {
-			if s.Heading != "" {
-				heads = append(heads, s.Heading)
-			}
-			if s.Text != "" {
-				body = append(body, s.Text)
-			}
-		}
-		if len(g[0].Path) > 1 {
-			heads = append(append([]string(nil), g[0].Path[:len(g[0].Path)-1]...), heads...)
-		}
-		d.Heading = g[0].Heading
-		d.Headings = strings.Join(heads, "\n")
-		d.Body = strings.Join(body, "\n")
-		d.All = strings.Join([]string{d.Title, d.Aliases, d.TagText, d.Props, d.Headings, d.Body}, "\n")
-		if len(d.Body) > maxPairedBody {
-			d.Body, d.LongBody = "", d.Body
-		}
-		docs = append(docs, d)
+		fmt.Fprintf(&b, "%d %d %s\n", g[0].Line, g[len(g)-1].EndLine, strings.ReplaceAll(g[0].Heading, "\n", " "))
 	}
-	return docs
+	return b.String()
+}
+
+// span is one section group of a long note: its lines and its heading.
+type span struct {
+	line, end int
+	heading   string
+}
+
+// parseSpans reads what spansText wrote (nothing for a note without
+// sections; a malformed line is skipped).
+func parseSpans(s string) []span {
+	var out []span
+	for l := range strings.Lines(s) {
+		f := strings.SplitN(strings.TrimSuffix(l, "\n"), " ", 3)
+		if len(f) < 2 {
+			continue
+		}
+		line, err1 := strconv.Atoi(f[0])
+		end, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		sp := span{line: line, end: end}
+		if len(f) == 3 {
+			sp.heading = f[2]
+		}
+		out = append(out, sp)
+	}
+	return out
 }
 
 // ownFields are the properties indexed in fields of their own (title,

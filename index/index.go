@@ -21,8 +21,10 @@ import (
 // from terms; Thai, Lao, Khmer and Myanmar read in pairs of letters.
 // 13: a tag is composed before it is lower-cased, so a decomposed İ is i;
 // a heading of several lines is one; words split at apostrophes; a body
-// over maxPairedBody indexed without pairs, in longbody.)
-const schemaVersion = 13
+// over maxPairedBody indexed without pairs, in longbody.
+// 14: one document per note, a long note's sections as spans; the file
+// name is an alias; names for "the query is its name".)
+const schemaVersion = 14
 
 const (
 	bleveSubdir  = "bleve"

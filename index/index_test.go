@@ -810,9 +810,9 @@ func TestRankingTiers(t *testing.T) {
 			t.Fatalf("min score %v kept %s at %v", last.Score, h.Path, h.Score)
 		}
 	}
-	// One word: no phrase or together tier.
+	// One word: no phrase or together tier; the note it names first.
 	res = mustSearch(t, ix, Query{Text: "rollback", NoSnippets: true})
-	if res.Hits[0].Match != MatchTitle || res.Hits[len(res.Hits)-1].Match != MatchWords {
+	if res.Hits[0].Path != "title.md" || res.Hits[0].Match != MatchTitlePhrase || res.Hits[1].Match != MatchTitle || res.Hits[len(res.Hits)-1].Match != MatchWords {
 		t.Fatalf("one word: %+v", res.Hits)
 	}
 }

@@ -65,6 +65,8 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt("title", text(true))
 	dm.AddFieldMappingsAt("aliases", text(false))
 	dm.AddFieldMappingsAt("heading", shown())
+	dm.AddFieldMappingsAt("spans", shown())
+	dm.AddFieldMappingsAt("name", kw(false))
 	dm.AddFieldMappingsAt("headings", text(false))
 	dm.AddFieldMappingsAt("tagtext", text(false))
 	dm.AddFieldMappingsAt("props", text(false))

@@ -154,3 +154,134 @@ func TestTitleTierNeedsTheWholeWord(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsAreNotes is the golden ranking of SPEC §5 "Results are
+// notes": a long note of many sections competes with short notes, and a
+// note is mentioned by others. Each note is one hit at most; the note a
+// query names comes first; "every word" holds over a whole note; when no
+// note holds every word, titles still count.
+func TestResultsAreNotes(t *testing.T) {
+	var handbook strings.Builder
+	handbook.WriteString("# Kitchen handbook\n\n")
+	for i := range 12 {
+		fmt.Fprintf(&handbook, "## Part %d\n\n", i+1)
+		switch i {
+		case 2:
+			handbook.WriteString("Descale the kettle monthly; the kettle lasts longer.\n\n")
+		case 9:
+			handbook.WriteString("Warm the teapot before brewing.\n\n")
+		default:
+			handbook.WriteString("The kettle sits on the shelf.\n\n")
+		}
+		handbook.WriteString(strings.Repeat("General filler about cupboards and drawers.\n", 8) + "\n")
+	}
+	v := mustVault(t, map[string]string{
+		"Kettle.md":                 "# Kettle\n\nBoils water.\n",
+		"mentions/breakfast.md":     "# Breakfast\n\nThe [[Kettle]] kettle whistled; a kettle, a kettle.\n",
+		"mentions/shopping.md":      "# Shopping\n\nkettle descaler, kettle filter, kettle.\n",
+		"handbook.md":               handbook.String(),
+		"tea.md":                    "# Tea things\n\nThe kettle boiled; the teapot waited.\n",
+		"teapot.md":                 "# Pottery\n\nA teapot, a teapot, another teapot.\n",
+		"키움 API 가이드.md":             "# 개요\n\n주문 함수 목록.\n",
+		"ko/mention1.md":            "# 메모\n\n키움 API 가이드를 참고. 키움 API 가이드 다시.\n",
+		"ko/mention2.md":            "# 키움 API\n\n키움 API 가이드에 따르면 키움 API 가이드.\n",
+		"References/Kevin Kelly.md": "# Clippings\n\nThe technium.\n",
+		"mentions/kk.md":            "# Reading\n\nKevin Kelly wrote it. Kevin Kelly again, Kevin Kelly.\n",
+	})
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    string
+		want []string // the hits, in order: "path:line match"
+	}{
+		// The handbook once, at the part with the most kettles.
+		{"kettle", []string{
+			"Kettle.md:1 title-phrase",
+			"mentions/breakfast.md:1 words", "mentions/shopping.md:1 words", "tea.md:1 words", "handbook.md:29 words",
+		}},
+		// Only the notes holding both words, the handbook in different
+		// parts; not teapot.md or the notes of kettles.
+		{"kettle teapot", []string{"tea.md:1 words", "handbook.md:29 words"}},
+		// No note holds samovar: the note titled kettle leads the rest.
+		{"kettle samovar", []string{
+			"Kettle.md:1 title",
+			"mentions/breakfast.md:1 words", "mentions/shopping.md:1 words", "tea.md:1 words", "handbook.md:29 words",
+		}},
+		{"키움 API 가이드", []string{"키움 API 가이드.md:1 title-phrase", "ko/mention1.md:1 together", "ko/mention2.md:1 together"}},
+		{"Kevin Kelly", []string{"References/Kevin Kelly.md:1 title-phrase", "mentions/kk.md:1 together"}},
+	} {
+		res := mustSearch(t, ix, Query{Text: c.q, Limit: 20})
+		var got []string
+		seen := map[string]bool{}
+		for _, h := range rankOrder(res.Hits) { // ties by path
+			if seen[h.Path] {
+				t.Errorf("%s: %s is more than one hit", c.q, h.Path)
+			}
+			seen[h.Path] = true
+			got = append(got, fmt.Sprintf("%s:%d %s", h.Path, h.Line, h.Match))
+		}
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", c.q, got, c.want)
+		}
+	}
+}
+
+// TestTopNotes: the word ranking as notes only, one per path, in order,
+// for a fusion with another ranking.
+func TestTopNotes(t *testing.T) {
+	logText := ""
+	for i := range 30 {
+		logText += fmt.Sprintf("### 2026-11-02T10:%02d:00Z lyra [ops/incident] Walrus sighting %d\nA walrus walrus walrus on the pier.\n<!-- nexus prev=x sig=y -->\n\n", i, i)
+	}
+	v := mustVault(t, map[string]string{
+		"log/live/2026-11.md": logText,
+		"Walrus.md":           "# Walrus\n\nA large marine mammal.\n",
+		"zoo.md":              "# Zoo\n\nWe saw a walrus.\n",
+		"beach.md":            "# Beach\n\nNo walrus today.\n",
+	})
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.TopNotes(context.Background(), Query{Text: "walrus"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.Path)
+		if h.Kind != KindNote || h.Line < 1 || h.Title == "" || h.Snippet == "" {
+			t.Errorf("hit %+v", h)
+		}
+	}
+	if len(got) != 3 || got[0] != "Walrus.md" {
+		t.Fatalf("top notes %q", got)
+	}
+	if hits, err := ix.TopNotes(context.Background(), Query{Text: "walrus"}, 1); err != nil || len(hits) != 1 || hits[0].Path != "Walrus.md" {
+		t.Fatalf("top note %v %v", hits, err)
+	}
+}
+
+// TestKoreanStemBelowExact: a query word matched by its stem (지역은 as
+// 지역) finds the notes holding the stem, below those holding the word
+// as typed, in the same tier.
+func TestKoreanStemBelowExact(t *testing.T) {
+	v := mustVault(t, map[string]string{
+		"stem.md":  "# 메모\n\n회의 지역에서 만났다. 지역 일정.\n",
+		"exact.md": "# 메모\n\n회의 지역은 서울이다.\n",
+		"other.md": "# 메모\n\n지구 반대편.\n",
+	})
+	ix := mustOpen(t, v, Options{NoServe: true})
+	if err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, ix, Query{Text: "지역은"})
+	if got := strings.Join(paths(res), " "); got != "exact.md stem.md" {
+		t.Fatalf("hits %s, want exact.md stem.md", got)
+	}
+	if res.Hits[0].Match != res.Hits[1].Match {
+		t.Fatalf("matches %q and %q: want one tier", res.Hits[0].Match, res.Hits[1].Match)
+	}
+}

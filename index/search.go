@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -157,8 +158,8 @@ func parseQueryText(s string) parsedQuery {
 		switch {
 		case neg && field == "tag":
 			p.notTags = append(p.notTags, tok)
-		case neg && emojiTag(tok) != "":
-			p.notTags = append(p.notTags, emojiTag(tok))
+		case neg && !quoted && queryTag(tok) != "":
+			p.notTags = append(p.notTags, queryTag(tok))
 		case neg:
 			p.excludes = append(p.excludes, tok)
 		case field == "title":
@@ -173,10 +174,9 @@ func parseQueryText(s string) parsedQuery {
 			p.types = append(p.types, tok)
 		case quoted:
 			p.phrases = append(p.phrases, tok)
-		case emojiTag(tok) != "":
-			// #🚀 holds no word to search the tags' text for: it is
-			// the tag.
-			p.tags = append(p.tags, emojiTag(tok))
+		case queryTag(tok) != "":
+			// #to-read, #🚀: the tag, as tag: is (SPEC §5).
+			p.tags = append(p.tags, queryTag(tok))
 		default:
 			p.words = append(p.words, tok)
 		}
@@ -184,18 +184,23 @@ func parseQueryText(s string) parsedQuery {
 	return p
 }
 
-// emojiTag is the tag a query word names when it is #TAG and TAG holds
-// no letter or digit (an emoji: #🚀, #📚); "" otherwise. A #tag of
-// words is searched as its words, which the tags' text holds; so is one
-// of stop words only (#the), which finds what the query's other words
-// find.
-func emojiTag(tok string) string {
+// queryTag is the tag a query word names when it is #TAG, TAG being
+// what a note's #tag can be (letters, digits, marks, emoji, _ - and /,
+// not digits only, as internal/markdown reads tags): #to-read, #🚀,
+// #infra/deploy. "" otherwise: #123 and # are words.
+func queryTag(tok string) string {
 	t, ok := strings.CutPrefix(tok, "#")
-	if !ok || t == "" || strings.HasPrefix(t, "#") || strings.IndexFunc(t, isWordRune) >= 0 || len(analyzedTerms(t)) > 0 {
+	if !ok || !tagTextRe.MatchString(t) || strings.Trim(t, "/") == "" {
+		return ""
+	}
+	if strings.IndexFunc(t, func(r rune) bool { return !unicode.IsDigit(r) }) < 0 {
 		return ""
 	}
 	return t
 }
+
+// tagTextRe is the text of a tag (internal/markdown's tagRe).
+var tagTextRe = regexp.MustCompile(`^[\p{L}\p{N}\p{M}\p{So}\x{1F3FB}-\x{1F3FF}\x{200D}\x{FE0F}_/\-]+$`)
 
 // tagQuery matches the tag t (# optional) and, as in Obsidian, its
 // nested tags: infra finds #infra/deploy. It is nil for no tag.
@@ -209,9 +214,6 @@ func tagQuery(t string) query.Query {
 	nested.SetField("tag")
 	return bleve.NewDisjunctionQuery(exact, nested)
 }
-
-// isWordRune reports whether r is a letter or a digit of any script.
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) }
 
 func matchField(text, field string, boost float64) query.Query {
 	q := bleve.NewMatchQuery(text)
@@ -379,9 +381,10 @@ type plan struct {
 	mustNot []query.Query
 	filter  query.Query
 	tiers   [][]query.Query
-	strong  []string // each tier's Hit.Match
-	loose   bool     // any word may match (MinShould 1 on should)
-	byDate  bool     // nothing scores: newest first
+	strong  []string      // each tier's Hit.Match
+	bonus   []query.Query // scored, never required: the words as typed, when matched by their stems
+	loose   bool          // any word may match (MinShould 1 on should)
+	byDate  bool          // nothing scores: newest first
 }
 
 // validQuery replaces the invalid UTF-8 in q's text and filters with
@@ -417,10 +420,21 @@ func buildQuery(q Query, all bool) (*plan, error) {
 	pl := &plan{p: p}
 	scored := false
 	if len(p.words) > 0 {
-		free := strings.Join(p.words, " ")
+		// Words are matched without the Korean particle or ending they
+		// carry (지역은 matches 지역); the words as typed score above.
+		words, stemmed := koreanStems(p.words)
+		free := strings.Join(words, " ")
 		nterms := len(analyzedTerms(free))
-		var phrase, together, names, heads []query.Query
-		if pairs := crossPairs(p.words); len(pairs) > 0 {
+		var name, phrase, together, names, heads []query.Query
+		// The query is the note's name: its title, file name or an alias.
+		for _, k := range uniq([]string{nameKey(strings.Join(p.words, " ")), nameKey(free)}) {
+			if k != "" {
+				t := bleve.NewTermQuery(k)
+				t.SetField("name")
+				name = append(name, t)
+			}
+		}
+		if pairs := crossPairs(words); len(pairs) > 0 {
 			// The words as a phrase in the title or an alias, and
 			// adjacent query words adjacent in the body (see
 			// pairsAnalyzerName).
@@ -435,26 +449,35 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		for _, fb := range fieldBoosts {
 			switch fb.field {
 			case "title", "aliases":
-				names = append(names, wordsIn(p.words, fb.field, fb.boost)...)
+				names = append(names, wordsIn(words, fb.field, fb.boost)...)
 			case "tagtext", "headings":
-				heads = append(heads, wordsIn(p.words, fb.field, fb.boost)...)
+				heads = append(heads, wordsIn(words, fb.field, fb.boost)...)
 			}
 		}
-		if all && nterms > 0 {
+		if stemmed {
+			exact := matchField(strings.Join(p.words, " "), "all", exactBoost)
+			pl.bonus = append(pl.bonus, exact)
+		}
+		if nterms > 0 {
 			m := bleve.NewMatchQuery(free)
 			m.SetField("all")
 			m.Analyzer = queryAnalyzerName
-			m.SetOperator(query.MatchQueryOperatorAnd)
-			pl.words, pl.wordsF = m, wordsFilter(free)
-			for i, t := range [][]query.Query{phrase, together, names, heads} {
+			if all {
+				m.SetOperator(query.MatchQueryOperatorAnd)
+				pl.words, pl.wordsF = m, wordsFilter(free)
+			} else {
+				// No note holds every word: those holding any, in
+				// the same tiers, so that a title still counts.
+				pl.words, pl.wordsF = m, anyWordFilter(free)
+			}
+			for i, t := range [][]query.Query{name, phrase, together, names, heads} {
 				if len(t) > 0 {
 					pl.tiers = append(pl.tiers, t)
-					pl.strong = append(pl.strong, []string{MatchTitlePhrase, MatchTogether, MatchTitle, MatchHeading}[i])
+					pl.strong = append(pl.strong, []string{MatchTitlePhrase, MatchTitlePhrase, MatchTogether, MatchTitle, MatchHeading}[i])
 				}
 			}
 		} else {
-			// Not every word required (or only stop words): rank the
-			// documents holding any of them.
+			// Only stop words: rank the documents holding any of them.
 			pl.should = append(pl.should, phrase...)
 			pl.should = append(pl.should, together...)
 			pl.should = append(pl.should, names...)
@@ -570,6 +593,15 @@ func (pl *plan) query() query.Query {
 	if pl.loose {
 		b.SetMinShould(1)
 	}
+	return pl.withBonus(b)
+}
+
+// withBonus adds the plan's bonus clauses to b, scored and optional: to
+// a query of required clauses only (b has no should clause of its own).
+func (pl *plan) withBonus(b *query.BooleanQuery) *query.BooleanQuery {
+	if len(pl.bonus) > 0 && !pl.loose {
+		b.AddShould(pl.bonus...)
+	}
 	return b
 }
 
@@ -608,14 +640,14 @@ func (pl *plan) tierQuery(t int) query.Query {
 		for _, stronger := range pl.tiers {
 			b.AddMustNot(stronger...)
 		}
-		return b
+		return pl.withBonus(b)
 	}
 	b := pl.base(pl.wordsF)
 	b.AddMust(bleve.NewDisjunctionQuery(pl.tiers[t]...))
 	for _, stronger := range pl.tiers[:t] {
 		b.AddMustNot(stronger...)
 	}
-	return b
+	return pl.withBonus(b)
 }
 
 // wordsFilter requires every word, unscored, as a conjunction of terms:
@@ -634,6 +666,17 @@ func wordsFilter(free string) query.Query {
 		qs = append(qs, tq)
 	}
 	return bleve.NewConjunctionQuery(qs...)
+}
+
+// anyWordFilter requires any of the words, unscored.
+func anyWordFilter(free string) query.Query {
+	var qs []query.Query
+	for _, t := range uniq(analyzedTerms(free)) {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField("all")
+		qs = append(qs, tq)
+	}
+	return bleve.NewDisjunctionQuery(qs...)
 }
 
 // countQuery matches the plan's documents without scoring them.
@@ -693,10 +736,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	res := &Results{Query: q.Text, Total: r.total, TotalCapped: r.capped, Hits: []Hit{}, CatchingUp: ix.catchingUp.Load() && !ix.opts.WaitCatchUp}
-	var an analysis.Analyzer
-	if !q.NoSnippets {
-		an = ix.bi.Mapping().AnalyzerNamed(analyzerName)
-	}
+	an := ix.bi.Mapping().AnalyzerNamed(analyzerName)
 	terms := queryTerms(an, pq)
 	for i, h := range r.hits {
 		hit := Hit{Score: h.Score, Match: r.match[i]}
@@ -721,7 +761,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		if s, ok := h.Fields["date"].(string); ok {
 			hit.Date, _ = time.Parse(time.RFC3339Nano, s)
 		}
-		var data []byte // the hit's file, read once for the mask and the snippet
+		var data []byte // the hit's file, read once for the mask, the section and the snippet
+		if spans, _ := h.Fields["spans"].(string); spans != "" && hit.Kind == KindNote {
+			// A long note: shown at its best section.
+			data = ix.readHit(hit.Path)
+			atBestSection(&hit, parseSpans(spans), terms, data)
+		}
 		if hit.Kind == KindLog || hit.Kind == KindDecision {
 			var masked bool
 			if data, masked = ix.maskQuarantined(&hit, ix.readHit(hit.Path)); masked {
@@ -734,7 +779,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		// to an agent), and in NFC; after the quarantine check, which
 		// looks for them, and before the snippet, which may be the title.
 		hit.Title, hit.Heading = shownText(hit.Title), shownText(hit.Heading)
-		if an != nil {
+		if !q.NoSnippets {
 			hit.Snippet = ix.snippet(an, terms, hit, data)
 		}
 		res.Hits = append(res.Hits, hit)
@@ -743,16 +788,17 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 }
 
 // hitFields are the stored fields a Hit is made of.
-var hitFields = []string{"path", "disk", "title", "heading", "line", "end", "agent", "type", "kind", "date"}
+var hitFields = []string{"path", "disk", "title", "heading", "spans", "line", "end", "agent", "type", "kind", "date"}
 
 // run evaluates a plan: the best limit documents and how many match.
 // ix.bmu must be held.
 //
-// A plan with tiers is ranked tier by tier: documents whose title or an
-// alias holds the words as a phrase, then documents where two query words
-// stand side by side, then documents with a word in the title or an
-// alias, then in a tag or a heading, then the rest; by score within a
-// tier. Only as many tiers are scored as it takes to fill the page. This
+// A plan with tiers is ranked tier by tier: the notes the query names
+// (their title, file name or an alias is the query), then documents whose
+// title or an alias holds the words as a phrase, then documents where two
+// query words stand side by side, then documents with a word in the title
+// or an alias, then in a tag or a heading, then the rest; by score within
+// a tier. Only as many tiers are scored as it takes to fill the page. This
 // is what keeps a query of common words fast: bleve scores every document
 // a query matches, and the strong tiers are a small part of them.
 func (ix *Index) run(ctx context.Context, pl *plan, limit int, minScore float64) (*ranked, error) {
@@ -896,3 +942,35 @@ func (ix *Index) flushPending(ctx context.Context) {
 // Proximity boosts: the words as a title phrase, and each adjacent pair in
 // the body.
 const phraseBoost, pairBoost = 10.0, 200.0
+
+// exactBoost weighs the words as typed when the query matched them by
+// their stems (koreanStem): 지역은 over 지역에서 for 지역은.
+const exactBoost = 2.0
+
+// TopNotes is the word search as one ranking of notes, for combining
+// with another ranking of the same notes by path (a fusion with a search
+// by meaning): the best n notes for q, best first, so that a note's rank
+// is its index plus one. Each note is one hit (its Path as on disk, its
+// best section's Line, its Title, Snippet and Score); log entries and
+// decisions, which share their file's path, are left out. q.Limit is
+// ignored; n is at most 10,000.
+func (ix *Index) TopNotes(ctx context.Context, q Query, n int) ([]Hit, error) {
+	n = min(max(n, 1), 10000)
+	q.Limit = min(2*n+10, 10000) // room for the log entries left out
+	for {
+		res, err := ix.Search(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		notes := make([]Hit, 0, n)
+		for _, h := range res.Hits {
+			if h.Kind == KindNote && len(notes) < n {
+				notes = append(notes, h)
+			}
+		}
+		if len(notes) == n || len(res.Hits) < q.Limit || q.Limit == 10000 {
+			return notes, nil
+		}
+		q.Limit = min(2*q.Limit, 10000)
+	}
+}

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -184,6 +185,8 @@ var (
 	// (folded or not) at a line's start; footnoteRe a footnote reference.
 	quoteMarkRe = regexp.MustCompile(`(?m)^[ \t]{0,3}(?:>[ \t]?)+(?:\[![\w-]+\][+-]?[ \t]*)?`)
 	footnoteRe  = regexp.MustCompile(`\[\^[^\]\s]+\]`)
+	// escapeRe is a markdown backslash escape of ASCII punctuation.
+	escapeRe = regexp.MustCompile(`\\([!-/:-@\[-` + "`" + `{-~])`)
 	// highlightRe and strikeRe are ==text== and ~~text~~, the markers
 	// touching the text (a == b is not a highlight).
 	highlightRe = regexp.MustCompile(`==([^=\s](?:[^=\n]*[^=\s])?)==`)
@@ -233,6 +236,15 @@ func snippetText(sec []byte) string {
 // inlineText drops the inline markup of text outside code (see
 // [snippetText]).
 func inlineText(s string) string {
+	if strings.IndexByte(s, '<') >= 0 {
+		s = markdown.HTMLTagRe.ReplaceAllString(s, " ")
+	}
+	if strings.IndexByte(s, '&') >= 0 {
+		s = html.UnescapeString(s) // &amp; as shown: &
+	}
+	if strings.IndexByte(s, '\\') >= 0 {
+		s = escapeRe.ReplaceAllString(s, "$1") // 4\. and \[x\] as read: 4. and [x]
+	}
 	if strings.Contains(s, "[^") {
 		s = footnoteRe.ReplaceAllString(s, "")
 	}
@@ -395,10 +407,231 @@ func propertyDisplay(v any) string {
 	return markdown.PropertyText(v)
 }
 
+// atBestSection points h, a hit on a long note, at its best section:
+// the one holding the most distinct query terms (a heading holding one
+// counting half a term more, two of them side by side a quarter), then
+// the most of their occurrences, the first of equals; the note's first section when none holds a term (it
+// matched by its title or properties). data is the note (nil:
+// unreadable, h unchanged).
+//
+// It costs one pass over the note and a substring search per term, as
+// the snippet's window does (the terms are found as bestWindow finds
+// them), and never renders a section: only the chosen one is, for its
+// snippet.
+func atBestSection(h *Hit, spans []span, terms map[string]bool, data []byte) {
+	if data == nil || len(spans) == 0 {
+		return
+	}
+	starts := []int{0} // byte offset of each line of data
+	for i := 0; i < len(data); {
+		k := bytes.IndexByte(data[i:], '\n')
+		if k < 0 {
+			break
+		}
+		i += k + 1
+		starts = append(starts, i)
+	}
+	type place struct {
+		at   int
+		term string
+	}
+	type tally struct {
+		terms  map[string]bool
+		n      int
+		places []place // where the terms are, up to maxPlaces
+	}
+	const maxPlaces = 4096
+	counts := make([]tally, len(spans))
+	count := func(t string, at int) {
+		line := sort.SearchInts(starts, at+1) // 1-based line of byte at
+		i := sort.Search(len(spans), func(i int) bool { return spans[i].end >= line })
+		if i == len(spans) || spans[i].line > line {
+			return // the frontmatter, or between spans
+		}
+		if counts[i].terms == nil {
+			counts[i].terms = map[string]bool{}
+		}
+		counts[i].terms[t] = true
+		counts[i].n++
+		if len(counts[i].places) < maxPlaces {
+			counts[i].places = append(counts[i].places, place{at, t})
+		}
+	}
+	if !termsAt(data, terms, count) {
+		// A term the text may hold in another case or with accents
+		// only found in the text as the snippet searches it.
+		text := string(data)
+		lower, lowerAt, accentsAt := searchText(text)
+		for t := range terms {
+			for _, form := range termForms(t) {
+				for off, n := 0, 0; n < snippetScanCap*4; n++ {
+					k := strings.Index(lower[off:], form)
+					if k < 0 {
+						break
+					}
+					at := lowerAt.src(accentsAt.src(off + k))
+					off += k + len(form)
+					if !midWord(text, at) {
+						count(t, at)
+					}
+				}
+			}
+		}
+	}
+	best, bestScore, bestN := 0, 0.0, 0
+	for i, c := range counts {
+		score := float64(len(c.terms))
+		if score > 0 && spans[i].heading != "" {
+			if _, _, _, hn := bestWindowN(spans[i].heading, terms); hn > 0 {
+				score += 0.5
+			}
+		}
+		if len(c.terms) > 1 {
+			// Two terms side by side (a query's words together).
+			sort.Slice(c.places, func(a, b int) bool { return c.places[a].at < c.places[b].at })
+			for k := 1; k < len(c.places); k++ {
+				if a, b := c.places[k-1], c.places[k]; a.term != b.term && sideBySide(data, a.at, a.term, b.at) {
+					score += 0.25
+					break
+				}
+			}
+		}
+		if score > bestScore || score == bestScore && score > 0 && c.n > bestN {
+			best, bestScore, bestN = i, score, c.n
+		}
+	}
+	sp := spans[best]
+	h.Line, h.EndLine, h.Heading = sp.line, sp.end, sp.heading
+}
+
+// sideBySide reports whether the term at b follows the word holding
+// term a (at a) with only spaces and punctuation between, on one line:
+// "backup, restore", not "backup.\nThen restore".
+func sideBySide(data []byte, a int, term string, b int) bool {
+	end := a + len(term)
+	if b <= end {
+		return true // touching or overlapping (CJK pairs)
+	}
+	gap := data[end:b]
+	// The rest of a's word (a term is a stem: restor of restore).
+	for len(gap) > 0 {
+		r, n := utf8.DecodeRune(gap)
+		if !wordRune(r) {
+			break
+		}
+		gap = gap[n:]
+	}
+	if len(gap) == 0 || len(gap) > 8 {
+		return false
+	}
+	for _, r := range string(gap) {
+		if r == '\n' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// termForms are the spellings of term searched for: with a typographic
+// apostrophe too, which the index reads as '.
+func termForms(t string) []string {
+	if t == "" {
+		return nil
+	}
+	if strings.Contains(t, "'") {
+		return []string{t, strings.ReplaceAll(t, "'", "\u2019")}
+	}
+	return []string{t}
+}
+
+// termsAt finds the terms in data as written, without lower-casing it (a
+// long note is not copied): an ASCII term in lower case, capitalised and
+// in capitals, a term of letters without case (Hangul, CJK) as it is.
+// It calls fn with each term and where it starts (outside a word), and
+// reports false, having called nothing, when a term could be written
+// otherwise (accents, other scripts' cases, ' and ’) or none is found.
+func termsAt(data []byte, terms map[string]bool, fn func(t string, at int)) bool {
+	type find struct{ term, form string }
+	var finds []find
+	for t := range terms {
+		if t == "" {
+			continue
+		}
+		ascii, caseless := true, true
+		for _, r := range t {
+			if r >= utf8.RuneSelf {
+				ascii = false
+				if unicode.ToUpper(r) != r || unicode.ToLower(r) != r || r == '\u2019' {
+					caseless = false
+				}
+			}
+		}
+		switch {
+		case strings.ContainsRune(t, '\''):
+			return false
+		case ascii:
+			forms := []string{t, strings.ToUpper(t[:1]) + t[1:], strings.ToUpper(t)}
+			for _, f := range uniq(forms) {
+				finds = append(finds, find{t, f})
+			}
+		case caseless:
+			finds = append(finds, find{t, t})
+		default:
+			return false
+		}
+	}
+	if len(finds) > 0 && mayHaveAccent(data) {
+		return false // résumé holds resume only without its accents
+	}
+	type hit struct {
+		term string
+		at   int
+	}
+	var hits []hit
+	for _, f := range finds {
+		form := []byte(f.form)
+		for off, n := 0, 0; n < snippetScanCap*4; n++ {
+			k := bytes.Index(data[off:], form)
+			if k < 0 {
+				break
+			}
+			at := off + k
+			off = at + len(form)
+			if !midWordBytes(data, at) {
+				hits = append(hits, hit{f.term, at})
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return false
+	}
+	for _, h := range hits {
+		fn(h.term, h.at)
+	}
+	return true
+}
+
+// midWordBytes is midWord on bytes.
+func midWordBytes(data []byte, i int) bool {
+	if i <= 0 || i >= len(data) {
+		return false
+	}
+	before, _ := utf8.DecodeLastRune(data[:i])
+	after, _ := utf8.DecodeRune(data[i:])
+	return wordRune(before) && wordRune(after)
+}
+
 // bestWindow picks the snippetRunes-long window of text with the most
 // distinct query terms; found is false when text holds none (the window
 // is then text's start).
 func bestWindow(text string, terms map[string]bool) (win string, start, end int, found bool) {
+	win, start, end, n := bestWindowN(text, terms)
+	return win, start, end, n > 0
+}
+
+// bestWindowN is bestWindow, saying how many distinct terms the window
+// holds.
+func bestWindowN(text string, terms map[string]bool) (win string, start, end, nterms int) {
 	type span struct {
 		start, end int
 		term       string
@@ -440,9 +673,9 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].start < cands[j].start })
 	maxBytes := snippetRunes * 2
+	bestN := 0
 	if len(cands) > 0 {
-		found = true
-		best, bestN, bestEnd := 0, 0, 0
+		best, bestEnd := 0, 0
 		for i := range cands {
 			seen := map[string]bool{}
 			last := cands[i].end
@@ -480,7 +713,7 @@ func bestWindow(text string, terms map[string]bool) (win string, start, end int,
 		_, sz := utf8.DecodeRuneInString(text[end:])
 		end += sz
 	}
-	return text[start:end], start, end, found
+	return text[start:end], start, end, bestN
 }
 
 // midWord reports whether byte i of text is inside a word of a spaced

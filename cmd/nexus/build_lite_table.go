@@ -185,16 +185,18 @@ Example:
 	{
 		Use:   `search QUERY`,
 		Short: `Ranked search over the whole vault (English, Korean and other CJK)`,
-		Long: `Search every note, note section, live-log entry and decision of the vault,
-best first. Each hit shows path:line (where its section starts), the title,
-how it matched, the score and a snippet with the matched words in ** **.
+		Long: `Search every note, live-log entry and decision of the vault, best first;
+a note is one hit. Each hit shows path:line (where its best section starts),
+the title, how it matched, the score and a snippet with the matched words in
+** **.
 
 Query syntax:
   staging ssh port     plain words: notes holding every word (if none does,
                        notes holding some), ranked by how they match:
-                         title-phrase  the words are the title or an alias
+                         title-phrase  the words are the title, the file
+                                       name or an alias (or a phrase of one)
                          together      two query words side by side
-                         title         a word in the title or an alias
+                         title         a word in the title, file name or alias
                          heading       a word in a heading or a tag
                          words         the words, elsewhere
                        then by score (which compares hits of one kind)
@@ -202,13 +204,16 @@ Query syntax:
   title:staging        must match the title or an alias (title:"two words")
   deploy -docker       must not contain docker (also -"a phrase")
   tag:infra path:projects/ agent:lyra type:feedback   inline filters
+  #to-read             the tag to-read, as tag:to-read
   prop:author:"Ada Lovelace"   the frontmatter property author holds these
                        words (links count as their text); prop:reviewer:
                        the note has the property; -prop:status:draft: not
 
 Frontmatter property values are searchable text too, so a note whose
 author is [[Ada Lovelace]] is found by "Ada Lovelace". Korean compounds
-find each other with and without the space (시간초과, 시간 초과).
+find each other with and without the space (시간초과, 시간 초과), and a
+particle or ending on a query word is not needed in the note (지역은 finds
+지역을; the list is in docs/search.md).
 
 Filters: --type, --tag, --path (a path prefix), --since/--until (2026-11-01,
 2026-11-01T10:30 or RFC 3339, inclusive; see docs/cli.md; the date is the

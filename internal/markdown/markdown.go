@@ -3,6 +3,7 @@ package markdown
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"net/url"
 	"path"
 	"regexp"
@@ -169,7 +170,9 @@ func normTag(t string) string {
 	if digits {
 		return ""
 	}
-	return strings.ToLower(norm.NFC.String(t))
+	// Composed again after: İ with a circumflex lower-cases to i and
+	// the circumflex, which is î composed (FuzzParse).
+	return norm.NFC.String(strings.ToLower(norm.NFC.String(t)))
 }
 
 // isTagRune reports whether r may be part of a tag: a letter, digit or
@@ -324,6 +327,21 @@ func (p *parser) block(n ast.Node) {
 		p.buf.WriteByte('\n')
 		return
 	case *ast.HTMLBlock:
+		// Obsidian shows the text of an HTML block (<div>, <details>):
+		// it is text, without its tags, comments, scripts and styles.
+		var raw bytes.Buffer
+		lines := b.Lines()
+		for i := 0; i < lines.Len(); i++ {
+			seg := lines.At(i)
+			raw.Write(seg.Value(p.src))
+		}
+		if b.HasClosure() {
+			raw.Write(b.ClosureLine.Value(p.src))
+		}
+		if t := HTMLText(raw.String()); strings.TrimSpace(t) != "" {
+			p.buf.WriteString(t)
+			p.buf.WriteByte('\n')
+		}
 		return
 	case *ast.ThematicBreak:
 		return
@@ -394,7 +412,13 @@ func (p *parser) inlines(n ast.Node) (prose, code string) {
 		s = blockIDRe.ReplaceAllString(s, "")
 	}
 	if strings.IndexByte(s, '#') >= 0 {
-		for _, m := range tagRe.FindAllStringSubmatch(s, -1) {
+		tagged := s
+		if strings.IndexByte(s, '$') >= 0 {
+			// $x #tag$ is inline math, not a tag; the text stays
+			// (a $ is as often a price).
+			tagged = inlineMathRe.ReplaceAllString(s, " $1")
+		}
+		for _, m := range tagRe.FindAllStringSubmatch(tagged, -1) {
 			p.tags.add(normTag(m[1]))
 		}
 	}
@@ -407,7 +431,7 @@ func (p *parser) inlines(n ast.Node) (prose, code string) {
 		if target != "" {
 			p.links.add(target)
 		}
-		if sub[2] != "" {
+		if sub[2] != "" && !(m[0] == '!' && isSize(sub[2])) {
 			return sub[2]
 		}
 		return target
@@ -491,7 +515,32 @@ func wikiParts(m string) (shown, target string) {
 			target = note + " > " + sub
 		}
 	}
+	if strings.HasPrefix(m, "!") && isSize(sh) {
+		sh = "" // ![[picture.png|100]]: a width, not text
+	}
 	return strings.TrimSpace(sh), target
+}
+
+// sizeRe is an embed's size after |: a width, or width x height.
+var sizeRe = regexp.MustCompile(`^\s*\d+(?:\s*x\s*\d+)?\s*$`)
+
+func isSize(s string) bool { return sizeRe.MatchString(s) }
+
+var (
+	// inlineMathRe is $…$ math: no space inside either $, the closing
+	// one not followed by a digit ($5 and $6 is not math).
+	inlineMathRe = regexp.MustCompile(`\$[^\s$](?:[^$\n]*[^\s$])?\$([^0-9]|$)`)
+	htmlDropRe   = regexp.MustCompile(`(?is)<!--.*?-->|<script\b.*?</script\s*>|<style\b.*?</style\s*>`)
+	// HTMLTagRe is an HTML tag (not an autolink: <https://…>).
+	HTMLTagRe = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>`)
+)
+
+// HTMLText is the text an HTML block shows: without comments, scripts,
+// styles and tags (each tag a space), entities decoded.
+func HTMLText(s string) string {
+	s = htmlDropRe.ReplaceAllString(s, " ")
+	s = HTMLTagRe.ReplaceAllString(s, " ")
+	return html.UnescapeString(s)
 }
 
 // wikiDisplay is what a wikilink shows; with both, its target as well

@@ -200,7 +200,7 @@ func TestPropertyText(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"", "---\n---\n", "---\ntags: [a, b]\n---\n# T\n#x [[y|z]]", "```\n#a\n", "## \n#", "%%#a%% [[", "\xff\x00---", "\ufeff---\ntags: [🌲]\n---\n#📚 ^id $$#m$$", "#I\u0307zmir #Cre\u0302pe"} {
+	for _, s := range []string{"", "---\n---\n", "---\ntags: [a, b]\n---\n# T\n#x [[y|z]]", "```\n#a\n", "## \n#", "%%#a%% [[", "\xff\x00---", "\ufeff---\ntags: [🌲]\n---\n#📚 ^id $$#m$$", "#I\u0307zmir #Cre\u0302pe", "#\u0130\u03020"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
