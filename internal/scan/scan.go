@@ -6,6 +6,7 @@
 package scan
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -15,8 +16,6 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
-
-	"github.com/nexus-memory/nexus/vault"
 )
 
 // Rule names, as they appear in [Error.Rule] and in the
@@ -58,8 +57,14 @@ var why = map[Place]string{
 	PlaceCheckpoint: "A checkpoint is pasted into the prompt of the session that resumes the work, so it must not hold secrets, hidden characters or commands that leak them (instruction-like phrasing is kept but quarantined)",
 }
 
+// ErrRefused is wrapped by every [*Error]. It is the value of
+// vault.ErrRefused, which callers match: the scan is a leaf helper and
+// imports no Nexus package, so the sentinel is declared here and vault
+// names it (as it names atomicfile.ErrConflict).
+var ErrRefused = errors.New("refused")
+
 // Error is returned by [Text] for text that hits a security rule.
-// It wraps [vault.ErrRefused].
+// It wraps [ErrRefused] (vault.ErrRefused).
 type Error struct {
 	// Rule is the name of the first rule the text hit, one of the Rule...
 	// constants.
@@ -80,8 +85,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("refused by the security scan (rule %s): %s. %s; rewrite the text without it", e.Rule, e.Detail, reason)
 }
 
-// Unwrap makes an Error match [vault.ErrRefused].
-func (e *Error) Unwrap() error { return vault.ErrRefused }
+// Unwrap makes an Error match [ErrRefused] (vault.ErrRefused).
+func (e *Error) Unwrap() error { return ErrRefused }
 
 // Quarantinable reports whether the rule hit is injection or role-hijack
 // phrasing: text that may be kept as evidence where a record must not
@@ -243,7 +248,7 @@ func foldForScan(s string) string {
 
 // Text runs the security scan over text that is about to reach an agent's
 // prompt. It returns nil, or an [*Error] naming the first rule hit, which
-// wraps [vault.ErrRefused].
+// wraps [ErrRefused] (vault.ErrRefused).
 //
 // It looks for prompt-injection and role-hijack phrasing, secret and
 // credential shapes (API keys, private keys, tokens, passwords),
