@@ -6,7 +6,6 @@
 package scan
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -56,12 +55,6 @@ var why = map[Place]string{
 	PlaceDecision:   "Decisions are shown to every agent at session start and the signed record can never be removed, so they must not hold secrets, hidden characters or commands that leak them (instruction-like phrasing is kept but quarantined)",
 	PlaceCheckpoint: "A checkpoint is pasted into the prompt of the session that resumes the work, so it must not hold secrets, hidden characters or commands that leak them (instruction-like phrasing is kept but quarantined)",
 }
-
-// ErrRefused is wrapped by every [*Error]. It is the value of
-// vault.ErrRefused, which callers match: the scan is a leaf helper and
-// imports no Nexus package, so the sentinel is declared here and vault
-// names it (as it names atomicfile.ErrConflict).
-var ErrRefused = errors.New("refused")
 
 // Error is returned by [Text] for text that hits a security rule.
 // It wraps [ErrRefused] (vault.ErrRefused).
