@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/curator"
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/internal/version"
@@ -155,7 +156,8 @@ func New(opts Options) (*Server, error) {
 	s.addPrompts()
 	s.addResources(hooks)
 	if opts.KeeperEvery >= 0 {
-		s.keeper = retention.StartKeeper(s.ctx, opts.Vault, retention.KeeperOptions{Every: opts.KeeperEvery, Now: opts.Now, Logger: opts.Logger})
+		s.keeper = retention.StartKeeper(s.ctx, opts.Vault, retention.KeeperOptions{Every: opts.KeeperEvery, Now: opts.Now, Logger: opts.Logger,
+			After: new(curator.Auto).Run}) // the curator's automatic passes
 	}
 	s.loops.Add(2)
 	go func() {

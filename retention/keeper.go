@@ -20,6 +20,10 @@ type KeeperOptions struct {
 	// Logger receives what the keeper carried out, and errors. Default:
 	// discard.
 	Logger *slog.Logger
+	// After, if set, ends every run, with the run's time and the logger:
+	// 'nexus watch' and 'nexus serve' run the curator's automatic pass
+	// there ([curator.Auto.Run]), which retention cannot import.
+	After func(v *vault.Vault, now time.Time, log *slog.Logger)
 }
 
 // Keeper keeps a running vault in step with what people do in Obsidian,
@@ -28,16 +32,15 @@ type KeeperOptions struct {
 // merges the conflict copies sync tools leave ([ResolveConflicts]),
 // carries out status: approved/rejected edits ([Reconcile]) and brings every
 // agent's memory/INDEX.md in step with its fact files
-// ([agents.SyncAllIndexes]), and rewrites the log's derived timeline when
-// new entries arrived. Its goroutine is owned: [Keeper.Close] stops it
-// and waits.
+// ([agents.SyncAllIndexes]), rewrites the log's derived timeline when
+// new entries arrived, and then runs [KeeperOptions.After]. Its goroutine
+// is owned: [Keeper.Close] stops it and waits.
 type Keeper struct {
 	v      *vault.Vault
 	opts   KeeperOptions
 	poke   chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	cur    keeperCurator // curator_keeper.go
 }
 
 // StartKeeper starts a keeper; it runs once at once, then every
@@ -103,7 +106,9 @@ func (k *Keeper) RunOnce() {
 		k.opts.Logger.Warn("sync memory indexes", "err", err)
 	}
 	k.keepTimeline()
-	k.curate()
+	if k.opts.After != nil {
+		k.opts.After(k.v, k.opts.Now(), k.opts.Logger)
+	}
 }
 
 // Close stops the keeper and waits for a run in progress to end.

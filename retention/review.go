@@ -95,7 +95,7 @@ func Pending(v *vault.Vault) (map[string]PendingSummary, error) {
 
 // Get reads one item: pending, or else archived.
 func Get(v *vault.Vault, id string) (Item, error) {
-	if err := validID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return Item{}, err
 	}
 	it, err := readItem(v, PendingPath(id))
@@ -179,7 +179,7 @@ func Reject(v *vault.Vault, id string, d Decision) (Item, error) {
 // done, so a process killed half way is finished by [Recover] (which
 // calls decide without journal: its intent is already there).
 func decide(v *vault.Vault, id string, d Decision, approve, journal bool) (it Item, err error) {
-	if err := validID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return Item{}, err
 	}
 	if strings.TrimSpace(d.By) == "" {
@@ -252,8 +252,10 @@ var testHookApplied func()
 
 // resultPath is what an applied item wrote: its fact file or memory file.
 func resultPath(v *vault.Vault, it Item) string {
-	if r, ok := curatorLanded(v, it); ok {
-		return r
+	if h, ok := handlerFor(it.Kind); ok {
+		if r, ok := h.Landed(v, it); ok {
+			return r
+		}
 	}
 	if it.Kind == KindMemory {
 		if t, err := agents.ParseTarget(it.Target); err == nil {
@@ -292,8 +294,8 @@ func applyEdit(it *Item, text string) error {
 
 // apply performs an approved item and returns what it wrote.
 func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
-	if isCuratorKind(it.Kind) {
-		return applyCurator(v, it, now) // curator_apply.go
+	if h, ok := handlerFor(it.Kind); ok {
+		return h.Apply(v, it, now) // a curator proposal (kinds.go)
 	}
 	switch it.Kind {
 	case KindFact:
@@ -583,7 +585,7 @@ func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
 		}
 		// Recorded after each item, so a rollback after a kill half way
 		// through still removes the facts made before it.
-		if err := snap.addCreated(v, []string{done.Result}); err != nil {
+		if err := snap.AddCreated(v, []string{done.Result}); err != nil {
 			return res, err
 		}
 		res.Approved = append(res.Approved, done)
@@ -620,8 +622,10 @@ func affectedPaths(v *vault.Vault, items []Item) []string {
 		case KindConflict:
 			add(it.Target)
 		default:
-			for _, p := range curatorAffected(it) {
-				add(p)
+			if h, ok := handlerFor(it.Kind); ok {
+				for _, p := range h.Affected(it) {
+					add(p)
+				}
 			}
 		}
 	}
