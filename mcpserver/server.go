@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/conflicts"
 	"github.com/nexus-memory/nexus/curator"
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/index"
@@ -157,7 +158,7 @@ func New(opts Options) (*Server, error) {
 	s.addResources(hooks)
 	if opts.KeeperEvery >= 0 {
 		s.keeper = retention.StartKeeper(s.ctx, opts.Vault, retention.KeeperOptions{Every: opts.KeeperEvery, Now: opts.Now, Logger: opts.Logger,
-			After: new(curator.Auto).Run}) // the curator's automatic passes
+			Before: conflicts.Keep, After: new(curator.Auto).Run}) // sync conflicts first, the curator's automatic passes last
 	}
 	s.loops.Add(2)
 	go func() {

@@ -9,10 +9,10 @@
 // [Approve], [Reject], [Reconcile]), the intents that finish a decision a
 // killed process left half done ([Recover]), the snapshots ([TakeSnapshot],
 // [Rollback]), the journey of what was proposed and decided ([Journey]),
-// the keeper that keeps a running vault in step with Obsidian ([Keeper]),
-// and, for now, sync-conflict reconciliation ([ResolveConflicts]). The
-// curator's proposals (package curator) are review items too: the curator
-// registers their kinds ([RegisterKind]) and carries them out when
+// and the keeper that keeps a running vault in step with Obsidian
+// ([Keeper]). The curator's proposals (package curator) and sync conflicts
+// that need a person (package conflicts) are review items too: those
+// packages register their kinds ([RegisterKind]) and carry them out when
 // approved.
 //
 // Only a person approves: the package offers Approve and Reject for the CLI

@@ -142,7 +142,7 @@ func Recover(v *vault.Vault) (RecoverResult, error) {
 	if ins, err := Unfinished(v); err != nil || len(ins) == 0 {
 		return res, err
 	}
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return res, err
 	}
@@ -255,7 +255,7 @@ func finishRollback(v *vault.Vault, in *Intent) error {
 // matches") or change it twice.
 func landed(v *vault.Vault, it Item) bool {
 	if h, ok := handlerFor(it.Kind); ok {
-		_, ok := h.Landed(v, it) // a curator proposal (kinds.go)
+		_, ok := h.Landed(v, it) // a curator proposal, a sync conflict (kinds.go)
 		return ok
 	}
 	switch it.Kind {

@@ -31,7 +31,7 @@ const (
 )
 
 // A KindHandler carries out approved items of a kind that a package above
-// retention files (the curator's proposals). Retention calls it, with the
+// retention files (the curator's proposals, sync conflicts). Retention calls it, with the
 // review lock held, from [Approve], [ApproveAll] and [Reconcile], and when
 // it finishes a decision a killed process left half done.
 type KindHandler struct {
@@ -65,7 +65,7 @@ func RegisterKind(kind string, h KindHandler) {
 	}
 	kinds.Lock()
 	defer kinds.Unlock()
-	if _, dup := kinds.m[kind]; dup || kind == KindFact || kind == KindMemory || kind == KindConflict {
+	if _, dup := kinds.m[kind]; dup || kind == KindFact || kind == KindMemory {
 		panic(fmt.Sprintf("retention: RegisterKind %q twice", kind))
 	}
 	if kinds.m == nil {

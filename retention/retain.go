@@ -15,8 +15,10 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// reviewLock serialises decisions, staging and rollbacks across processes.
-const reviewLock = "review"
+// ReviewLock is the vault lock ([vault.Vault.Lock]) that serialises
+// decisions, staging and rollbacks across processes; a package that writes
+// review items itself (conflicts) takes it too.
+const ReviewLock = "review"
 
 // PendingPath returns the vault-relative path of a pending item.
 func PendingPath(id string) string { return vault.PendingDir + "/" + id + ".md" }

@@ -149,7 +149,7 @@ type Decision struct {
 //
 // Approve is for a person's decision; it must not be exposed to agents.
 func Approve(v *vault.Vault, id string, d Decision) (Item, error) {
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return Item{}, err
 	}
@@ -163,7 +163,7 @@ func Approve(v *vault.Vault, id string, d Decision) (Item, error) {
 // Reject moves a pending item to review/archive/ with status rejected and
 // the reason.
 func Reject(v *vault.Vault, id string, d Decision) (Item, error) {
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return Item{}, err
 	}
@@ -295,7 +295,7 @@ func applyEdit(it *Item, text string) error {
 // apply performs an approved item and returns what it wrote.
 func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
 	if h, ok := handlerFor(it.Kind); ok {
-		return h.Apply(v, it, now) // a curator proposal (kinds.go)
+		return h.Apply(v, it, now) // a curator proposal, a sync conflict (kinds.go)
 	}
 	switch it.Kind {
 	case KindFact:
@@ -321,8 +321,6 @@ func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
 			return "", err
 		}
 		return m.Path(), nil
-	case KindConflict:
-		return applyConflict(v, it)
 	}
 	return "", fmt.Errorf("item %s: unknown kind %q: %w", it.ID, it.Kind, vault.ErrInvalid)
 }
@@ -471,7 +469,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 	if len(todo) == 0 {
 		return res, nil
 	}
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return res, err
 	}
@@ -540,7 +538,7 @@ type BulkResult struct {
 // reported in Failed.
 func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
 	var res BulkResult
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return res, err
 	}
@@ -619,8 +617,6 @@ func affectedPaths(v *vault.Vault, items []Item) []string {
 			if t, err := agents.ParseTarget(it.Target); err == nil {
 				add(agents.HomePath(it.Agent, t.File()))
 			}
-		case KindConflict:
-			add(it.Target)
 		default:
 			if h, ok := handlerFor(it.Kind); ok {
 				for _, p := range h.Affected(it) {

@@ -206,7 +206,7 @@ type RollbackResult struct {
 // stored copy against the manifest (nothing is restored from a damaged
 // snapshot) and takes a snapshot of the state it replaces.
 func Rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) {
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return RollbackResult{}, err
 	}
