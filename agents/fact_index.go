@@ -30,7 +30,7 @@ const FactCacheDir = vault.StateDir + "/facts"
 func cacheableFile(name string) bool {
 	return strings.HasSuffix(name, ".md") && !strings.EqualFold(name, "INDEX.md") &&
 		!strings.HasPrefix(name, ".") && !strings.ContainsAny(name, "\t\n\r") && utf8.ValidString(name) &&
-		!vault.IsConflictCopy(name) // a sync tool's second version: handled by retention.ResolveConflicts
+		!vault.IsConflictCopy(name) // a sync tool's second version: handled by conflicts.Resolve
 }
 
 func entryFromFact(f Fact, info fs.FileInfo, now time.Time) *cacheEntry {

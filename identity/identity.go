@@ -204,6 +204,18 @@ func DecodePublicKey(s string) (ed25519.PublicKey, error) {
 	return ed25519.PublicKey(raw), nil
 }
 
+// Check returns nil when name is a valid agent name with an IDENTITY.md in
+// v: else the [ValidName] error or a [*NoAgentError].
+func Check(v *vault.Vault, name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if _, err := os.Stat(v.MustPath(IdentityPath(name))); err != nil {
+		return &NoAgentError{Name: name}
+	}
+	return nil
+}
+
 // Load reads an agent's IDENTITY.md.
 func Load(v *vault.Vault, name string) (*Identity, error) {
 	if err := ValidName(name); err != nil {

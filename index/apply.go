@@ -17,7 +17,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/document"
 
-	"github.com/nexus-memory/nexus/internal/markdown"
+	"github.com/nexus-memory/nexus/index/markdown"
 )
 
 // diff compares the disk with the manifest: paths to (re)index and paths

@@ -15,8 +15,8 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/nexus-memory/nexus/index/holder"
+	"github.com/nexus-memory/nexus/index/markdown"
 	"github.com/nexus-memory/nexus/internal/dates"
-	"github.com/nexus-memory/nexus/internal/markdown"
 	"github.com/nexus-memory/nexus/livelog"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nexus-memory/nexus/internal/markdown"
+	"github.com/nexus-memory/nexus/index/markdown"
 	"github.com/nexus-memory/nexus/livelog"
 )
 

@@ -16,8 +16,8 @@ import (
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/nexus-memory/nexus/index/markdown"
 	"github.com/nexus-memory/nexus/internal/invisible"
-	"github.com/nexus-memory/nexus/internal/markdown"
 	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/livelog"
 	"github.com/nexus-memory/nexus/vault"

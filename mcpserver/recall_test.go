@@ -9,7 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nexus-memory/nexus/agents"
-	"github.com/nexus-memory/nexus/retention"
+	"github.com/nexus-memory/nexus/curator"
 )
 
 // TestRecallSignalsOverMCP: a session start, fact_read, and a memory_get
@@ -66,7 +66,7 @@ func TestRecallSignalsOverMCP(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pass, err := retention.RunCurator(v, retention.PassOptions{Now: time.Now()})
+	pass, err := curator.Run(v, curator.PassOptions{Now: time.Now()})
 	if err != nil || len(pass.Proposals) == 0 {
 		t.Fatalf("pass: %+v %v", pass, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/conflicts"
+	"github.com/nexus-memory/nexus/curator"
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/internal/version"
@@ -155,7 +157,8 @@ func New(opts Options) (*Server, error) {
 	s.addPrompts()
 	s.addResources(hooks)
 	if opts.KeeperEvery >= 0 {
-		s.keeper = retention.StartKeeper(s.ctx, opts.Vault, retention.KeeperOptions{Every: opts.KeeperEvery, Now: opts.Now, Logger: opts.Logger})
+		s.keeper = retention.StartKeeper(s.ctx, opts.Vault, retention.KeeperOptions{Every: opts.KeeperEvery, Now: opts.Now, Logger: opts.Logger,
+			Before: conflicts.Keep, After: new(curator.Auto).Run}) // sync conflicts first, the curator's automatic passes last
 	}
 	s.loops.Add(2)
 	go func() {

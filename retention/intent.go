@@ -114,7 +114,7 @@ func Unfinished(v *vault.Vault) ([]Intent, error) {
 			continue // finished meanwhile
 		}
 		var in Intent
-		if err := json.Unmarshal(data, &in); err != nil || in.ID == "" || validID(in.ID) != nil {
+		if err := json.Unmarshal(data, &in); err != nil || in.ID == "" || CheckID(in.ID) != nil {
 			in = Intent{Op: "invalid", ID: strings.TrimSuffix(name, ".json")}
 		}
 		in.file = name
@@ -142,7 +142,7 @@ func Recover(v *vault.Vault) (RecoverResult, error) {
 	if ins, err := Unfinished(v); err != nil || len(ins) == 0 {
 		return res, err
 	}
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return res, err
 	}
@@ -236,7 +236,7 @@ func finishDecision(v *vault.Vault, in *Intent) (Item, error) {
 // finishRollback restores the snapshot again: every step of a restore is
 // safe to repeat, and the snapshot taken before it is already recorded.
 func finishRollback(v *vault.Vault, in *Intent) error {
-	s, err := loadSnapshot(v, in.ID)
+	s, err := LoadSnapshot(v, in.ID)
 	if err != nil {
 		return err
 	}
@@ -254,8 +254,8 @@ func finishRollback(v *vault.Vault, in *Intent) error {
 // left it so; applying again would fail ("already exists", "no entry
 // matches") or change it twice.
 func landed(v *vault.Vault, it Item) bool {
-	if isCuratorKind(it.Kind) {
-		_, ok := curatorLanded(v, it) // curator_apply.go
+	if h, ok := handlerFor(it.Kind); ok {
+		_, ok := h.Landed(v, it) // a curator proposal, a sync conflict (kinds.go)
 		return ok
 	}
 	switch it.Kind {

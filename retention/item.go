@@ -19,6 +19,16 @@ const (
 	KindFact = "fact"
 	// KindMemory is a bounded-memory write (SPEC §2) held by the review gate.
 	KindMemory = "memory"
+	// KindConflict is a pending item filed by sync-conflict
+	// reconciliation (package conflicts): two versions of a file that do
+	// not merge without judgement. The file holds one (this machine's, or
+	// git's first side); the other is archived under
+	// review/archive/conflicts/ and named by the item's provenance source.
+	// Approving puts the other version in place of the file; rejecting
+	// keeps the file as it is (edit it by hand first to keep parts of
+	// both). Package conflicts carries it out, through the [KindHandler]
+	// it registers.
+	KindConflict = "conflict"
 )
 
 // Statuses of an item. A person sets approved or rejected in Obsidian;

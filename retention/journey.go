@@ -124,7 +124,7 @@ func Journey(v *vault.Vault, o JourneyOptions) ([]Event, error) {
 		}
 		add(Event{Time: it.DecidedAt, Agent: it.Agent, Kind: kind, Title: by + ")", Path: it.Path})
 	}
-	curatorPasses(v, add) // curator_journey.go
+	curatorPasses(v, add) // journey_curator.go
 	if l, err := livelog.Open(v, livelog.Options{}); err == nil {
 		if ds, err := l.ListDecisions(true); err == nil {
 			for _, d := range ds {

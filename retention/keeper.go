@@ -20,24 +20,33 @@ type KeeperOptions struct {
 	// Logger receives what the keeper carried out, and errors. Default:
 	// discard.
 	Logger *slog.Logger
+	// Before, if set, starts every run, with the run's time and the
+	// logger: 'nexus watch' and 'nexus serve' merge the conflict copies
+	// sync tools leave there ([conflicts.Keep]), so that a review item's
+	// two versions are merged before its decision is carried out.
+	Before func(v *vault.Vault, now time.Time, log *slog.Logger)
+	// After, if set, ends every run, as Before starts it: 'nexus watch'
+	// and 'nexus serve' run the curator's automatic pass there
+	// ([curator.Auto.Run]). Retention imports neither package: both sit
+	// above it.
+	After func(v *vault.Vault, now time.Time, log *slog.Logger)
 }
 
 // Keeper keeps a running vault in step with what people do in Obsidian,
 // for 'nexus watch' and 'nexus serve': at every tick (or [Keeper.Poke], for
 // example on a file event under review/pending/ or agents/*/memory/) it
-// merges the conflict copies sync tools leave ([ResolveConflicts]),
-// carries out status: approved/rejected edits ([Reconcile]) and brings every
+// runs [KeeperOptions.Before] (where those commands merge the conflict
+// copies sync tools leave), carries out status: approved/rejected edits ([Reconcile]) and brings every
 // agent's memory/INDEX.md in step with its fact files
-// ([agents.SyncAllIndexes]), and rewrites the log's derived timeline when
-// new entries arrived. Its goroutine is owned: [Keeper.Close] stops it
-// and waits.
+// ([agents.SyncAllIndexes]), rewrites the log's derived timeline when
+// new entries arrived, and then runs [KeeperOptions.After]. Its goroutine
+// is owned: [Keeper.Close] stops it and waits.
 type Keeper struct {
 	v      *vault.Vault
 	opts   KeeperOptions
 	poke   chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	cur    keeperCurator // curator_keeper.go
 }
 
 // StartKeeper starts a keeper; it runs once at once, then every
@@ -83,9 +92,11 @@ func (k *Keeper) Poke() {
 // RunOnce reconciles review decisions and syncs the memory indexes now, in
 // the caller's goroutine. It is safe to call concurrently with the loop.
 func (k *Keeper) RunOnce() {
-	// Conflict copies first: a review item's two versions are merged
-	// before its decision is carried out.
-	k.resolveConflicts()
+	// Conflict copies first (Before): a review item's two versions are
+	// merged before its decision is carried out.
+	if k.opts.Before != nil {
+		k.opts.Before(k.v, k.opts.Now(), k.opts.Logger)
+	}
 	res, err := Reconcile(k.v, k.opts.Now())
 	for _, it := range res.Approved {
 		k.opts.Logger.Info("review approved in Obsidian carried out", "id", it.ID, "agent", it.Agent, "result", it.Result, "by", it.DecidedBy)
@@ -103,7 +114,9 @@ func (k *Keeper) RunOnce() {
 		k.opts.Logger.Warn("sync memory indexes", "err", err)
 	}
 	k.keepTimeline()
-	k.curate()
+	if k.opts.After != nil {
+		k.opts.After(k.v, k.opts.Now(), k.opts.Logger)
+	}
 }
 
 // Close stops the keeper and waits for a run in progress to end.
@@ -111,15 +124,4 @@ func (k *Keeper) Close() error {
 	k.cancel()
 	k.wg.Wait()
 	return nil
-}
-
-// resolveConflicts runs [ResolveConflicts] and logs what it did.
-func (k *Keeper) resolveConflicts() {
-	rep, err := ResolveConflicts(context.Background(), k.v, k.opts.Now())
-	for _, r := range rep.Resolved {
-		k.opts.Logger.Info("sync conflict handled", "file", r.Original, "copy", r.Path, "action", r.Action, "detail", r.Detail, "archived", r.Archived, "review", r.ReviewID)
-	}
-	if err != nil {
-		k.opts.Logger.Warn("resolve sync conflicts", "err", err)
-	}
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// reviewLock serialises decisions, staging and rollbacks across processes.
-const reviewLock = "review"
+// ReviewLock is the vault lock ([vault.Vault.Lock]) that serialises
+// decisions, staging and rollbacks across processes; a package that writes
+// review items itself (conflicts) takes it too.
+const ReviewLock = "review"
 
 // PendingPath returns the vault-relative path of a pending item.
 func PendingPath(id string) string { return vault.PendingDir + "/" + id + ".md" }
@@ -24,8 +26,8 @@ func PendingPath(id string) string { return vault.PendingDir + "/" + id + ".md" 
 // ArchivePath returns the vault-relative path of a decided item.
 func ArchivePath(id string) string { return vault.ArchiveDir + "/" + id + ".md" }
 
-// validID accepts the ids Nexus makes and file stems a person may use.
-func validID(id string) error {
+// CheckID accepts the ids Nexus makes and file stems a person may use.
+func CheckID(id string) error {
 	if id == "" || strings.ContainsAny(id, `/\:`) || strings.HasPrefix(id, ".") || len(id) > 100 {
 		return fmt.Errorf("%q is not a review item id: %w", id, vault.ErrInvalid)
 	}
@@ -49,7 +51,7 @@ func newID() string {
 // ([agents.FactInput.Check]); a refused fact writes nothing. prov.Agent is
 // set to agent and prov.Time to now when empty.
 func Retain(v *vault.Vault, agent string, in agents.FactInput, prov Provenance, now time.Time) (Item, error) {
-	if err := checkAgent(v, agent); err != nil {
+	if err := identity.Check(v, agent); err != nil {
 		return Item{}, err
 	}
 	in, err := in.Check()
@@ -87,16 +89,6 @@ func asReview(err error) error {
 	return err
 }
 
-func checkAgent(v *vault.Vault, agent string) error {
-	if err := identity.ValidName(agent); err != nil {
-		return err
-	}
-	if _, err := os.Stat(v.MustPath(identity.IdentityPath(agent))); err != nil {
-		return &identity.NoAgentError{Name: agent}
-	}
-	return nil
-}
-
 func checkProvenance(prov *Provenance, agent string, now time.Time) error {
 	prov.Agent = agent
 	if prov.Time.IsZero() {
@@ -119,6 +111,17 @@ func checkProvenance(prov *Provenance, agent string, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// Stage files it as a new pending item under a fresh id, for a package
+// that files items of its own kind ([RegisterKind]): its provenance is
+// completed and checked as [Retain] does (the agent is it.Agent, the time
+// now unless set).
+func Stage(v *vault.Vault, it Item, now time.Time) (Item, error) {
+	if err := checkProvenance(&it.Provenance, it.Agent, now); err != nil {
+		return Item{}, err
+	}
+	return stage(v, it)
 }
 
 // stage writes a new pending item under a fresh id.

@@ -95,7 +95,7 @@ func Pending(v *vault.Vault) (map[string]PendingSummary, error) {
 
 // Get reads one item: pending, or else archived.
 func Get(v *vault.Vault, id string) (Item, error) {
-	if err := validID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return Item{}, err
 	}
 	it, err := readItem(v, PendingPath(id))
@@ -149,7 +149,7 @@ type Decision struct {
 //
 // Approve is for a person's decision; it must not be exposed to agents.
 func Approve(v *vault.Vault, id string, d Decision) (Item, error) {
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return Item{}, err
 	}
@@ -163,7 +163,7 @@ func Approve(v *vault.Vault, id string, d Decision) (Item, error) {
 // Reject moves a pending item to review/archive/ with status rejected and
 // the reason.
 func Reject(v *vault.Vault, id string, d Decision) (Item, error) {
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return Item{}, err
 	}
@@ -179,7 +179,7 @@ func Reject(v *vault.Vault, id string, d Decision) (Item, error) {
 // done, so a process killed half way is finished by [Recover] (which
 // calls decide without journal: its intent is already there).
 func decide(v *vault.Vault, id string, d Decision, approve, journal bool) (it Item, err error) {
-	if err := validID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return Item{}, err
 	}
 	if strings.TrimSpace(d.By) == "" {
@@ -252,8 +252,10 @@ var testHookApplied func()
 
 // resultPath is what an applied item wrote: its fact file or memory file.
 func resultPath(v *vault.Vault, it Item) string {
-	if r, ok := curatorLanded(v, it); ok {
-		return r
+	if h, ok := handlerFor(it.Kind); ok {
+		if r, ok := h.Landed(v, it); ok {
+			return r
+		}
 	}
 	if it.Kind == KindMemory {
 		if t, err := agents.ParseTarget(it.Target); err == nil {
@@ -292,8 +294,8 @@ func applyEdit(it *Item, text string) error {
 
 // apply performs an approved item and returns what it wrote.
 func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
-	if isCuratorKind(it.Kind) {
-		return applyCurator(v, it, now) // curator_apply.go
+	if h, ok := handlerFor(it.Kind); ok {
+		return h.Apply(v, it, now) // a curator proposal, a sync conflict (kinds.go)
 	}
 	switch it.Kind {
 	case KindFact:
@@ -319,8 +321,6 @@ func apply(v *vault.Vault, it Item, now time.Time) (string, error) {
 			return "", err
 		}
 		return m.Path(), nil
-	case KindConflict:
-		return applyConflict(v, it)
 	}
 	return "", fmt.Errorf("item %s: unknown kind %q: %w", it.ID, it.Kind, vault.ErrInvalid)
 }
@@ -469,7 +469,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 	if len(todo) == 0 {
 		return res, nil
 	}
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return res, err
 	}
@@ -538,7 +538,7 @@ type BulkResult struct {
 // reported in Failed.
 func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
 	var res BulkResult
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return res, err
 	}
@@ -583,7 +583,7 @@ func ApproveAll(v *vault.Vault, f Filter, d Decision) (BulkResult, error) {
 		}
 		// Recorded after each item, so a rollback after a kill half way
 		// through still removes the facts made before it.
-		if err := snap.addCreated(v, []string{done.Result}); err != nil {
+		if err := snap.AddCreated(v, []string{done.Result}); err != nil {
 			return res, err
 		}
 		res.Approved = append(res.Approved, done)
@@ -617,11 +617,11 @@ func affectedPaths(v *vault.Vault, items []Item) []string {
 			if t, err := agents.ParseTarget(it.Target); err == nil {
 				add(agents.HomePath(it.Agent, t.File()))
 			}
-		case KindConflict:
-			add(it.Target)
 		default:
-			for _, p := range curatorAffected(it) {
-				add(p)
+			if h, ok := handlerFor(it.Kind); ok {
+				for _, p := range h.Affected(it) {
+					add(p)
+				}
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func PlanRollback(v *vault.Vault, id string) (RollbackPlan, error) {
 		}
 		id = all[0].ID
 	}
-	s, err := loadSnapshot(v, id)
+	s, err := LoadSnapshot(v, id)
 	if err != nil {
 		return plan, err
 	}

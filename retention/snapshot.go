@@ -118,9 +118,9 @@ func (s *Snapshot) add(v *vault.Vault, paths []string, copyExisting bool) error 
 	return vault.WriteFile(filepath.Join(dir, manifestName), append(data, '\n'), 0o644)
 }
 
-// addCreated records files a bulk change created that the snapshot did not
+// AddCreated records files a bulk change created that the snapshot did not
 // name beforehand, so that a rollback removes them.
-func (s *Snapshot) addCreated(v *vault.Vault, paths []string) error {
+func (s *Snapshot) AddCreated(v *vault.Vault, paths []string) error {
 	return s.add(v, paths, false)
 }
 
@@ -138,7 +138,7 @@ func ListSnapshots(v *vault.Vault) ([]Snapshot, error) {
 		if !de.IsDir() || !strings.HasPrefix(de.Name(), "s-") {
 			continue
 		}
-		s, err := loadSnapshot(v, de.Name())
+		s, err := LoadSnapshot(v, de.Name())
 		if err != nil {
 			continue // a snapshot being written, or damaged: not listed
 		}
@@ -148,9 +148,10 @@ func ListSnapshots(v *vault.Vault) ([]Snapshot, error) {
 	return out, nil
 }
 
-func loadSnapshot(v *vault.Vault, id string) (Snapshot, error) {
+// LoadSnapshot reads snapshot id's manifest.
+func LoadSnapshot(v *vault.Vault, id string) (Snapshot, error) {
 	var s Snapshot
-	if err := validID(id); err != nil || !strings.HasPrefix(id, "s-") {
+	if err := CheckID(id); err != nil || !strings.HasPrefix(id, "s-") {
 		return s, fmt.Errorf("%q is not a snapshot id: %w", id, vault.ErrInvalid)
 	}
 	data, err := os.ReadFile(filepath.Join(snapshotDir(v, id), manifestName))
@@ -205,7 +206,7 @@ type RollbackResult struct {
 // stored copy against the manifest (nothing is restored from a damaged
 // snapshot) and takes a snapshot of the state it replaces.
 func Rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) {
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return RollbackResult{}, err
 	}
@@ -213,11 +214,12 @@ func Rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) 
 	if _, err := recoverLocked(v); err != nil {
 		return RollbackResult{}, err
 	}
-	return rollback(v, id, now)
+	return RollbackLocked(v, id, now)
 }
 
-// rollback is [Rollback] with the review lock held.
-func rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) {
+// RollbackLocked is [Rollback] for a caller that holds the review lock: a
+// [KindHandler] undoing its own approval.
+func RollbackLocked(v *vault.Vault, id string, now time.Time) (RollbackResult, error) {
 	var res RollbackResult
 	if id == "" {
 		all, err := ListSnapshots(v)
@@ -229,7 +231,7 @@ func rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) 
 		}
 		id = all[0].ID
 	}
-	s, err := loadSnapshot(v, id)
+	s, err := LoadSnapshot(v, id)
 	if err != nil {
 		return res, err
 	}

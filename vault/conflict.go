@@ -307,7 +307,7 @@ func fenceOf(line []byte) string {
 // conflict markers, which no command can read: it saves that version
 // beside it as .nexus/config.git-conflict-HASH.yaml and writes git's first
 // side in its place, so that the vault opens again. The choice between the
-// sides is then filed for a person by retention.ResolveConflicts, which
+// sides is then filed for a person by conflicts.Resolve, which
 // sees the saved version as a conflict copy. It returns the vault-relative
 // path of the saved version, or "" when the config holds no markers (or
 // its first side does not parse either, and a person must edit it).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/nexus-memory/nexus/internal/atomicfile"
+	"github.com/nexus-memory/nexus/internal/scan"
 )
 
 // ErrNotVault is returned when a folder is not a Nexus vault (it has no
@@ -33,8 +34,9 @@ var ErrInvalid = errors.New("invalid input")
 var ErrTooLarge = fmt.Errorf("too large: %w", ErrInvalid)
 
 // ErrRefused is wrapped by errors for operations the rules refuse: a limit,
-// a security scan hit, no unique match. Nothing was written.
-var ErrRefused = errors.New("refused")
+// a security scan hit, no unique match. Nothing was written. It is the
+// security scan's sentinel (the scan, a leaf helper, declares it).
+var ErrRefused = scan.ErrRefused
 
 // ErrLockTimeout is wrapped by [*LockTimeoutError]: a lock was not free
 // within the bound. Nothing was done; the command may be run again.

@@ -28,6 +28,7 @@ const (
 	ProjectsDir  = "projects"
 	PendingDir   = "review/pending"
 	ArchiveDir   = "review/archive"
+	CuratorDir   = "review/curator" // the curator's diary, one note per pass
 )
 
 // dirs are created by Init, in order: only Nexus's own hidden folder, so

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-memory/nexus/agents"
-	"github.com/nexus-memory/nexus/retention"
+	"github.com/nexus-memory/nexus/curator"
 )
 
 func init() { register(newCuratorCmd) }
@@ -97,7 +97,7 @@ func runCuratorStatus(g *globals) error {
 	if err != nil {
 		return err
 	}
-	res, err := retention.CuratorStatus(v, curatorAgent(g), g.now())
+	res, err := curator.Status(v, curatorAgent(g), g.now())
 	if err != nil {
 		return err
 	}
@@ -118,8 +118,8 @@ func runCuratorStatus(g *globals) error {
 		var tb table
 		tb.row("AGENT", "MEMORY", "USER", "ACTIVE", "STALE", "DUE", "PINNED", "ARCHIVED", "WAITING")
 		for _, a := range res.Agents {
-			tb.row(a.Agent, pressureCell(a.Memory), pressureCell(a.User), strconv.Itoa(a.Facts[retention.StateActive]), strconv.Itoa(a.Facts[retention.StateStale]),
-				strconv.Itoa(a.Facts[retention.StateArchive]), strconv.Itoa(a.Facts[retention.StatePinned]), strconv.Itoa(a.Archived), strconv.Itoa(len(a.Waiting)))
+			tb.row(a.Agent, pressureCell(a.Memory), pressureCell(a.User), strconv.Itoa(a.Facts[curator.StateActive]), strconv.Itoa(a.Facts[curator.StateStale]),
+				strconv.Itoa(a.Facts[curator.StateArchive]), strconv.Itoa(a.Facts[curator.StatePinned]), strconv.Itoa(a.Archived), strconv.Itoa(len(a.Waiting)))
 		}
 		tb.write(w)
 		for _, a := range res.Agents {
@@ -138,7 +138,7 @@ func runCuratorStatus(g *globals) error {
 	})
 }
 
-func pressureCell(p retention.Pressure) string {
+func pressureCell(p curator.Pressure) string {
 	s := strings.SplitN(p.Usage, " ", 2)[0]
 	if p.Over {
 		s += " !"
@@ -151,7 +151,7 @@ func runCurator(g *globals, o curatorOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := retention.RunCurator(v, retention.PassOptions{Now: g.now(), DryRun: o.dryRun, Agent: curatorAgent(g)})
+	res, err := curator.Run(v, curator.PassOptions{Now: g.now(), DryRun: o.dryRun, Agent: curatorAgent(g)})
 	if err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func runFactStats(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	states, err := retention.FactStates(v, agent, g.now())
+	states, err := curator.FactStates(v, agent, g.now())
 	if err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func runFactStats(g *globals, args []string) error {
 	})
 }
 
-func printFactStats(w io.Writer, s retention.FactState) {
+func printFactStats(w io.Writer, s curator.FactState) {
 	fmt.Fprintf(w, "%s (%s)\nstate:    %s, %d days since last use (%s)\n", s.Name, s.Path, s.State, s.IdleDays, fmtDate(s.LastUse))
 	fmt.Fprintf(w, "reads:    %d, last %s\nsearches: %d reads after a search, last %s\n", s.Use.Reads, fmtDate(s.Use.LastRead), s.Use.SearchReads, fmtDate(s.Use.LastSearchRead))
 	fmt.Fprintf(w, "listed:   in %d session starts\n", s.Shown)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-memory/nexus/mcpserver/demo"
+	"github.com/nexus-memory/nexus/demo"
 )
 
 func init() { register(newDemoCmd) }

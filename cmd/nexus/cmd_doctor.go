@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-memory/nexus/internal/doctor"
+	"github.com/nexus-memory/nexus/doctor"
 	"github.com/nexus-memory/nexus/vault"
 )
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nexus-memory/nexus/internal/doctor"
+	"github.com/nexus-memory/nexus/doctor"
 )
 
 // TestDoctorOutputGolden pins the human output of 'nexus doctor'.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	_ "github.com/nexus-memory/nexus/conflicts" // carries out approved sync-conflict items (retention.RegisterKind)
+	_ "github.com/nexus-memory/nexus/curator"   // carries out approved curator proposals
 	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-memory/nexus/conflicts"
+	"github.com/nexus-memory/nexus/curator"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/retention"
 )
@@ -87,10 +89,13 @@ func runWatch(g *globals, o watchOptions) error {
 	if err := ix.Start(g.ctx); err != nil {
 		return err
 	}
-	// Carry out reviews a person approves or rejects in Obsidian
-	// and keep memory indexes in step with hand-edited fact files.
+	// Merge sync-conflict copies, carry out reviews a person approves
+	// or rejects in Obsidian, keep memory indexes in step with
+	// hand-edited fact files, and run the curator's automatic passes.
 	keeper := retention.StartKeeper(g.ctx, v, retention.KeeperOptions{
 		Logger: slog.New(slog.NewTextHandler(g.stderr, nil)),
+		Before: conflicts.Keep,
+		After:  new(curator.Auto).Run,
 	})
 	defer keeper.Close()
 	st, err := ix.Status(g.ctx)

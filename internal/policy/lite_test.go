@@ -18,7 +18,7 @@ var heavy = []string{
 	"github.com/modelcontextprotocol/go-sdk",
 	module + "/index",
 	module + "/mcpserver",
-	module + "/internal/doctor",
+	module + "/doctor",
 }
 
 // light are packages under a heavy prefix that the lean build may link:

@@ -15,8 +15,6 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
-
-	"github.com/nexus-memory/nexus/vault"
 )
 
 // Rule names, as they appear in [Error.Rule] and in the
@@ -59,7 +57,7 @@ var why = map[Place]string{
 }
 
 // Error is returned by [Text] for text that hits a security rule.
-// It wraps [vault.ErrRefused].
+// It wraps [ErrRefused] (vault.ErrRefused).
 type Error struct {
 	// Rule is the name of the first rule the text hit, one of the Rule...
 	// constants.
@@ -80,8 +78,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("refused by the security scan (rule %s): %s. %s; rewrite the text without it", e.Rule, e.Detail, reason)
 }
 
-// Unwrap makes an Error match [vault.ErrRefused].
-func (e *Error) Unwrap() error { return vault.ErrRefused }
+// Unwrap makes an Error match [ErrRefused] (vault.ErrRefused).
+func (e *Error) Unwrap() error { return ErrRefused }
 
 // Quarantinable reports whether the rule hit is injection or role-hijack
 // phrasing: text that may be kept as evidence where a record must not
@@ -243,7 +241,7 @@ func foldForScan(s string) string {
 
 // Text runs the security scan over text that is about to reach an agent's
 // prompt. It returns nil, or an [*Error] naming the first rule hit, which
-// wraps [vault.ErrRefused].
+// wraps [ErrRefused] (vault.ErrRefused).
 //
 // It looks for prompt-injection and role-hijack phrasing, secret and
 // credential shapes (API keys, private keys, tokens, passwords),

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/nexus-memory/nexus/vault"
 )
 
 func TestTextRefuses(t *testing.T) {
@@ -108,8 +106,8 @@ func TestTextRefuses(t *testing.T) {
 		if se.Rule != tt.rule {
 			t.Errorf("Text(%q) rule = %s, want %s", tt.text, se.Rule, tt.rule)
 		}
-		if !errors.Is(err, vault.ErrRefused) {
-			t.Errorf("Text(%q) does not match vault.ErrRefused", tt.text)
+		if !errors.Is(err, ErrRefused) {
+			t.Errorf("Text(%q) does not match ErrRefused", tt.text)
 		}
 	}
 }
@@ -183,7 +181,7 @@ func FuzzText(f *testing.F) {
 			return
 		}
 		var se *Error
-		if !errors.As(err, &se) || se.Rule == "" || !errors.Is(err, vault.ErrRefused) {
+		if !errors.As(err, &se) || se.Rule == "" || !errors.Is(err, ErrRefused) {
 			t.Fatalf("Text(%q) = %v: not a ScanError with a rule", s, err)
 		}
 	})

@@ -1,4 +1,4 @@
-package retention
+package curator
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/livelog"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -67,11 +68,11 @@ func TestCuratorPromoteLog(t *testing.T) {
 		t.Error("the writer got the reader's recalls")
 	}
 
-	res, err := RunCurator(v, PassOptions{Now: t0.Add(5 * time.Hour)})
+	res, err := Run(v, PassOptions{Now: t0.Add(5 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	proms := pendingOf(t, v, KindPromote)
+	proms := pendingOf(t, v, retention.KindPromote)
 	if len(proms) != 1 || !strings.Contains(proms[0].Name, good.Segment) || proms[0].Agent != "lyra" {
 		t.Fatalf("promotions %+v (notes %v)", proms, res.Notes)
 	}
@@ -96,13 +97,13 @@ func TestCuratorPromoteLog(t *testing.T) {
 		t.Fatal("promoted before approval")
 	}
 	// While it waits: not proposed again.
-	if _, err := RunCurator(v, PassOptions{Now: t0.Add(6 * time.Hour)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: t0.Add(6 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if p := pendingOf(t, v, KindPromote); len(p) != 1 {
+	if p := pendingOf(t, v, retention.KindPromote); len(p) != 1 {
 		t.Fatalf("proposed twice while waiting: %d", len(p))
 	}
-	if _, err := Approve(v, proms[0].ID, Decision{By: "person", Now: t0.Add(7 * time.Hour)}); err != nil {
+	if _, err := retention.Approve(v, proms[0].ID, retention.Decision{By: "person", Now: t0.Add(7 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	want := "Staging moved to port 2222 — The old port 22 is closed. Use ssh -p 2222. (log " + good.Segment + ":" + strconv.Itoa(good.Line) + ")"
@@ -110,10 +111,10 @@ func TestCuratorPromoteLog(t *testing.T) {
 		t.Errorf("memory after approval: %q, want %q", e, want)
 	}
 	// In memory now: not proposed again.
-	if _, err := RunCurator(v, PassOptions{Now: t0.Add(8 * time.Hour)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: t0.Add(8 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if p := pendingOf(t, v, KindPromote); len(p) != 0 {
+	if p := pendingOf(t, v, retention.KindPromote); len(p) != 0 {
 		t.Errorf("promoted again: %+v", p)
 	}
 }
@@ -137,24 +138,24 @@ func TestCuratorPromoteLogRejected(t *testing.T) {
 		rec.Record(agents.RecallEvent{Time: at, Agent: "lyra", Kind: agents.RecallHits, Query: q, Hits: []string{agents.LogHit(e.Segment, e.Line)}})
 		rec.Record(agents.RecallEvent{Time: at.Add(time.Second), Agent: "lyra", Kind: agents.RecallRead, Path: e.Segment, From: e.Line, To: 0})
 	}
-	if _, err := RunCurator(v, PassOptions{Now: t0.Add(5 * time.Hour)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: t0.Add(5 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	proms := pendingOf(t, v, KindPromote)
+	proms := pendingOf(t, v, retention.KindPromote)
 	if len(proms) != 1 {
 		t.Fatalf("promotions %+v", proms)
 	}
-	if _, err := Reject(v, proms[0].ID, Decision{By: "person", Why: "not worth it", Now: t0.Add(6 * time.Hour)}); err != nil {
+	if _, err := retention.Reject(v, proms[0].ID, retention.Decision{By: "person", Why: "not worth it", Now: t0.Add(6 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	m, _ := agents.OpenMemory(v, "lyra", agents.TargetMemory)
 	if _, err := m.Apply(agents.Op{Action: agents.ActionAdd, Content: "something else"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RunCurator(v, PassOptions{Now: t0.Add(7 * time.Hour)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: t0.Add(7 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if p := pendingOf(t, v, KindPromote); len(p) != 0 {
+	if p := pendingOf(t, v, retention.KindPromote); len(p) != 0 {
 		t.Errorf("rejected entry proposed again: %+v", p)
 	}
 }

@@ -1,4 +1,4 @@
-package retention
+package curator
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -86,7 +87,7 @@ func without(sums map[string]string, prefixes ...string) map[string]string {
 func mergePlans(t *testing.T, v *vault.Vault) map[string]curatorPlan {
 	t.Helper()
 	out := map[string]curatorPlan{}
-	for _, it := range pendingOf(t, v, KindMerge) {
+	for _, it := range pendingOf(t, v, retention.KindMerge) {
 		plan, err := parsePlan(it.Body)
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +149,7 @@ func TestCuratorMerge(t *testing.T) {
 	v, slugs := mergeVault(t)
 	now := t0.Add(5 * day)
 	before := treeSums(t, v)
-	res, err := RunCurator(v, PassOptions{Now: now})
+	res, err := Run(v, PassOptions{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestCuratorMerge(t *testing.T) {
 	if len(plans) != 2 {
 		t.Fatalf("%d merge proposals, want 2 (notes %v)", len(plans), res.Notes)
 	}
-	if d := diffSums(before, without(treeSums(t, v), vault.PendingDir, CuratorDir)); len(d) > 0 {
+	if d := diffSums(before, without(treeSums(t, v), vault.PendingDir, vault.CuratorDir)); len(d) > 0 {
 		t.Fatalf("the pass changed files: %v", d)
 	}
 	byKeep := map[string]string{}
@@ -175,7 +176,7 @@ func TestCuratorMerge(t *testing.T) {
 		}
 	}
 	enID := byKeep[enKeep]
-	it, err := Get(v, enID)
+	it, err := retention.Get(v, enID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestCuratorMerge(t *testing.T) {
 	keptBefore, _ := os.ReadFile(v.MustPath(agents.FactPath("lyra", enKeep)))
 	beforeApprove := treeSums(t, v)
 	approveAt := now.Add(time.Hour)
-	done, err := Approve(v, enID, Decision{By: "person", Now: approveAt})
+	done, err := retention.Approve(v, enID, retention.Decision{By: "person", Now: approveAt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,13 +229,13 @@ func TestCuratorMerge(t *testing.T) {
 
 	// Rollback of the approval restores every byte; approving again works
 	// (the earlier approval's record does not pass for a landed change).
-	if _, err := Rollback(v, "", approveAt); err != nil {
+	if _, err := retention.Rollback(v, "", approveAt); err != nil {
 		t.Fatal(err)
 	}
 	if d := diffSums(beforeApprove, treeSums(t, v)); len(d) > 0 {
 		t.Fatalf("rollback of the approval left: %v", d)
 	}
-	if _, err := Approve(v, enID, Decision{By: "person", Now: approveAt}); err != nil {
+	if _, err := retention.Approve(v, enID, retention.Decision{By: "person", Now: approveAt}); err != nil {
 		t.Fatal(err)
 	}
 	if exists(v, agents.FactPath("lyra", enGone)) || !exists(v, dst) {
@@ -243,7 +244,7 @@ func TestCuratorMerge(t *testing.T) {
 	// The Korean merge, approved: the newest is kept with the other's
 	// distinct line ("제목은 영어로.") appended.
 	koAt := approveAt.Add(time.Hour)
-	if _, err := Approve(v, byKeep[koKeep], Decision{By: "person", Now: koAt}); err != nil {
+	if _, err := retention.Approve(v, byKeep[koKeep], retention.Decision{By: "person", Now: koAt}); err != nil {
 		t.Fatal(err)
 	}
 	ko, err := agents.ReadFact(v, "lyra", koKeep)
@@ -254,10 +255,10 @@ func TestCuratorMerge(t *testing.T) {
 		t.Errorf("Korean kept body:\n%s\nwant:\n%s", ko.Body, want)
 	}
 	// Rolling back the pass's snapshot undoes the pass and both approvals.
-	if _, err := Rollback(v, res.Snapshot, koAt); err != nil {
+	if _, err := retention.Rollback(v, res.Snapshot, koAt); err != nil {
 		t.Fatal(err)
 	}
-	if d := diffSums(before, without(treeSums(t, v), CuratorDir)); len(d) > 0 {
+	if d := diffSums(before, without(treeSums(t, v), vault.CuratorDir)); len(d) > 0 {
 		t.Fatalf("rollback of the pass left: %v", d)
 	}
 }
@@ -270,7 +271,7 @@ func TestCuratorMerge(t *testing.T) {
 func TestCuratorMergeRejectAndRefusals(t *testing.T) {
 	v, slugs := mergeVault(t)
 	now := t0.Add(5 * day)
-	if _, err := RunCurator(v, PassOptions{Now: now}); err != nil {
+	if _, err := Run(v, PassOptions{Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	plans := mergePlans(t, v)
@@ -293,17 +294,17 @@ func TestCuratorMergeRejectAndRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := treeSums(t, v)
-	_, err := Approve(v, enID, Decision{By: "person", Now: now.Add(time.Hour)})
-	if !errors.Is(err, ErrApply) || !strings.Contains(err.Error(), "fact "+slugs["Deploy order"]+" changed since the proposal") {
+	_, err := retention.Approve(v, enID, retention.Decision{By: "person", Now: now.Add(time.Hour)})
+	if !errors.Is(err, retention.ErrApply) || !strings.Contains(err.Error(), "fact "+slugs["Deploy order"]+" changed since the proposal") {
 		t.Fatalf("approve after an edit: %v", err)
 	}
-	if d := diffSums(before, treeSums(t, v)); len(d) != 1 || d[0] != "changed or gone: "+PendingPath(enID) {
+	if d := diffSums(before, treeSums(t, v)); len(d) != 1 || d[0] != "changed or gone: "+retention.PendingPath(enID) {
 		t.Errorf("a refused approval changed more than the item's error line: %v", d)
 	}
-	if it, _ := Get(v, enID); it.Status != StatusPending || !strings.Contains(it.Error, "changed since the proposal") {
+	if it, _ := retention.Get(v, enID); it.Status != retention.StatusPending || !strings.Contains(it.Error, "changed since the proposal") {
 		t.Errorf("refused item: %q %q", it.Status, it.Error)
 	}
-	if _, err := Reject(v, enID, Decision{By: "person", Why: "stale proposal", Now: now.Add(time.Hour)}); err != nil {
+	if _, err := retention.Reject(v, enID, retention.Decision{By: "person", Why: "stale proposal", Now: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -311,20 +312,20 @@ func TestCuratorMergeRejectAndRefusals(t *testing.T) {
 	if _, _, err := agents.PinFact(v, "lyra", slugs["PR 설명 언어"], true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Approve(v, koID, Decision{By: "person", Now: now.Add(time.Hour)}); err == nil || !strings.Contains(err.Error(), "changed since the proposal") {
+	if _, err := retention.Approve(v, koID, retention.Decision{By: "person", Now: now.Add(time.Hour)}); err == nil || !strings.Contains(err.Error(), "changed since the proposal") {
 		t.Fatalf("approve after a pin: %v", err)
 	}
 	if !exists(v, agents.FactPath("lyra", slugs["PR 설명 언어"])) {
 		t.Fatal("a refused merge archived a fact")
 	}
-	if _, err := Reject(v, koID, Decision{By: "person", Why: "keep both", Now: now.Add(time.Hour)}); err != nil {
+	if _, err := retention.Reject(v, koID, retention.Decision{By: "person", Why: "keep both", Now: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 
 	// The next pass: the English pair changed since its rejection, so it is
 	// proposed again; the Korean pair changed too (the pin), and now the
 	// pinned one is kept although it is the older.
-	if _, err := RunCurator(v, PassOptions{Now: now.Add(day)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: now.Add(day)}); err != nil {
 		t.Fatal(err)
 	}
 	plans = mergePlans(t, v)
@@ -344,11 +345,11 @@ func TestCuratorMergeRejectAndRefusals(t *testing.T) {
 	}
 	// Rejected as they are now: the third pass proposes no merge.
 	for id := range plans {
-		if _, err := Reject(v, id, Decision{By: "person", Why: "no", Now: now.Add(day)}); err != nil {
+		if _, err := retention.Reject(v, id, retention.Decision{By: "person", Why: "no", Now: now.Add(day)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := RunCurator(v, PassOptions{Now: now.Add(2 * day)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: now.Add(2 * day)}); err != nil {
 		t.Fatal(err)
 	}
 	if p := mergePlans(t, v); len(p) != 0 {
@@ -374,7 +375,7 @@ func TestCuratorMergeQuarterRule(t *testing.T) {
 	if _, err := FactStates(v, "lyra", t0); err != nil {
 		t.Fatal(err)
 	}
-	res, err := RunCurator(v, PassOptions{Now: t0.Add(day)})
+	res, err := Run(v, PassOptions{Now: t0.Add(day)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +403,7 @@ func TestCuratorMergeQuarterRule(t *testing.T) {
 func TestJourneyShowsCuratorOutcomes(t *testing.T) {
 	v, slugs := mergeVault(t)
 	now := t0.Add(5 * day)
-	res, err := RunCurator(v, PassOptions{Now: now})
+	res, err := Run(v, PassOptions{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,13 +415,13 @@ func TestJourneyShowsCuratorOutcomes(t *testing.T) {
 			koID = id
 		}
 	}
-	if _, err := Approve(v, enID, Decision{By: "alice", Now: now.Add(time.Hour)}); err != nil {
+	if _, err := retention.Approve(v, enID, retention.Decision{By: "alice", Now: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Reject(v, koID, Decision{By: "bob", Why: "two different rules", Now: now.Add(2 * time.Hour)}); err != nil {
+	if _, err := retention.Reject(v, koID, retention.Decision{By: "bob", Why: "two different rules", Now: now.Add(2 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := Journey(v, JourneyOptions{Agent: "lyra", Since: now})
+	evs, err := retention.Journey(v, retention.JourneyOptions{Agent: "lyra", Since: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,11 +434,11 @@ func TestJourneyShowsCuratorOutcomes(t *testing.T) {
 		}
 		t.Errorf("the journey has no %q event at %s with %q:\n%+v", kind, at, parts, evs)
 	}
-	has(EventCuratorPass, now, res.ID, "2 proposals", "(merge 2)", res.Diary)
-	has(EventProposed, now, "merge: merge 2 near-duplicate facts into "+slugs["Deployment sequence"], ArchivePath(enID))
-	has(EventApproved, now.Add(time.Hour), "merge: ", "(by alice)", ArchivePath(enID))
-	has(EventRejected, now.Add(2*time.Hour), "merge: ", "(by bob: two different rules)", ArchivePath(koID))
-	has(EventFactArchived, now.Add(time.Hour), slugs["Deploy order"])
+	has(retention.EventCuratorPass, now, res.ID, "2 proposals", "(merge 2)", res.Diary)
+	has(retention.EventProposed, now, "merge: merge 2 near-duplicate facts into "+slugs["Deployment sequence"], retention.ArchivePath(enID))
+	has(retention.EventApproved, now.Add(time.Hour), "merge: ", "(by alice)", retention.ArchivePath(enID))
+	has(retention.EventRejected, now.Add(2*time.Hour), "merge: ", "(by bob: two different rules)", retention.ArchivePath(koID))
+	has(retention.EventFactArchived, now.Add(time.Hour), slugs["Deploy order"])
 	if len(res.Proposals) != 2 {
 		t.Fatalf("proposals %+v", res.Proposals)
 	}
@@ -468,14 +469,14 @@ func TestCuratorRejectedStaysRejected(t *testing.T) {
 		rec.Record(agents.RecallEvent{Time: at.Add(time.Second), Agent: "lyra", Kind: agents.RecallRead, Path: p})
 	}
 	now := t0.Add(day)
-	if _, err := RunCurator(v, PassOptions{Now: now}); err != nil {
+	if _, err := Run(v, PassOptions{Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	spills := pendingOf(t, v, KindSpill)
+	spills := pendingOf(t, v, retention.KindSpill)
 	if len(spills) != 1 {
 		t.Fatalf("spills %+v", spills)
 	}
-	if _, err := Reject(v, spills[0].ID, Decision{By: "person", Why: "I keep these", Now: now}); err != nil {
+	if _, err := retention.Reject(v, spills[0].ID, retention.Decision{By: "person", Why: "I keep these", Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	// Nothing moved, so MEMORY.md is still past its threshold and no
@@ -485,18 +486,18 @@ func TestCuratorRejectedStaysRejected(t *testing.T) {
 	if _, err := m.Apply(agents.Op{Action: agents.ActionRemove, OldText: entries[7]}, agents.Op{Action: agents.ActionRemove, OldText: entries[6]}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := RunCurator(v, PassOptions{Now: now.Add(day)})
+	res, err := Run(v, PassOptions{Now: now.Add(day)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := pendingOf(t, v, KindSpill); len(s) != 0 {
+	if s := pendingOf(t, v, retention.KindSpill); len(s) != 0 {
 		t.Errorf("spill proposed again after rejection and a change below the threshold: %+v", s)
 	}
-	proms := pendingOf(t, v, KindPromote)
+	proms := pendingOf(t, v, retention.KindPromote)
 	if len(proms) != 1 {
 		t.Fatalf("promotions %+v (notes %v)", proms, res.Notes)
 	}
-	if _, err := Reject(v, proms[0].ID, Decision{By: "person", Why: "not in memory", Now: now.Add(day)}); err != nil {
+	if _, err := retention.Reject(v, proms[0].ID, retention.Decision{By: "person", Why: "not in memory", Now: now.Add(day)}); err != nil {
 		t.Fatal(err)
 	}
 	// Back past the threshold with the same entries: the same spill is
@@ -507,11 +508,11 @@ func TestCuratorRejectedStaysRejected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err = RunCurator(v, PassOptions{Now: now.Add(2 * day)})
+	res, err = Run(v, PassOptions{Now: now.Add(2 * day)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := pendingOf(t, v, KindSpill); len(s) != 0 {
+	if s := pendingOf(t, v, retention.KindSpill); len(s) != 0 {
 		t.Errorf("a rejected spill proposed again: %+v", s)
 	}
 	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "a person rejected moving the same entries") }) {
@@ -521,20 +522,20 @@ func TestCuratorRejectedStaysRejected(t *testing.T) {
 	if _, err := m.Apply(agents.Op{Action: agents.ActionRemove, OldText: entries[7]}, agents.Op{Action: agents.ActionRemove, OldText: entries[6]}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RunCurator(v, PassOptions{Now: now.Add(3 * day)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: now.Add(3 * day)}); err != nil {
 		t.Fatal(err)
 	}
-	if p := pendingOf(t, v, KindPromote); len(p) != 0 {
+	if p := pendingOf(t, v, retention.KindPromote); len(p) != 0 {
 		t.Errorf("a rejected promotion proposed again: %+v", p)
 	}
 	// The fact changes: its promotion is a new proposal.
 	if _, err := agents.WriteFact(v, "lyra", agents.FactInput{Name: "Staging SSH", Description: "port 2222", Type: agents.FactProject, Body: "Staging listens on 2222 (ssh -p 2222).", Update: true}, now.Add(3*day)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RunCurator(v, PassOptions{Now: now.Add(4 * day)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: now.Add(4 * day)}); err != nil {
 		t.Fatal(err)
 	}
-	if p := pendingOf(t, v, KindPromote); len(p) != 1 {
+	if p := pendingOf(t, v, retention.KindPromote); len(p) != 1 {
 		t.Errorf("the changed fact's promotion: %+v", p)
 	}
 }
@@ -543,24 +544,24 @@ func TestCuratorRejectedStaysRejected(t *testing.T) {
 // two diaries, and the journey shows both.
 func TestCuratorPassesInOneSecond(t *testing.T) {
 	v := mustVault(t)
-	a, err := RunCurator(v, PassOptions{Now: t0})
+	a, err := Run(v, PassOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := RunCurator(v, PassOptions{Now: t0.Add(300 * time.Millisecond)})
+	b, err := Run(v, PassOptions{Now: t0.Add(300 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.ID == b.ID || a.Diary == b.Diary || !exists(v, a.Diary) || !exists(v, b.Diary) {
 		t.Fatalf("passes %q (%s) and %q (%s)", a.ID, a.Diary, b.ID, b.Diary)
 	}
-	evs, err := Journey(v, JourneyOptions{Agent: "lyra"})
+	evs, err := retention.Journey(v, retention.JourneyOptions{Agent: "lyra"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, e := range evs {
-		if e.Kind == EventCuratorPass {
+		if e.Kind == retention.EventCuratorPass {
 			n++
 		}
 	}

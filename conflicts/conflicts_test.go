@@ -1,4 +1,4 @@
-package retention
+package conflicts
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -27,9 +28,9 @@ func writeRel(tb testing.TB, v *vault.Vault, rel, data string) {
 	}
 }
 
-func mustResolve(tb testing.TB, v *vault.Vault) ResolveReport {
+func mustResolve(tb testing.TB, v *vault.Vault) Report {
 	tb.Helper()
-	rep, err := ResolveConflicts(context.Background(), v, t0)
+	rep, err := Resolve(context.Background(), v, t0)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func mustResolve(tb testing.TB, v *vault.Vault) ResolveReport {
 // run does nothing.
 func checkSettled(tb testing.TB, v *vault.Vault) {
 	tb.Helper()
-	found, err := FindConflicts(v, ScanOptions{Notes: true})
+	found, err := Find(v, ScanOptions{Notes: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestResolveMemoryCopy(t *testing.T) {
 	if exists(v, copyRel) {
 		t.Error("the copy is still in the agent's home")
 	}
-	if got := readFile(t, v, ConflictsDir+"/"+copyRel); !strings.Contains(got, "person's edit") {
+	if got := readFile(t, v, ArchiveDir+"/"+copyRel); !strings.Contains(got, "person's edit") {
 		t.Errorf("archived copy %q", got)
 	}
 	checkSettled(t, v)
@@ -105,16 +106,16 @@ func TestResolveMemoryOverTheLimitFilesTheRest(t *testing.T) {
 	if got := memEntries(t, v, "lyra"); !slices.Equal(got, []string{"0123456789", "fits"}) {
 		t.Errorf("entries %q", got)
 	}
-	it, err := Get(v, rep.Resolved[0].ReviewID)
+	it, err := retention.Get(v, rep.Resolved[0].ReviewID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if it.Kind != KindMemory || len(it.Ops) != 1 || it.Ops[0].Content != "this one is far too long to fit" || it.Agent != "lyra" {
+	if it.Kind != retention.KindMemory || len(it.Ops) != 1 || it.Ops[0].Content != "this one is far too long to fit" || it.Agent != "lyra" {
 		t.Errorf("filed item %+v", it)
 	}
 	checkSettled(t, v)
 	// Approving it goes through the memory tool's limit: refused, kept.
-	if _, err := Approve(v, it.ID, Decision{By: "ann", Now: t0}); err == nil {
+	if _, err := retention.Approve(v, it.ID, retention.Decision{By: "ann", Now: t0}); err == nil {
 		t.Error("an approval past the limit was applied")
 	}
 }
@@ -143,13 +144,13 @@ func TestResolveReviewCopies(t *testing.T) {
 		wantStatus string
 		wantError  bool
 		wantAction string
-		conflict   bool // a KindConflict item is filed
+		conflict   bool // a retention.KindConflict item is filed
 	}{
-		{name: "decided on the copy's side", live: same, copy: status("approved"), wantStatus: StatusApproved, wantAction: "merged"},
-		{name: "decided on this side", live: status("rejected"), copy: same, wantStatus: StatusRejected, wantAction: "merged"},
-		{name: "same decision on both", live: status("approved"), copy: status("approved"), wantStatus: StatusApproved, wantAction: "archived"},
-		{name: "different decisions", live: status("approved"), copy: status("rejected"), wantStatus: StatusPending, wantError: true, wantAction: "filed"},
-		{name: "different texts undecided", live: same, copy: body("an edited body"), wantStatus: StatusPending, wantAction: "filed", conflict: true},
+		{name: "decided on the copy's side", live: same, copy: status("approved"), wantStatus: retention.StatusApproved, wantAction: "merged"},
+		{name: "decided on this side", live: status("rejected"), copy: same, wantStatus: retention.StatusRejected, wantAction: "merged"},
+		{name: "same decision on both", live: status("approved"), copy: status("approved"), wantStatus: retention.StatusApproved, wantAction: "archived"},
+		{name: "different decisions", live: status("approved"), copy: status("rejected"), wantStatus: retention.StatusPending, wantError: true, wantAction: "filed"},
+		{name: "different texts undecided", live: same, copy: body("an edited body"), wantStatus: retention.StatusPending, wantAction: "filed", conflict: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,7 +161,7 @@ func TestResolveReviewCopies(t *testing.T) {
 			copyRel := strings.TrimSuffix(it.Path, ".md") + stCopy + ".md"
 			writeRel(t, v, copyRel, tt.copy(orig))
 			// The copy is not an item of its own.
-			items, _ := List(v, Filter{})
+			items, _ := retention.List(v, retention.Filter{})
 			if len(items) != 1 {
 				t.Fatalf("List sees %d items with a conflict copy beside one", len(items))
 			}
@@ -168,20 +169,20 @@ func TestResolveReviewCopies(t *testing.T) {
 			if len(rep.Resolved) != 1 || rep.Resolved[0].Action != tt.wantAction {
 				t.Fatalf("resolved %+v", rep.Resolved)
 			}
-			got, err := ParseItem(it.ID, []byte(readFile(t, v, it.Path)))
+			got, err := retention.ParseItem(it.ID, []byte(readFile(t, v, it.Path)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.Status != tt.wantStatus || (got.Error != "") != tt.wantError {
 				t.Errorf("item status %q error %q; want %q, error %v", got.Status, got.Error, tt.wantStatus, tt.wantError)
 			}
-			if exists(v, copyRel) || !exists(v, ConflictsDir+"/"+copyRel) {
+			if exists(v, copyRel) || !exists(v, ArchiveDir+"/"+copyRel) {
 				t.Error("the copy was not moved to the conflicts archive")
 			}
-			items, _ = List(v, Filter{})
+			items, _ = retention.List(v, retention.Filter{})
 			n := 0
 			for _, i := range items {
-				if i.Kind == KindConflict {
+				if i.Kind == retention.KindConflict {
 					n++
 				}
 			}
@@ -208,9 +209,11 @@ func TestResolvedReviewDecisionIsCarriedOut(t *testing.T) {
 	it := mustRetain(t, v, "lyra", fact("Port"), t0)
 	orig := readFile(t, v, it.Path)
 	writeRel(t, v, strings.TrimSuffix(it.Path, ".md")+stCopy+".md", status("approved")(orig))
-	k := &Keeper{v: v, opts: KeeperOptions{Now: func() time.Time { return t0 }, Logger: slog.New(slog.DiscardHandler)}}
-	k.RunOnce()
-	if exists(v, it.Path) || !exists(v, ArchivePath(it.ID)) {
+	// A keeper as 'nexus watch' starts it; its first run ends before
+	// Close returns.
+	k := retention.StartKeeper(context.Background(), v, retention.KeeperOptions{Every: time.Hour, Now: func() time.Time { return t0 }, Logger: slog.New(slog.DiscardHandler), Before: Keep})
+	k.Close()
+	if exists(v, it.Path) || !exists(v, retention.ArchivePath(it.ID)) {
 		t.Fatal("the approval was not carried out after the merge")
 	}
 	if _, err := agents.ReadFact(v, "lyra", "Port"); err != nil {
@@ -223,7 +226,7 @@ func TestResolvePendingAlreadyArchived(t *testing.T) {
 	v := mustVault(t)
 	it := mustRetain(t, v, "lyra", fact("Port"), t0)
 	pending := readFile(t, v, it.Path)
-	if _, err := Reject(v, it.ID, Decision{By: "ann", Now: t0}); err != nil {
+	if _, err := retention.Reject(v, it.ID, retention.Decision{By: "ann", Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	writeRel(t, v, it.Path, pending) // the other machine's edit brought it back
@@ -249,12 +252,12 @@ func TestResolveIdentityFilesAConflictAndApprovingSwaps(t *testing.T) {
 	if readFile(t, v, idRel) != mine {
 		t.Error("IDENTITY.md changed before a person chose")
 	}
-	it, err := Get(v, id)
-	if err != nil || it.Kind != KindConflict || it.Target != idRel || !strings.Contains(it.Body, "keep the build green") {
+	it, err := retention.Get(v, id)
+	if err != nil || it.Kind != retention.KindConflict || it.Target != idRel || !strings.Contains(it.Body, "keep the build green") {
 		t.Fatalf("item %+v, %v", it, err)
 	}
 	checkSettled(t, v)
-	done, err := Approve(v, id, Decision{By: "ann", Now: t0})
+	done, err := retention.Approve(v, id, retention.Decision{By: "ann", Now: t0})
 	if err != nil || done.Result != idRel {
 		t.Fatalf("approve = %+v, %v", done, err)
 	}
@@ -286,7 +289,7 @@ func TestResolveConfigMarkers(t *testing.T) {
 		t.Error("config is not the first side")
 	}
 	checkSettled(t, v)
-	if _, err := Approve(v, rep.Resolved[0].ReviewID, Decision{By: "ann", Now: t0}); err != nil {
+	if _, err := retention.Approve(v, rep.Resolved[0].ReviewID, retention.Decision{By: "ann", Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	v, err = vault.Open(v.Root())
@@ -302,7 +305,7 @@ func TestResolveLeavesFeedsAndNotes(t *testing.T) {
 	writeRel(t, v, "projects/plan.md", "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n")
 	writeRel(t, v, "projects/Chapter 2.md", "not a copy")
 	writeRel(t, v, "projects/Chapter.md", "a note")
-	found, err := FindConflicts(v, ScanOptions{Notes: true})
+	found, err := Find(v, ScanOptions{Notes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +357,7 @@ func TestResolveIsTheSameOnTwoMachines(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := mustResolve(t, v)
-		it, err := Get(v, rep.Resolved[0].ReviewID)
+		it, err := retention.Get(v, rep.Resolved[0].ReviewID)
 		if err != nil {
 			t.Fatal(err)
 		}

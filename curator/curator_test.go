@@ -1,4 +1,4 @@
-package retention
+package curator
 
 import (
 	"crypto/sha256"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -74,13 +75,13 @@ func distinctFact(name string) agents.FactInput {
 	return agents.FactInput{Name: name, Description: "token " + x[:12], Type: agents.FactFeedback, Body: x[12:40] + " " + x[40:]}
 }
 
-func pendingOf(tb testing.TB, v *vault.Vault, kind string) []Item {
+func pendingOf(tb testing.TB, v *vault.Vault, kind string) []retention.Item {
 	tb.Helper()
-	items, err := List(v, Filter{Agent: "lyra"})
+	items, err := retention.List(v, retention.Filter{Agent: "lyra"})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var out []Item
+	var out []retention.Item
 	for _, it := range items {
 		if it.Kind == kind {
 			out = append(out, it)
@@ -143,11 +144,11 @@ func TestCuratorStatesOver120Days(t *testing.T) {
 			}
 		}
 		if d == 89 || d == 90 || d == 91 {
-			res, err := RunCurator(v, PassOptions{Now: now})
+			res, err := Run(v, PassOptions{Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}
-			arch := pendingOf(t, v, KindArchive)
+			arch := pendingOf(t, v, retention.KindArchive)
 			switch d {
 			case 89:
 				if len(arch) != 0 {
@@ -180,7 +181,7 @@ func TestCuratorStatesOver120Days(t *testing.T) {
 		}
 		if d == 100 {
 			before := treeSums(t, v)
-			done, err := Approve(v, archiveID, Decision{By: "person", Now: now})
+			done, err := retention.Approve(v, archiveID, retention.Decision{By: "person", Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,14 +193,14 @@ func TestCuratorStatesOver120Days(t *testing.T) {
 					t.Errorf("result %q lacks the archived %s", done.Result, n)
 				}
 			}
-			if _, err := Rollback(v, "", now); err != nil {
+			if _, err := retention.Rollback(v, "", now); err != nil {
 				t.Fatal(err)
 			}
 			if d := diffSums(before, treeSums(t, v)); len(d) > 0 {
 				t.Fatalf("rollback did not restore every byte: %v", d)
 			}
 			// Approved for real this time.
-			if _, err := Approve(v, archiveID, Decision{By: "person", Now: now}); err != nil {
+			if _, err := retention.Approve(v, archiveID, retention.Decision{By: "person", Now: now}); err != nil {
 				t.Fatal(err)
 			}
 			names = slices.DeleteFunc(names, func(s string) bool { return s == "idle-a" || s == "idle-b" })
@@ -221,11 +222,11 @@ func TestCuratorQuarterRuleAndRejection(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := t0.Add(95 * day)
-	res, err := RunCurator(v, PassOptions{Now: now})
+	res, err := Run(v, PassOptions{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	arch := pendingOf(t, v, KindArchive)
+	arch := pendingOf(t, v, retention.KindArchive)
 	if len(arch) != 1 {
 		t.Fatalf("proposals %+v", arch)
 	}
@@ -239,14 +240,14 @@ func TestCuratorQuarterRuleAndRejection(t *testing.T) {
 	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "at most a quarter") }) {
 		t.Errorf("notes do not say what was held back: %v", res.Notes)
 	}
-	if _, err := Reject(v, arch[0].ID, Decision{By: "person", Why: "keep them", Now: now}); err != nil {
+	if _, err := retention.Reject(v, arch[0].ID, retention.Decision{By: "person", Why: "keep them", Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	// The next pass proposes two others, not the rejected ones.
-	if _, err := RunCurator(v, PassOptions{Now: now.Add(day)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: now.Add(day)}); err != nil {
 		t.Fatal(err)
 	}
-	arch = pendingOf(t, v, KindArchive)
+	arch = pendingOf(t, v, retention.KindArchive)
 	if len(arch) != 1 {
 		t.Fatalf("second pass: %+v", arch)
 	}
@@ -262,15 +263,15 @@ func TestCuratorQuarterRuleAndRejection(t *testing.T) {
 
 func TestCuratorAutoPassWaitsOneInterval(t *testing.T) {
 	v := mustVault(t)
-	res, err := RunCurator(v, PassOptions{Now: t0, Auto: true})
+	res, err := Run(v, PassOptions{Now: t0, Auto: true})
 	if err != nil || res.Ran || !strings.Contains(res.Skipped, "first pass waits") {
 		t.Fatalf("first auto pass: %+v %v", res, err)
 	}
-	res, err = RunCurator(v, PassOptions{Now: t0.Add(25 * time.Hour), Auto: true})
+	res, err = Run(v, PassOptions{Now: t0.Add(25 * time.Hour), Auto: true})
 	if err != nil || !res.Ran {
 		t.Fatalf("auto pass after a day: %+v %v", res, err)
 	}
-	res, _ = RunCurator(v, PassOptions{Now: t0.Add(26 * time.Hour), Auto: true})
+	res, _ = Run(v, PassOptions{Now: t0.Add(26 * time.Hour), Auto: true})
 	if res.Ran {
 		t.Errorf("a second auto pass within the interval ran")
 	}
@@ -314,11 +315,11 @@ func TestCuratorSpillAt95Percent(t *testing.T) {
 		rec.Record(agents.RecallEvent{Time: t0.Add(time.Hour), Agent: "lyra", Kind: agents.RecallRead, Path: m.Path(), Entries: agents.EntryIDsInLines(data, 1, 1)})
 	}
 	before := treeSums(t, v)
-	res, err := RunCurator(v, PassOptions{Now: t0.Add(2 * time.Hour)})
+	res, err := Run(v, PassOptions{Now: t0.Add(2 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spills := pendingOf(t, v, KindSpill)
+	spills := pendingOf(t, v, retention.KindSpill)
 	if len(spills) != 1 {
 		t.Fatalf("spill proposals: %+v (notes %v)", spills, res.Notes)
 	}
@@ -334,7 +335,7 @@ func TestCuratorSpillAt95Percent(t *testing.T) {
 	if err != nil || !strings.Contains(prompt, notice) {
 		t.Errorf("session start lacks the notice %q (%v)", notice, err)
 	}
-	if _, err := Approve(v, spills[0].ID, Decision{By: "person", Now: t0.Add(3 * time.Hour)}); err != nil {
+	if _, err := retention.Approve(v, spills[0].ID, retention.Decision{By: "person", Now: t0.Add(3 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	after, err := m.Entries()
@@ -377,12 +378,12 @@ func TestCuratorSpillAt95Percent(t *testing.T) {
 		t.Error("notice still shown after approval")
 	}
 	// Rolling back the pass's snapshot undoes the pass and the approval.
-	if _, err := Rollback(v, res.Snapshot, t0.Add(4*time.Hour)); err != nil {
+	if _, err := retention.Rollback(v, res.Snapshot, t0.Add(4*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if d := diffSums(before, treeSums(t, v)); len(d) > 0 {
 		for _, p := range d {
-			if !strings.HasPrefix(p, "new: "+CuratorDir+"/") { // the diary stays: what happened
+			if !strings.HasPrefix(p, "new: "+vault.CuratorDir+"/") { // the diary stays: what happened
 				t.Errorf("after rolling back the pass: %s", p)
 			}
 		}
@@ -397,10 +398,10 @@ func TestCuratorSpillFailureAppliesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := RunCurator(v, PassOptions{Now: t0}); err != nil {
+	if _, err := Run(v, PassOptions{Now: t0}); err != nil {
 		t.Fatal(err)
 	}
-	spills := pendingOf(t, v, KindSpill)
+	spills := pendingOf(t, v, retention.KindSpill)
 	if len(spills) != 1 {
 		t.Fatalf("spills %+v", spills)
 	}
@@ -410,7 +411,7 @@ func TestCuratorSpillFailureAppliesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := treeSums(t, v)
-	_, err := Approve(v, spills[0].ID, Decision{By: "person", Now: t0.Add(time.Hour)})
+	_, err := retention.Approve(v, spills[0].ID, retention.Decision{By: "person", Now: t0.Add(time.Hour)})
 	if err == nil {
 		t.Fatal("approval of a stale spill succeeded")
 	}
@@ -420,8 +421,8 @@ func TestCuratorSpillFailureAppliesNothing(t *testing.T) {
 			t.Errorf("failed approval changed %s", d)
 		}
 	}
-	it, _ := Get(v, spills[0].ID)
-	if it.Status != StatusPending || !strings.Contains(it.Error, "changed since the proposal") {
+	it, _ := retention.Get(v, spills[0].ID)
+	if it.Status != retention.StatusPending || !strings.Contains(it.Error, "changed since the proposal") {
 		t.Errorf("item after failure: status %s, error %q", it.Status, it.Error)
 	}
 }
@@ -447,11 +448,11 @@ func TestCuratorPromote(t *testing.T) {
 	search(t0.Add(time.Hour), "vpn", "vpn")
 	search(t0.Add(2*time.Hour), "VPN", "vpn")
 	search(t0.Add(3*time.Hour), "office vpn", "vpn")
-	res, err := RunCurator(v, PassOptions{Now: t0.Add(4 * time.Hour)})
+	res, err := Run(v, PassOptions{Now: t0.Add(4 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	proms := pendingOf(t, v, KindPromote)
+	proms := pendingOf(t, v, retention.KindPromote)
 	if len(proms) != 1 || !strings.Contains(proms[0].Name, "staging-ssh") {
 		t.Fatalf("promotions %+v (notes %v)", proms, res.Notes)
 	}
@@ -462,17 +463,17 @@ func TestCuratorPromote(t *testing.T) {
 	if e, _ := m.Entries(); len(e) != 0 {
 		t.Fatal("promoted before approval")
 	}
-	if _, err := Approve(v, proms[0].ID, Decision{By: "person", Now: t0.Add(5 * time.Hour)}); err != nil {
+	if _, err := retention.Approve(v, proms[0].ID, retention.Decision{By: "person", Now: t0.Add(5 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := m.Entries(); len(e) != 1 || e[0] != "Staging listens on 2222. (fact [[staging-ssh]])" {
 		t.Errorf("memory after approval: %q", e)
 	}
 	// Already in memory: not proposed again.
-	if _, err := RunCurator(v, PassOptions{Now: t0.Add(6 * time.Hour)}); err != nil {
+	if _, err := Run(v, PassOptions{Now: t0.Add(6 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if p := pendingOf(t, v, KindPromote); len(p) != 0 {
+	if p := pendingOf(t, v, retention.KindPromote); len(p) != 0 {
 		t.Errorf("promoted again: %+v", p)
 	}
 }
@@ -487,17 +488,17 @@ func TestCuratorDryRunWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := treeSums(t, v)
-	res, err := RunCurator(v, PassOptions{Now: t0, DryRun: true})
+	res, err := Run(v, PassOptions{Now: t0, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Proposals) == 0 || res.Proposals[0].Kind != KindSpill || res.Proposals[0].Diff == "" {
+	if len(res.Proposals) == 0 || res.Proposals[0].Kind != retention.KindSpill || res.Proposals[0].Diff == "" {
 		t.Errorf("dry run proposals %+v", res.Proposals)
 	}
 	if d := diffSums(before, treeSums(t, v)); len(d) > 0 {
 		t.Errorf("dry run wrote %v", d)
 	}
-	snaps, _ := ListSnapshots(v)
+	snaps, _ := retention.ListSnapshots(v)
 	if len(snaps) != 0 {
 		t.Errorf("dry run took a snapshot")
 	}
@@ -547,9 +548,9 @@ func TestKeeperRunsCuratorOnlyWhenIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := t0.Add(25 * time.Hour) // one interval after install: due
-	k := &Keeper{v: v, opts: KeeperOptions{Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)}}
-	k.RunOnce()
-	if diaries, _ := os.ReadDir(v.MustPath(CuratorDir)); len(diaries) != 0 {
+	auto := new(Auto)
+	auto.Run(v, now, slog.New(slog.DiscardHandler))
+	if diaries, _ := os.ReadDir(v.MustPath(vault.CuratorDir)); len(diaries) != 0 {
 		t.Fatal("a pass ran right after a write")
 	}
 	// An hour of quiet.
@@ -557,17 +558,19 @@ func TestKeeperRunsCuratorOnlyWhenIdle(t *testing.T) {
 	for _, rel := range []string{m.Path(), agents.HomePath("lyra", agents.FactsDir), agents.HomePath("orion", agents.FactsDir), vault.PendingDir} {
 		os.Chtimes(v.MustPath(rel), old, old)
 	}
-	k.cur.next = time.Time{}
-	k.RunOnce()
-	diaries, _ := os.ReadDir(v.MustPath(CuratorDir))
+	auto.next = time.Time{}
+	auto.Run(v, now, slog.New(slog.DiscardHandler))
+	diaries, _ := os.ReadDir(v.MustPath(vault.CuratorDir))
 	if len(diaries) != 1 {
 		t.Fatalf("no pass when idle and due: %v", diaries)
 	}
-	evs, err := Journey(v, JourneyOptions{Agent: "lyra"})
+	evs, err := retention.Journey(v, retention.JourneyOptions{Agent: "lyra"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(e Event) bool { return e.Kind == EventCuratorPass && e.Time.Equal(now.Truncate(time.Second)) }) {
+	if !slices.ContainsFunc(evs, func(e retention.Event) bool {
+		return e.Kind == retention.EventCuratorPass && e.Time.Equal(now.Truncate(time.Second))
+	}) {
 		t.Errorf("journey lacks the pass: %+v", evs)
 	}
 }

@@ -1,6 +1,7 @@
-package retention
+package curator
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,40 +12,44 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// curatorCheckEvery is how often a keeper looks whether a pass is due.
-const curatorCheckEvery = time.Minute
+// checkEvery is how often a keeper looks whether a pass is due.
+const checkEvery = time.Minute
 
-// keeperCurator is a keeper's curator timing.
-type keeperCurator struct {
+// Auto runs the curator's automatic passes for a keeper: 'nexus watch' and
+// 'nexus serve' start theirs with [retention.KeeperOptions.After] set to
+// an Auto's [Auto.Run]. The zero value is ready; it is safe for concurrent
+// use.
+type Auto struct {
 	mu   sync.Mutex
 	next time.Time // wall clock of the next look
 }
 
-// curate runs an automatic curator pass when one is due and the vault has
-// been idle (no write to memory, facts, review or the live log) for
-// curator idle_seconds: never during a burst of writes.
-func (k *Keeper) curate() {
-	cfg := k.v.Config().Curator
+// Run runs an automatic curator pass at now when one is due and the vault
+// has been idle (no write to memory, facts, review or the live log) for
+// curator idle_seconds: never during a burst of writes. It looks at most
+// once a minute; what it did, or why it failed, goes to log.
+func (a *Auto) Run(v *vault.Vault, now time.Time, log *slog.Logger) {
+	cfg := v.Config().Curator
 	if cfg.Off {
 		return
 	}
-	k.cur.mu.Lock()
-	if time.Now().Before(k.cur.next) {
-		k.cur.mu.Unlock()
+	a.mu.Lock()
+	if time.Now().Before(a.next) {
+		a.mu.Unlock()
 		return
 	}
-	k.cur.next = time.Now().Add(curatorCheckEvery)
-	k.cur.mu.Unlock()
-	if quiet := time.Since(lastWrite(k.v)); quiet < cfg.Idle() {
+	a.next = time.Now().Add(checkEvery)
+	a.mu.Unlock()
+	if quiet := time.Since(lastWrite(v)); quiet < cfg.Idle() {
 		return
 	}
-	res, err := RunCurator(k.v, PassOptions{Now: k.opts.Now(), Auto: true})
+	res, err := Run(v, PassOptions{Now: now, Auto: true})
 	if err != nil {
-		k.opts.Logger.Warn("curator pass", "err", err)
+		log.Warn("curator pass", "err", err)
 		return
 	}
 	if res.Ran {
-		k.opts.Logger.Info("curator pass", "pass", res.ID, "proposals", len(res.Proposals), "diary", res.Diary)
+		log.Info("curator pass", "pass", res.ID, "proposals", len(res.Proposals), "diary", res.Diary)
 	}
 }
 

@@ -1,4 +1,4 @@
-package retention
+package curator
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/livelog"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -125,8 +126,8 @@ func logPromoteProposal(v *vault.Vault, agent, key string, u agents.Use, m *agen
 	if who == "" {
 		who = "a person (unsigned text)"
 	}
-	p := &Proposal{Kind: KindPromote, Agent: agent, Summary: fmt.Sprintf("add log entry %s:%d to MEMORY.md", rel, line)}
-	p.plan = curatorPlan{Kind: KindPromote, Agent: agent, Target: string(agents.TargetMemory), Ops: ops, Log: []string{key}}
+	p := &Proposal{Kind: retention.KindPromote, Agent: agent, Summary: fmt.Sprintf("add log entry %s:%d to MEMORY.md", rel, line)}
+	p.plan = curatorPlan{Kind: retention.KindPromote, Agent: agent, Target: string(agents.TargetMemory), Ops: ops, Log: []string{key}}
 	p.Evidence = []string{
 		fmt.Sprintf("log entry %s:%d, written by %s at %s: read by %s after %d searches from %d distinct queries (promote at %d from %d): %s", rel, line, who, fmtWhen(ent), agent,
 			u.SearchReads, len(u.Queries), v.Config().Curator.PromoteRecalls(), v.Config().Curator.PromoteQueries(), useEvidence(u)),

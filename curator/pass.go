@@ -1,4 +1,4 @@
-package retention
+package curator
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/internal/scan"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -64,13 +65,13 @@ type PassResult struct {
 // maxPromotesPerPass bounds promote proposals per agent and pass.
 const maxPromotesPerPass = 3
 
-// RunCurator runs one curator pass: it reads the recall signals, works out
+// Run runs one curator pass: it reads the recall signals, works out
 // for every agent which facts are due for archive, which bounded-memory
 // file should spill into facts and which facts are worth promoting, takes
 // a snapshot of every file those proposals would change, files each as a
 // review item, and writes a diary note. Nothing is applied: a person
 // decides each proposal. Passes are serialised across processes.
-func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
+func Run(v *vault.Vault, o PassOptions) (PassResult, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -96,7 +97,7 @@ func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
 	if !o.DryRun {
 		// Two passes within one second get distinct ids (and diaries).
 		for i, base := 2, res.ID; ; i++ {
-			if _, err := os.Lstat(v.MustPath(CuratorDir + "/" + res.ID + ".md")); err != nil {
+			if _, err := os.Lstat(v.MustPath(vault.CuratorDir + "/" + res.ID + ".md")); err != nil {
 				break
 			}
 			res.ID = fmt.Sprintf("%s-%d", base, i)
@@ -126,7 +127,7 @@ func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
 	if err != nil {
 		return res, err
 	}
-	pending, err := List(v, Filter{Agent: o.Agent})
+	pending, err := retention.List(v, retention.Filter{Agent: o.Agent})
 	if err != nil {
 		return res, err
 	}
@@ -153,7 +154,7 @@ func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
 		for _, p := range res.Proposals {
 			paths = append(paths, p.plan.touches(v)...)
 		}
-		snap, err := TakeSnapshot(v, "before curator pass "+res.ID, paths, o.Now)
+		snap, err := retention.TakeSnapshot(v, "before curator pass "+res.ID, paths, o.Now)
 		if err != nil {
 			return res, err
 		}
@@ -167,9 +168,9 @@ func RunCurator(v *vault.Vault, o PassOptions) (PassResult, error) {
 				return res, err
 			}
 			p.ID = it.ID
-			created = append(created, PendingPath(it.ID), ArchivePath(it.ID))
+			created = append(created, retention.PendingPath(it.ID), retention.ArchivePath(it.ID))
 		}
-		if err := snap.addCreated(v, created); err != nil {
+		if err := snap.AddCreated(v, created); err != nil {
 			return res, err
 		}
 	}
@@ -204,8 +205,8 @@ func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges ma
 		if err != nil || !strings.Contains(string(data), "source: curator") {
 			continue
 		}
-		it, err := ParseItem(strings.TrimSuffix(de.Name(), ".md"), data)
-		if err != nil || !isCuratorKind(it.Kind) || it.Status != StatusRejected {
+		it, err := retention.ParseItem(strings.TrimSuffix(de.Name(), ".md"), data)
+		if err != nil || !isCuratorKind(it.Kind) || it.Status != retention.StatusRejected {
 			continue
 		}
 		plan, err := parsePlan(it.Body)
@@ -213,10 +214,10 @@ func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges ma
 			continue
 		}
 		switch it.Kind {
-		case KindMerge:
+		case retention.KindMerge:
 			merges[mergeKey(it.Agent, plan)] = true
 			continue
-		case KindSpill, KindPromote:
+		case retention.KindSpill, retention.KindPromote:
 			merges[opsKey(it.Kind, it.Agent, plan)] = true
 			for _, l := range plan.Log {
 				merges["promote-log/"+it.Agent+"/"+l] = true // a log entry never changes: never again
@@ -240,7 +241,7 @@ func opsKey(kind, agent string, plan curatorPlan) string {
 }
 
 // planAgent works out one agent's proposals.
-func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installed, now time.Time, pending []Item, rejected map[string]time.Time, rejectedMerges map[string]bool) ([]Proposal, []string, error) {
+func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installed, now time.Time, pending []retention.Item, rejected map[string]time.Time, rejectedMerges map[string]bool) ([]Proposal, []string, error) {
 	var props []Proposal
 	var notes []string
 	waiting := map[string]bool{} // kinds (and targets) already waiting
@@ -339,7 +340,7 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 		if !p.Over {
 			continue
 		}
-		if waiting[KindSpill+":"+string(t)] {
+		if waiting[retention.KindSpill+":"+string(t)] {
 			notes = append(notes, fmt.Sprintf("%s: %s is at %s; a spill proposal already waits for review", agent, t.File(), p.Usage))
 			continue
 		}
@@ -347,7 +348,7 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 		if err != nil {
 			return nil, nil, err
 		}
-		if prop != nil && rejectedMerges[opsKey(KindSpill, agent, prop.plan)] {
+		if prop != nil && rejectedMerges[opsKey(retention.KindSpill, agent, prop.plan)] {
 			notes = append(notes, fmt.Sprintf("%s: %s is at %s; a person rejected moving the same entries (%s), so it is not proposed again; consolidate it by hand or raise pressure_percent", agent, t.File(), p.Usage, prop.Summary))
 			continue
 		}
@@ -378,7 +379,7 @@ func planAgent(v *vault.Vault, agent string, rec *agents.RecallSummary, installe
 			continue
 		}
 		prop, note := promoteProposal(v, agent, f, m, room)
-		if prop != nil && rejectedMerges[opsKey(KindPromote, agent, prop.plan)] {
+		if prop != nil && rejectedMerges[opsKey(retention.KindPromote, agent, prop.plan)] {
 			continue // a person rejected this very entry; a changed fact is proposed afresh
 		}
 		if note != "" {
@@ -438,7 +439,7 @@ func queryList(q map[string]int) string {
 }
 
 func archiveProposal(agent string, due []FactState, now time.Time, days int) Proposal {
-	p := Proposal{Kind: KindArchive, Agent: agent}
+	p := Proposal{Kind: retention.KindArchive, Agent: agent}
 	var diff strings.Builder
 	names := make([]string, 0, len(due))
 	for _, f := range due {
@@ -451,7 +452,7 @@ func archiveProposal(agent string, due []FactState, now time.Time, days int) Pro
 	}
 	p.Summary = fmt.Sprintf("archive %d unused fact(s): %s", len(due), strings.Join(names, ", "))
 	p.Diff = strings.TrimRight(diff.String(), "\n")
-	p.plan.Kind, p.plan.Agent = KindArchive, agent
+	p.plan.Kind, p.plan.Agent = retention.KindArchive, agent
 	return p
 }
 
@@ -523,8 +524,8 @@ func spillProposal(v *vault.Vault, agent string, m *agents.Memory, rec *agents.R
 	if m.Target() == agents.TargetUser {
 		ftype = agents.FactUser
 	}
-	p := &Proposal{Kind: KindSpill, Agent: agent}
-	p.plan = curatorPlan{Kind: KindSpill, Agent: agent, Target: string(m.Target())}
+	p := &Proposal{Kind: retention.KindSpill, Agent: agent}
+	p.plan = curatorPlan{Kind: retention.KindSpill, Agent: agent, Target: string(m.Target())}
 	after := chars
 	var diff strings.Builder
 	for _, c := range cands {
@@ -551,7 +552,11 @@ func spillProposal(v *vault.Vault, agent string, m *agents.Memory, rec *agents.R
 	if len(p.plan.Facts) == 0 {
 		return nil, fmt.Sprintf("%s: %s is at %s but no entry can move to a fact (entries are short, pointers already, or fail the scan); consolidate it by hand", agent, m.Target().File(), agents.FormatUsage(chars, limit)), nil
 	}
-	p.Summary = fmt.Sprintf("move %d entr%s of %s into fact files: %s → %s", len(p.plan.Facts), plural(len(p.plan.Facts), "y", "ies"), m.Target().File(),
+	noun := "entries"
+	if len(p.plan.Facts) == 1 {
+		noun = "entry"
+	}
+	p.Summary = fmt.Sprintf("move %d %s of %s into fact files: %s → %s", len(p.plan.Facts), noun, m.Target().File(),
 		agents.FormatUsage(chars, limit), agents.FormatUsage(after, limit))
 	p.Evidence = append([]string{fmt.Sprintf("%s is at %s, past the %d%% threshold; after approval %s (threshold %d chars); the least-used entries move, at most a quarter of its %d entries",
 		m.Target().File(), agents.FormatUsage(chars, limit), cfg.PressurePercent(), agents.FormatUsage(after, limit), threshold, len(entries))}, p.Evidence...)
@@ -630,8 +635,8 @@ func promoteProposal(v *vault.Vault, agent string, f FactState, m *agents.Memory
 	if _, err := m.Check(ops...); err != nil {
 		return nil, ""
 	}
-	p := &Proposal{Kind: KindPromote, Agent: agent, Summary: "add fact " + f.Slug + " to MEMORY.md"}
-	p.plan = curatorPlan{Kind: KindPromote, Agent: agent, Target: string(agents.TargetMemory), Ops: ops, Promote: []string{f.Slug}}
+	p := &Proposal{Kind: retention.KindPromote, Agent: agent, Summary: "add fact " + f.Slug + " to MEMORY.md"}
+	p.plan = curatorPlan{Kind: retention.KindPromote, Agent: agent, Target: string(agents.TargetMemory), Ops: ops, Promote: []string{f.Slug}}
 	p.Evidence = []string{fmt.Sprintf("%s: recalled after %d searches from %d distinct queries (promote at %d from %d): %s", f.Slug, f.Use.SearchReads, len(f.Use.Queries),
 		v.Config().Curator.PromoteRecalls(), v.Config().Curator.PromoteQueries(), useEvidence(f.Use))}
 	p.Diff = m.Path() + ":\n" + prefixLines("+ ", text)
@@ -639,30 +644,27 @@ func promoteProposal(v *vault.Vault, agent string, f FactState, m *agents.Memory
 }
 
 // stageProposal files p as a pending review item.
-func stageProposal(v *vault.Vault, p Proposal, now time.Time) (Item, error) {
+func stageProposal(v *vault.Vault, p Proposal, now time.Time) (retention.Item, error) {
 	body, err := proposalBody(p)
 	if err != nil {
-		return Item{}, err
+		return retention.Item{}, err
 	}
 	target := p.plan.Target
-	if p.Kind == KindArchive {
+	if p.Kind == retention.KindArchive {
 		target = agents.HomePath(p.Agent, agents.FactsDir)
 	}
-	if p.Kind == KindMerge && p.plan.Keep != nil {
+	if p.Kind == retention.KindMerge && p.plan.Keep != nil {
 		target = agents.FactPath(p.Agent, p.plan.Keep.Slug)
 	}
-	prov := Provenance{Agent: p.Agent, Session: p.plan.Pass, Source: "curator"}
-	if err := checkProvenance(&prov, p.Agent, now); err != nil {
-		return Item{}, err
-	}
-	return stage(v, Item{Agent: p.Agent, Kind: p.Kind, Status: StatusPending, Target: target, Provenance: prov,
-		Name: p.Summary, Description: "curator proposal; approve or reject it like any review item", Body: body})
+	prov := retention.Provenance{Agent: p.Agent, Session: p.plan.Pass, Source: "curator"}
+	return retention.Stage(v, retention.Item{Agent: p.Agent, Kind: p.Kind, Status: retention.StatusPending, Target: target, Provenance: prov,
+		Name: p.Summary, Description: "curator proposal; approve or reject it like any review item", Body: body}, now)
 }
 
 // writeDiary writes review/curator/PASS.md: what the pass saw and did, for
 // a person reading in Obsidian.
 func writeDiary(v *vault.Vault, res PassResult) (string, error) {
-	rel := CuratorDir + "/" + res.ID + ".md"
+	rel := vault.CuratorDir + "/" + res.ID + ".md"
 	var b strings.Builder
 	counts := map[string]int{}
 	kinds := map[string]map[string]int{}
@@ -677,7 +679,7 @@ func writeDiary(v *vault.Vault, res PassResult) (string, error) {
 	for _, a := range res.Agents {
 		per = append(per, fmt.Sprintf("%s=%d", a, counts[a]))
 		var ks []string
-		for _, k := range []string{KindArchive, KindSpill, KindPromote, KindMerge} {
+		for _, k := range []string{retention.KindArchive, retention.KindSpill, retention.KindPromote, retention.KindMerge} {
 			if n := kinds[a][k]; n > 0 {
 				ks = append(ks, fmt.Sprintf("%s:%d", k, n))
 			}
@@ -695,7 +697,7 @@ func writeDiary(v *vault.Vault, res PassResult) (string, error) {
 		b.WriteString("Nothing to propose.\n")
 	}
 	for _, p := range res.Proposals {
-		fmt.Fprintf(&b, "## %s — %s: %s\n\n[[%s]] waits for your review.\n\n", p.Agent, p.Kind, p.Summary, strings.TrimSuffix(PendingPath(p.ID), ".md"))
+		fmt.Fprintf(&b, "## %s — %s: %s\n\n[[%s]] waits for your review.\n\n", p.Agent, p.Kind, p.Summary, strings.TrimSuffix(retention.PendingPath(p.ID), ".md"))
 		for _, e := range p.Evidence {
 			fmt.Fprintf(&b, "- %s\n", e)
 		}

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/nexus-memory/nexus/internal/doctor"
+	"github.com/nexus-memory/nexus/doctor"
 )
 
 // epilogue prints the health check, where the vault is, how to open it in

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/doctor"
 	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/index"
-	"github.com/nexus-memory/nexus/internal/doctor"
 	"github.com/nexus-memory/nexus/mcpserver"
 	"github.com/nexus-memory/nexus/vault"
 )

@@ -1,4 +1,4 @@
-package retention
+package curator
 
 import (
 	"crypto/sha256"
@@ -9,39 +9,30 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// Kinds of curator proposal. They are review items like the others: a
-// person approves or rejects them, and approval applies them through the
-// same code paths as direct writes (docs/curation.md).
-const (
-	// KindArchive proposes moving facts no one recalled for archive_days
-	// to review/archive/facts/ (agents.RemoveFact).
-	KindArchive = "archive"
-	// KindSpill proposes moving the least-used entries of a MEMORY.md or
-	// USER.md past its pressure threshold into fact files, leaving a
-	// one-line pointer to each in memory.
-	KindSpill = "spill"
-	// KindPromote proposes a fact recalled often, from several queries,
-	// for MEMORY.md.
-	KindPromote = "promote"
-	// KindMerge proposes making near-duplicate facts of one agent one:
-	// the most recalled (else newest) is kept with the others' distinct
-	// lines appended, and the others move to review/archive/facts/
-	// (curator_merge.go).
-	KindMerge = "merge"
-)
-
-func isCuratorKind(k string) bool {
-	return k == KindArchive || k == KindSpill || k == KindPromote || k == KindMerge
+// The curator's proposals are review items of the kinds
+// [retention.KindArchive], [retention.KindSpill], [retention.KindPromote]
+// and [retention.KindMerge]; approving one carries it out here.
+func init() {
+	for _, k := range kinds {
+		retention.RegisterKind(k, retention.KindHandler{Apply: apply, Landed: landed, Affected: affected})
+	}
 }
+
+// kinds are the review item kinds the curator files.
+var kinds = []string{retention.KindArchive, retention.KindSpill, retention.KindPromote, retention.KindMerge}
+
+func isCuratorKind(k string) bool { return slices.Contains(kinds, k) }
 
 // Fact states (docs/curation.md).
 const (
@@ -50,9 +41,6 @@ const (
 	StateArchive = "due for archive"
 	StatePinned  = "pinned"
 )
-
-// CuratorDir holds the curator's diary, one note per pass.
-const CuratorDir = "review/curator"
 
 // curatorStatePath is the curator's machine-local state.
 const curatorStatePath = vault.StateDir + "/curator/state.json"
@@ -196,7 +184,7 @@ type Pressure struct {
 	Over bool `json:"over"`
 }
 
-// AgentCuration is one agent in [CuratorStatus].
+// AgentCuration is one agent in [Status].
 type AgentCuration struct {
 	Agent    string         `json:"agent"`
 	Memory   Pressure       `json:"memory"`
@@ -204,11 +192,11 @@ type AgentCuration struct {
 	Facts    map[string]int `json:"facts"`
 	Archived int            `json:"archived"`
 	// Waiting are curator proposals for this agent in review/pending/.
-	Waiting []Item `json:"waiting"`
+	Waiting []retention.Item `json:"waiting"`
 }
 
-// CuratorStatusResult is what 'nexus curator status' shows.
-type CuratorStatusResult struct {
+// StatusResult is what 'nexus curator status' shows.
+type StatusResult struct {
 	Installed time.Time       `json:"installed"`
 	LastPass  time.Time       `json:"last_pass,omitzero"`
 	NextPass  time.Time       `json:"next_pass"`
@@ -218,10 +206,10 @@ type CuratorStatusResult struct {
 	WouldDo []Proposal `json:"would_do"`
 }
 
-// CuratorStatus reports, per agent, memory pressure, facts by state,
+// Status reports, per agent, memory pressure, facts by state,
 // archived facts and waiting proposals, and what a pass would do now.
-func CuratorStatus(v *vault.Vault, agent string, now time.Time) (CuratorStatusResult, error) {
-	var res CuratorStatusResult
+func Status(v *vault.Vault, agent string, now time.Time) (StatusResult, error) {
+	var res StatusResult
 	st, err := loadCuratorState(v, now)
 	if err != nil {
 		return res, err
@@ -239,12 +227,12 @@ func CuratorStatus(v *vault.Vault, agent string, now time.Time) (CuratorStatusRe
 	if err != nil {
 		return res, err
 	}
-	pending, err := List(v, Filter{Agent: agent})
+	pending, err := retention.List(v, retention.Filter{Agent: agent})
 	if err != nil {
 		return res, err
 	}
 	for _, a := range names {
-		ac := AgentCuration{Agent: a, Facts: map[string]int{StateActive: 0, StateStale: 0, StateArchive: 0, StatePinned: 0}, Waiting: []Item{}}
+		ac := AgentCuration{Agent: a, Facts: map[string]int{StateActive: 0, StateStale: 0, StateArchive: 0, StatePinned: 0}, Waiting: []retention.Item{}}
 		for _, t := range []agents.Target{agents.TargetMemory, agents.TargetUser} {
 			p, _, err := pressure(v, a, t)
 			if err != nil {
@@ -277,7 +265,7 @@ func CuratorStatus(v *vault.Vault, agent string, now time.Time) (CuratorStatusRe
 		}
 		res.Agents = append(res.Agents, ac)
 	}
-	pass, err := RunCurator(v, PassOptions{Now: now, DryRun: true, Agent: agent})
+	pass, err := Run(v, PassOptions{Now: now, DryRun: true, Agent: agent})
 	if err != nil {
 		return res, err
 	}
@@ -290,7 +278,7 @@ func CuratorStatus(v *vault.Vault, agent string, now time.Time) (CuratorStatusRe
 
 func curatedAgents(v *vault.Vault, agent string) ([]string, error) {
 	if agent != "" {
-		if err := checkAgent(v, agent); err != nil {
+		if err := identity.Check(v, agent); err != nil {
 			return nil, err
 		}
 		return []string{agent}, nil

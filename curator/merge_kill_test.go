@@ -1,6 +1,6 @@
 //go:build unix
 
-package retention
+package curator
 
 import (
 	"os"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -38,8 +39,8 @@ func TestMergeKillHelper(t *testing.T) {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 	}
-	testHookCuratorStep, testHookCuratorApplied, testHookApplied = kill, kill, kill
-	if _, err := Approve(v, os.Getenv("NEXUS_MERGE_KILL_ID"), Decision{By: "person", Now: mergeApproveAt}); err != nil {
+	testHookCuratorStep, testHookCuratorApplied, testHookCuratorDone = kill, kill, kill
+	if _, err := retention.Approve(v, os.Getenv("NEXUS_MERGE_KILL_ID"), retention.Decision{By: "person", Now: mergeApproveAt}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -64,7 +65,7 @@ var killCases = []killCase{
 		if _, err := m.Apply(agents.Op{Action: agents.ActionAdd, Content: "PR 규칙은 [[" + koGone + "|PR 설명]] 참고"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := RunCurator(v, PassOptions{Now: t0.Add(5 * day)}); err != nil {
+		if _, err := Run(v, PassOptions{Now: t0.Add(5 * day)}); err != nil {
 			t.Fatal(err)
 		}
 		for id, p := range mergePlans(t, v) {
@@ -89,10 +90,10 @@ var killCases = []killCase{
 		if _, err := FactStates(v, "lyra", t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := RunCurator(v, PassOptions{Now: t0.Add(95 * day)}); err != nil {
+		if _, err := Run(v, PassOptions{Now: t0.Add(95 * day)}); err != nil {
 			t.Fatal(err)
 		}
-		arch := pendingOf(t, v, KindArchive)
+		arch := pendingOf(t, v, retention.KindArchive)
 		if len(arch) != 1 {
 			t.Fatalf("archive proposals %+v", arch)
 		}
@@ -123,7 +124,7 @@ func TestCuratorApprovalSurvivesKill(t *testing.T) {
 				return cv
 			}
 			ref := copyVault("ref")
-			done, err := Approve(ref, id, Decision{By: "person", Now: mergeApproveAt})
+			done, err := retention.Approve(ref, id, retention.Decision{By: "person", Now: mergeApproveAt})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,18 +138,18 @@ func TestCuratorApprovalSurvivesKill(t *testing.T) {
 				if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 					t.Fatalf("step %d: the helper was not killed: %v\n%s", n, err, out)
 				}
-				if ins, _ := Unfinished(cv); len(ins) != 1 {
+				if ins, _ := retention.Unfinished(cv); len(ins) != 1 {
 					t.Fatalf("step %d: %d intents left, want 1", n, len(ins))
 				}
-				res, err := Recover(cv)
+				res, err := retention.Recover(cv)
 				if err != nil || len(res.Finished) != 1 {
 					t.Fatalf("step %d: recover: %+v %v", n, res, err)
 				}
 				if d := diffSums(want, treeSums(t, cv)); len(d) > 0 {
 					t.Errorf("killed at step %d and recovered, the vault differs from an approval never killed: %v", n, d)
 				}
-				it, err := readItem(cv, ArchivePath(id))
-				if err != nil || it.Status != StatusApproved || it.Result != done.Result {
+				it, err := retention.Get(cv, id)
+				if err != nil || it.Status != retention.StatusApproved || it.Result != done.Result {
 					t.Errorf("step %d: the item is not archived as approved with result %q: %+v %v", n, done.Result, it, err)
 				}
 			}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/nexus-memory/nexus/internal/doctor"
+	"github.com/nexus-memory/nexus/doctor"
 	"github.com/nexus-memory/nexus/vault"
 )
 

@@ -1,4 +1,4 @@
-package retention
+package conflicts
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,21 +18,25 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// KindConflict is a pending item filed by [ResolveConflicts]: two versions
-// of a file that do not merge without judgement. The file holds one (this
-// machine's, or git's first side); the other is archived under
-// review/archive/conflicts/ and named by the item's provenance source.
-// Approving puts the other version in place of the file; rejecting keeps
-// the file as it is (edit it by hand first to keep parts of both).
-const KindConflict = "conflict"
+// Two versions of a file that do not merge without judgement are filed as
+// a review item of kind [retention.KindConflict]; approving one carries it
+// out here ([applyConflict]).
+func init() {
+	retention.RegisterKind(retention.KindConflict, retention.KindHandler{
+		Apply:    func(v *vault.Vault, it retention.Item, _ time.Time) (string, error) { return applyConflict(v, it) },
+		Landed:   func(*vault.Vault, retention.Item) (string, bool) { return "", false }, // applying twice writes the same bytes
+		Affected: func(it retention.Item) []string { return []string{it.Target} },
+	})
+}
 
-// ConflictsDir is where conflict copies go once handled: the same folders
+// ArchiveDir is where conflict copies go once handled: the same folders
 // as in the vault below it, the copy's name unchanged. Nothing there is
 // ever deleted.
-const ConflictsDir = vault.ArchiveDir + "/conflicts"
+const ArchiveDir = vault.ArchiveDir + "/conflicts"
 
 // conflictsLock serialises conflict resolution across processes (a serve's
 // keeper and a 'doctor --fix').
@@ -52,7 +57,7 @@ const (
 	FileNote       = "note"       // any other note: reported, never touched
 )
 
-// Conflict is one sign of a sync conflict that [FindConflicts] sees.
+// Conflict is one sign of a sync conflict that [Find] sees.
 type Conflict struct {
 	// Path is the vault-relative path of the conflict copy, or of the file
 	// holding git conflict markers.
@@ -75,13 +80,13 @@ type Conflict struct {
 	OriginalMissing bool `json:"original_missing,omitempty"`
 }
 
-// Mergeable reports whether [ResolveConflicts] handles the conflict (the
+// Mergeable reports whether [Resolve] handles the conflict (the
 // others are reported only: feeds, a person's notes, broken markers).
 func (c Conflict) Mergeable() bool {
 	return c.File != FileFeed && c.File != FileNote && !c.Malformed
 }
 
-// ScanOptions choose what [FindConflicts] looks at.
+// ScanOptions choose what [Find] looks at.
 type ScanOptions struct {
 	// Notes extends the scan from Nexus's own files (agents/, review/,
 	// log/ names, .nexus/config.yaml) to every visible folder of the vault,
@@ -89,21 +94,21 @@ type ScanOptions struct {
 	Notes bool
 }
 
-// FindConflicts lists the conflict copies and conflict markers in the
+// Find lists the conflict copies and conflict markers in the
 // vault. It only reads. Syncthing and Dropbox names are recognised
 // anywhere; "NAME 2.md" and "NAME.orig" only beside a Nexus file with
 // several writers (elsewhere they are ordinary names). Markers are looked
 // for in the files with several writers, and with opts.Notes in every
 // markdown file. Hidden folders (.obsidian/, .trash/, .git/) are skipped,
 // and so is review/archive/conflicts/, where handled copies rest.
-func FindConflicts(v *vault.Vault, opts ScanOptions) ([]Conflict, error) {
-	return FindConflictsIn(v.Root(), opts)
+func Find(v *vault.Vault, opts ScanOptions) ([]Conflict, error) {
+	return FindIn(v.Root(), opts)
 }
 
-// FindConflictsIn is [FindConflicts] for the vault rooted at root (an
+// FindIn is [Find] for the vault rooted at root (an
 // absolute path), which need not open: 'nexus doctor' looks for conflict
 // markers in a config.yaml that no longer parses.
-func FindConflictsIn(root string, opts ScanOptions) ([]Conflict, error) {
+func FindIn(root string, opts ScanOptions) ([]Conflict, error) {
 	s := &scanner{opts: opts, root: root}
 	if err := s.scanNexus(); err != nil {
 		return nil, err
@@ -208,8 +213,8 @@ func (s *scanner) scanNexus() error {
 				continue
 			}
 			id := strings.TrimSuffix(name, ".md")
-			if _, err := os.Lstat(s.abs(ArchivePath(id))); err == nil {
-				s.found = append(s.found, Conflict{Path: PendingPath(id), Original: ArchivePath(id), Engine: "sync", File: FileReview})
+			if _, err := os.Lstat(s.abs(retention.ArchivePath(id))); err == nil {
+				s.found = append(s.found, Conflict{Path: retention.PendingPath(id), Original: retention.ArchivePath(id), Engine: "sync", File: FileReview})
 			}
 		}
 	}
@@ -300,7 +305,7 @@ func classify(rel string) (kind, agent string) {
 	return FileNote, ""
 }
 
-// Resolution is what [ResolveConflicts] did with one conflict.
+// Resolution is what [Resolve] did with one conflict.
 type Resolution struct {
 	Conflict
 	// Action is "merged" (the versions were merged into the file),
@@ -318,15 +323,15 @@ type Resolution struct {
 	Detail string `json:"detail"`
 }
 
-// ResolveReport is the outcome of [ResolveConflicts].
-type ResolveReport struct {
+// Report is the outcome of [Resolve].
+type Report struct {
 	// Resolved are the conflicts handled; Left those reported only.
 	Resolved []Resolution `json:"resolved"`
 	Left     []Resolution `json:"left"`
 }
 
-// ResolveConflicts finds the conflict copies and conflict markers of
-// Nexus's files with several writers ([FindConflicts] without notes) and
+// Resolve finds the conflict copies and conflict markers of
+// Nexus's files with several writers ([Find] without notes) and
 // handles each, losing neither side:
 //
 //   - MEMORY.md, USER.md: the union of both versions' entries, within the
@@ -338,7 +343,7 @@ type ResolveReport struct {
 //     its error property; two different undecided texts file a conflict
 //     item. A pending file whose decision is already archived is archived.
 //   - IDENTITY.md, facts, checkpoints, config.yaml, archived items: equal
-//     versions merge; different ones file a [KindConflict] item (with git
+//     versions merge; different ones file a [retention.KindConflict] item (with git
 //     markers the file keeps the first side meanwhile, so it parses).
 //   - memory/INDEX.md: derived from the fact files, which the keeper
 //     re-indexes; the copy is archived and markers resolve to the first
@@ -351,9 +356,9 @@ type ResolveReport struct {
 // sees the same files, and a run interrupted at any step is finished by
 // the next. Run it from the keeper loop (serve, watch) and from
 // 'nexus doctor --fix'.
-func ResolveConflicts(ctx context.Context, v *vault.Vault, now time.Time) (ResolveReport, error) {
-	rep := ResolveReport{Resolved: []Resolution{}, Left: []Resolution{}}
-	found, err := FindConflicts(v, ScanOptions{})
+func Resolve(ctx context.Context, v *vault.Vault, now time.Time) (Report, error) {
+	rep := Report{Resolved: []Resolution{}, Left: []Resolution{}}
+	found, err := Find(v, ScanOptions{})
 	if err != nil || len(found) == 0 {
 		return rep, err
 	}
@@ -436,8 +441,8 @@ func restore(v *vault.Vault, r *Resolution, data []byte) error {
 	c := r.Conflict
 	if c.File == FileReview {
 		id := strings.TrimSuffix(path.Base(c.Original), ".md")
-		if _, err := os.Lstat(v.MustPath(ArchivePath(id))); err == nil {
-			r.Action, r.Detail = "archived", "the item was decided already ("+ArchivePath(id)+"); this copy of it is kept with the conflicts"
+		if _, err := os.Lstat(v.MustPath(retention.ArchivePath(id))); err == nil {
+			r.Action, r.Detail = "archived", "the item was decided already ("+retention.ArchivePath(id)+"); this copy of it is kept with the conflicts"
 			return archiveCopy(v, r, data)
 		}
 	}
@@ -474,9 +479,9 @@ func keep(v *vault.Vault, rel string, data []byte) (string, error) {
 	ext := path.Ext(name)
 	stem := strings.TrimSuffix(name, ext)
 	for i := 1; i < 100; i++ {
-		dst := ConflictsDir + "/" + dir + name
+		dst := ArchiveDir + "/" + dir + name
 		if i > 1 {
-			dst = fmt.Sprintf("%s/%s%s-%d%s", ConflictsDir, dir, stem, i, ext)
+			dst = fmt.Sprintf("%s/%s%s-%d%s", ArchiveDir, dir, stem, i, ext)
 		}
 		p, err := v.Path(dst)
 		if err != nil {
@@ -501,7 +506,7 @@ func keep(v *vault.Vault, rel string, data []byte) (string, error) {
 		}
 		return dst, nil
 	}
-	return "", fmt.Errorf("archive %s: too many versions in %s", rel, ConflictsDir)
+	return "", fmt.Errorf("archive %s: too many versions in %s", rel, ArchiveDir)
 }
 
 // removeIfSame removes path if it still holds data (a sync tool may have
@@ -569,8 +574,8 @@ func resolveMemory(v *vault.Vault, r *Resolution, copyData []byte, now time.Time
 		for i, e := range res.Left {
 			ops[i] = agents.Op{Action: agents.ActionAdd, Content: e}
 		}
-		it := Item{Agent: c.Agent, Kind: KindMemory, Status: StatusPending, Target: string(t),
-			Provenance: Provenance{Agent: c.Agent, Time: when, Source: "sync conflict in " + c.Original}, Ops: ops}
+		it := retention.Item{Agent: c.Agent, Kind: retention.KindMemory, Status: retention.StatusPending, Target: string(t),
+			Provenance: retention.Provenance{Agent: c.Agent, Time: when, Source: "sync conflict in " + c.Original}, Ops: ops}
 		id, err := fileOnce(v, it, c.Original, []byte(strings.Join(res.Left, "\x00")))
 		if err != nil {
 			return err
@@ -600,13 +605,13 @@ func plural(n int, one, many string) string {
 
 // fileOnce stages it under an id derived from what it is about, so that
 // every machine (and every rerun) files it once.
-func fileOnce(v *vault.Vault, it Item, about string, content []byte) (string, error) {
+func fileOnce(v *vault.Vault, it retention.Item, about string, content []byte) (string, error) {
 	h := sha256.New()
 	h.Write([]byte(it.Kind + "\x00" + about + "\x00"))
 	h.Write(content)
 	it.ID = "c-" + hex.EncodeToString(h.Sum(nil)[:4])
-	it.Path = PendingPath(it.ID)
-	for _, p := range []string{PendingPath(it.ID), ArchivePath(it.ID)} {
+	it.Path = retention.PendingPath(it.ID)
+	for _, p := range []string{retention.PendingPath(it.ID), retention.ArchivePath(it.ID)} {
 		if _, err := os.Lstat(v.MustPath(p)); err == nil {
 			return it.ID, nil
 		}
@@ -628,7 +633,7 @@ func fileOnce(v *vault.Vault, it Item, about string, content []byte) (string, er
 // resolveDecidedPending archives a pending file whose decision is already
 // in review/archive/.
 func resolveDecidedPending(v *vault.Vault, r *Resolution) error {
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(retention.ReviewLock)
 	if err != nil {
 		return err
 	}
@@ -648,7 +653,7 @@ func resolveDecidedPending(v *vault.Vault, r *Resolution) error {
 // resolveReview merges two versions of a pending review item.
 func resolveReview(v *vault.Vault, r *Resolution, copyData []byte, now time.Time) error {
 	c := r.Conflict
-	unlock, err := v.Lock(reviewLock)
+	unlock, err := v.Lock(retention.ReviewLock)
 	if err != nil {
 		return err
 	}
@@ -672,13 +677,13 @@ func resolveReview(v *vault.Vault, r *Resolution, copyData []byte, now time.Time
 		r.Action, r.Detail = "left", leftReason(Conflict{Malformed: true})
 		return nil
 	}
-	a, aerr := ParseItem(id, mine)
-	b, berr := ParseItem(id, other)
+	a, aerr := retention.ParseItem(id, mine)
+	b, berr := retention.ParseItem(id, other)
 	if aerr != nil || berr != nil {
 		return resolveGenericLocked(v, r, live, copyData, now)
 	}
-	decidedA := a.Status == StatusApproved || a.Status == StatusRejected
-	decidedB := b.Status == StatusApproved || b.Status == StatusRejected
+	decidedA := a.Status == retention.StatusApproved || a.Status == retention.StatusRejected
+	decidedB := b.Status == retention.StatusApproved || b.Status == retention.StatusRejected
 	result := mine
 	switch {
 	case bytes.Equal(normEOL(mine), normEOL(other)):
@@ -692,7 +697,7 @@ func resolveReview(v *vault.Vault, r *Resolution, copyData []byte, now time.Time
 		r.Action, r.Detail = "merged", "decided "+a.Status+" on both sides: kept once"
 	case decidedA && decidedB:
 		reason := fmt.Sprintf("decided %s (by %s) on one machine and %s (by %s) on another; decide again", a.Status, orDash(a.DecidedBy), b.Status, orDash(b.DecidedBy))
-		if result, err = vault.SetProperty(mine, "status", StatusPending); err == nil {
+		if result, err = vault.SetProperty(mine, "status", retention.StatusPending); err == nil {
 			result, err = vault.SetProperty(result, "error", reason)
 		}
 		if err != nil {
@@ -757,7 +762,7 @@ func lockFor(rel string) string {
 	case FileCheckpoint:
 		return "checkpoint-" + agent
 	case FileReview, FileArchived:
-		return reviewLock
+		return retention.ReviewLock
 	}
 	return rel
 }
@@ -846,8 +851,8 @@ func fileConflict(v *vault.Vault, r *Resolution, mine, other, altData []byte, no
 		return err
 	}
 	r.Archived = alt
-	it := Item{Agent: c.Agent, Kind: KindConflict, Status: StatusPending, Target: c.Original,
-		Provenance:  Provenance{Agent: orDash(c.Agent), Time: copyTime(v, c.Path, now), Source: alt},
+	it := retention.Item{Agent: c.Agent, Kind: retention.KindConflict, Status: retention.StatusPending, Target: c.Original,
+		Provenance:  retention.Provenance{Agent: orDash(c.Agent), Time: copyTime(v, c.Path, now), Source: alt},
 		Name:        "Two versions of " + c.Original,
 		Description: "a sync tool (" + c.Engine + ") left two versions that differ; a person picks one",
 		Body:        conflictBody(c, alt, mine, other)}
@@ -897,10 +902,10 @@ func writeOnly(b *strings.Builder, a, other []byte) {
 
 // applyConflict carries out an approved KindConflict item: the archived
 // other version replaces the file.
-func applyConflict(v *vault.Vault, it Item) (string, error) {
+func applyConflict(v *vault.Vault, it retention.Item) (string, error) {
 	alt := it.Provenance.Source
-	if !strings.HasPrefix(alt, ConflictsDir+"/") {
-		return "", fmt.Errorf("item %s: its source %q is not under %s: %w", it.ID, alt, ConflictsDir, vault.ErrInvalid)
+	if !strings.HasPrefix(alt, ArchiveDir+"/") {
+		return "", fmt.Errorf("item %s: its source %q is not under %s: %w", it.ID, alt, ArchiveDir, vault.ErrInvalid)
 	}
 	altPath, err := v.Path(alt)
 	if err != nil {
@@ -940,5 +945,18 @@ func applyConflict(v *vault.Vault, it Item) (string, error) {
 			return "", fmt.Errorf("write %s: %w", it.Target, err)
 		}
 		return it.Target, nil
+	}
+}
+
+// Keep runs [Resolve] for a keeper and logs what it did: 'nexus watch' and
+// 'nexus serve' start theirs with [retention.KeeperOptions.Before] set to
+// it.
+func Keep(v *vault.Vault, now time.Time, log *slog.Logger) {
+	rep, err := Resolve(context.Background(), v, now)
+	for _, r := range rep.Resolved {
+		log.Info("sync conflict handled", "file", r.Original, "copy", r.Path, "action", r.Action, "detail", r.Detail, "archived", r.Archived, "review", r.ReviewID)
+	}
+	if err != nil {
+		log.Warn("resolve sync conflicts", "err", err)
 	}
 }

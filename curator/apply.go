@@ -1,4 +1,4 @@
-package retention
+package curator
 
 import (
 	"crypto/sha256"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -117,7 +118,7 @@ func (p curatorPlan) check() error {
 		}
 		seen[s] = true
 	}
-	if p.Kind == KindMerge && (p.Keep == nil || len(p.Archive) == 0) {
+	if p.Kind == retention.KindMerge && (p.Keep == nil || len(p.Archive) == 0) {
 		return bad("merges no facts")
 	}
 	targets := []string{p.Target}
@@ -153,12 +154,12 @@ func (p curatorPlan) check() error {
 func (p curatorPlan) touches(v *vault.Vault) []string {
 	var out []string
 	switch p.Kind {
-	case KindArchive:
+	case retention.KindArchive:
 		for _, f := range p.Archive {
 			out = append(out, agents.FactPath(p.Agent, f.Slug))
 		}
 		out = append(out, agents.HomePath(p.Agent, agents.IndexFile))
-	case KindMerge:
+	case retention.KindMerge:
 		if p.Keep != nil {
 			out = append(out, agents.FactPath(p.Agent, p.Keep.Slug))
 		}
@@ -171,7 +172,7 @@ func (p curatorPlan) touches(v *vault.Vault) []string {
 				out = append(out, agents.HomePath(p.Agent, t.File()))
 			}
 		}
-	case KindSpill, KindPromote:
+	case retention.KindSpill, retention.KindPromote:
 		if t, err := agents.ParseTarget(p.Target); err == nil {
 			out = append(out, agents.HomePath(p.Agent, t.File()))
 		}
@@ -187,9 +188,9 @@ func (p curatorPlan) touches(v *vault.Vault) []string {
 	return out
 }
 
-// curatorAffected lists the files approving a curator item may change,
+// affected lists the files approving a curator item may change,
 // for approve --all's snapshot.
-func curatorAffected(it Item) []string {
+func affected(it retention.Item) []string {
 	plan, err := parsePlan(it.Body)
 	if err != nil {
 		return nil
@@ -198,7 +199,7 @@ func curatorAffected(it Item) []string {
 	return plan.touches(nil)
 }
 
-// applyCurator carries out an approved curator proposal; the review lock
+// apply carries out an approved curator proposal; the review lock
 // is held. It takes a snapshot of every file it may change and create (and
 // of the item), re-checks the plan against the files as they are now,
 // applies it with agents.RemoveFact / agents.WriteFact /
@@ -209,7 +210,7 @@ func curatorAffected(it Item) []string {
 // [approvalMarker]); the review intent then runs the decision again, which
 // first restores the killed attempt's snapshot and applies afresh, or,
 // when the marker says the change landed, only archives the item.
-func applyCurator(v *vault.Vault, it Item, now time.Time) (string, error) {
+func apply(v *vault.Vault, it retention.Item, now time.Time) (string, error) {
 	plan, err := parsePlan(it.Body)
 	if err != nil {
 		return "", err
@@ -219,18 +220,18 @@ func applyCurator(v *vault.Vault, it Item, now time.Time) (string, error) {
 	}
 	if mk, ok := readMarker(v, it.ID); ok && !mk.Done {
 		// A killed attempt: put back what it had changed.
-		if _, err := rollback(v, mk.Snapshot, now); err != nil {
+		if _, err := retention.RollbackLocked(v, mk.Snapshot, now); err != nil {
 			return "", fmt.Errorf("an earlier approval of %s was interrupted and restoring its snapshot %s failed: %w", it.ID, mk.Snapshot, err)
 		}
 	}
-	paths := append(plan.touches(v), PendingPath(it.ID), ArchivePath(it.ID))
-	snap, err := TakeSnapshot(v, "before approving curator proposal "+it.ID, paths, now)
+	paths := append(plan.touches(v), retention.PendingPath(it.ID), retention.ArchivePath(it.ID))
+	snap, err := retention.TakeSnapshot(v, "before approving curator proposal "+it.ID, paths, now)
 	if err != nil {
 		return "", err
 	}
 	// What approval will create is recorded before it exists, so a
 	// rollback of a killed attempt removes it too.
-	if err := snap.addCreated(v, plan.creates(v, now)); err != nil {
+	if err := snap.AddCreated(v, plan.creates(v, now)); err != nil {
 		return "", err
 	}
 	if err := writeMarker(v, it.ID, approvalMarker{Snapshot: snap.ID}); err != nil {
@@ -238,10 +239,10 @@ func applyCurator(v *vault.Vault, it Item, now time.Time) (string, error) {
 	}
 	created, err := carryOut(v, plan, now)
 	if err == nil {
-		err = snap.addCreated(v, created)
+		err = snap.AddCreated(v, created)
 	}
 	if err != nil {
-		if _, rerr := rollback(v, snap.ID, now); rerr != nil {
+		if _, rerr := retention.RollbackLocked(v, snap.ID, now); rerr != nil {
 			return "", fmt.Errorf("%w (and restoring snapshot %s failed: %v)", err, snap.ID, rerr)
 		}
 		removeMarker(v, it.ID)
@@ -257,17 +258,21 @@ func applyCurator(v *vault.Vault, it Item, now time.Time) (string, error) {
 	// The pass's own snapshot learns what approval created, so rolling
 	// back to it undoes the whole pass.
 	if plan.Snapshot != "" {
-		if ps, err := loadSnapshot(v, plan.Snapshot); err == nil {
-			ps.addCreated(v, created)
+		if ps, err := retention.LoadSnapshot(v, plan.Snapshot); err == nil {
+			ps.AddCreated(v, created)
 		}
+	}
+	if testHookCuratorDone != nil {
+		testHookCuratorDone()
 	}
 	return result, nil
 }
 
 // testHookCuratorApplied runs once a curator approval's change landed,
 // before the pass snapshot learns of it; testHookCuratorStep after each
-// file an approval changes. Tests kill the process there.
-var testHookCuratorApplied, testHookCuratorStep func()
+// file an approval changes; testHookCuratorDone as the approval returns to
+// retention, which archives the item. Tests kill the process there.
+var testHookCuratorApplied, testHookCuratorStep, testHookCuratorDone func()
 
 func curatorStep() {
 	if testHookCuratorStep != nil {
@@ -326,10 +331,10 @@ func writeMarker(v *vault.Vault, id string, mk approvalMarker) error {
 
 func removeMarker(v *vault.Vault, id string) { os.Remove(markerPath(v, id)) }
 
-// curatorLanded reports whether a curator item's approval already changed
+// landed reports whether a curator item's approval already changed
 // the files (a process killed before it archived the item), and what it
 // wrote.
-func curatorLanded(v *vault.Vault, it Item) (string, bool) {
+func landed(v *vault.Vault, it retention.Item) (string, bool) {
 	mk, ok := readMarker(v, it.ID)
 	if !ok || !mk.Done || len(mk.After) == 0 {
 		return "", false
@@ -358,7 +363,7 @@ func pruneMarkers(v *vault.Vault) {
 	}
 	for _, de := range des {
 		id := strings.TrimSuffix(de.Name(), ".json")
-		if _, err := os.Lstat(v.MustPath(PendingPath(id))); errors.Is(err, fs.ErrNotExist) && validID(id) == nil {
+		if _, err := os.Lstat(v.MustPath(retention.PendingPath(id))); errors.Is(err, fs.ErrNotExist) && retention.CheckID(id) == nil {
 			removeMarker(v, id)
 		}
 	}
@@ -368,7 +373,7 @@ func pruneMarkers(v *vault.Vault) {
 // cannot name beforehand: the archived copies.
 func (p curatorPlan) creates(v *vault.Vault, now time.Time) []string {
 	var out []string
-	if p.Kind == KindArchive || p.Kind == KindMerge {
+	if p.Kind == retention.KindArchive || p.Kind == retention.KindMerge {
 		for _, f := range p.Archive {
 			out = append(out, archiveDest(v, p.Agent, f.Slug, now))
 		}
@@ -378,7 +383,7 @@ func (p curatorPlan) creates(v *vault.Vault, now time.Time) []string {
 
 func carryOut(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error) {
 	switch plan.Kind {
-	case KindArchive:
+	case retention.KindArchive:
 		for _, f := range plan.Archive {
 			data, err := os.ReadFile(v.MustPath(agents.FactPath(plan.Agent, f.Slug)))
 			if errors.Is(err, fs.ErrNotExist) {
@@ -405,9 +410,9 @@ func carryOut(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error)
 			curatorStep()
 		}
 		return created, nil
-	case KindMerge:
+	case retention.KindMerge:
 		return carryOutMerge(v, plan, now)
-	case KindSpill, KindPromote:
+	case retention.KindSpill, retention.KindPromote:
 		t, err := agents.ParseTarget(plan.Target)
 		if err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package retention
+package curator
 
 import (
 	"errors"
@@ -15,6 +15,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -218,8 +219,8 @@ func mergeProposal(v *vault.Vault, agent string, group []*mergeCand, sims map[[2
 		return nil, fmt.Sprintf("%s: facts %s say nearly the same thing, but the merged fact would be refused (%v); merge them by hand", agent, groupSlugs(group), err)
 	}
 	cfg := v.Config().Curator
-	p := &Proposal{Kind: KindMerge, Agent: agent}
-	p.plan = curatorPlan{Kind: KindMerge, Agent: agent, Keep: &planFact{Slug: keep.Slug, SHA256: keep.sha}, Body: in.Body}
+	p := &Proposal{Kind: retention.KindMerge, Agent: agent}
+	p.plan = curatorPlan{Kind: retention.KindMerge, Agent: agent, Keep: &planFact{Slug: keep.Slug, SHA256: keep.sha}, Body: in.Body}
 	why := "the most recalled"
 	switch {
 	case keep.pinned:

@@ -14,7 +14,7 @@ import (
 // read from the diaries in review/curator/ (what each proposal became is
 // in the review items' own events: proposed, approved, rejected).
 func curatorPasses(v *vault.Vault, add func(Event)) {
-	des, err := os.ReadDir(v.MustPath(CuratorDir))
+	des, err := os.ReadDir(v.MustPath(vault.CuratorDir))
 	if err != nil {
 		return
 	}
@@ -23,7 +23,7 @@ func curatorPasses(v *vault.Vault, add func(Event)) {
 		if !de.Type().IsRegular() || !strings.HasPrefix(name, "c-") || !strings.HasSuffix(name, ".md") {
 			continue
 		}
-		rel := CuratorDir + "/" + name
+		rel := vault.CuratorDir + "/" + name
 		data, err := os.ReadFile(v.MustPath(rel))
 		if err != nil {
 			continue

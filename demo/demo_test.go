@@ -172,7 +172,7 @@ func mustEval(t *testing.T, p string) string {
 // BenchmarkDemo measures the whole demo as 'nexus demo' plays it (500
 // appends per agent), build excluded. Target: under 10 s.
 //
-//	go test -run '^$' -bench Demo -benchtime 3x ./mcpserver/demo/
+//	go test -run '^$' -bench Demo -benchtime 3x ./demo/
 func BenchmarkDemo(b *testing.B) {
 	var scene5 time.Duration
 	for i := 0; i < b.N; i++ {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-memory/nexus/conflicts"
 	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -18,7 +19,7 @@ import (
 // without an opened vault: a config.yaml full of markers is one of the
 // things it finds.
 func (c *checker) conflicts(ctx context.Context) (string, []Finding, error) {
-	found, err := retention.FindConflictsIn(c.root, retention.ScanOptions{Notes: true})
+	found, err := conflicts.FindIn(c.root, conflicts.ScanOptions{Notes: true})
 	if err != nil {
 		return "", nil, err
 	}
@@ -53,7 +54,7 @@ func (c *checker) conflicts(ctx context.Context) (string, []Finding, error) {
 	return summary, findings, nil
 }
 
-func (c *checker) conflictFinding(cf retention.Conflict) Finding {
+func (c *checker) conflictFinding(cf conflicts.Conflict) Finding {
 	f := Finding{Path: cf.Path}
 	what := "a conflict copy of " + cf.Original + " left by " + engineName(cf.Engine)
 	switch {
@@ -70,7 +71,7 @@ func (c *checker) conflictFinding(cf retention.Conflict) Finding {
 	case cf.Mergeable():
 		f.Problem = what
 		f.Fix = c.cmd("doctor", "--fix") + " (merges both versions without loss, files what needs a choice in review/pending/; a running 'nexus serve' or 'nexus watch' does it within seconds)"
-	case cf.File == retention.FileFeed:
+	case cf.File == conflicts.FileFeed:
 		f.Problem = what + "; a log feed has one writer, so a second version means the same writer appended on two machines"
 		f.Fix = "keep both files (nothing is lost); give each machine its own device name with 'nexus device name NAME', and see " + c.cmd("log", "verify")
 	case cf.Markers:
@@ -149,7 +150,7 @@ type FixReport struct {
 	// markers that was set aside so the vault opens, or "".
 	ConfigSetAside string `json:"config_set_aside,omitempty"`
 	// Conflicts is what conflict resolution did.
-	Conflicts retention.ResolveReport `json:"conflicts"`
+	Conflicts conflicts.Report `json:"conflicts"`
 	// Reviews are the decisions people made in Obsidian (status: approved
 	// or rejected) that were carried out, as the keeper of serve and watch
 	// does.
@@ -161,7 +162,7 @@ type FixReport struct {
 // aside and its first side put in place ([vault.SetAsideConflictedConfig]),
 // the ignore rules are written ([vault.EnsureIgnoreRules]), and conflict
 // copies and markers are merged or filed for a person
-// ([retention.ResolveConflicts]); then the decisions people made in
+// ([conflicts.Resolve]); then the decisions people made in
 // Obsidian are carried out ([retention.Reconcile]). Everything else doctor
 // finds needs a person or another command.
 func Fix(ctx context.Context, dir string, opts Options) (*FixReport, error) {
@@ -189,7 +190,7 @@ func Fix(ctx context.Context, dir string, opts Options) (*FixReport, error) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if rep.Conflicts, err = retention.ResolveConflicts(tctx, v, opts.Now()); err != nil {
+	if rep.Conflicts, err = conflicts.Resolve(tctx, v, opts.Now()); err != nil {
 		return rep, err
 	}
 	// After the merge: a decision that came in a conflict copy is carried
