@@ -186,7 +186,7 @@ func parseQueryText(s string) parsedQuery {
 
 // queryTag is the tag a query word names when it is #TAG, TAG being
 // what a note's #tag can be (letters, digits, marks, emoji, _ - and /,
-// not digits only, as internal/markdown reads tags): #to-read, #🚀,
+// not digits only, as index/markdown reads tags): #to-read, #🚀,
 // #infra/deploy. "" otherwise: #123 and # are words.
 func queryTag(tok string) string {
 	t, ok := strings.CutPrefix(tok, "#")
@@ -199,7 +199,7 @@ func queryTag(tok string) string {
 	return t
 }
 
-// tagTextRe is the text of a tag (internal/markdown's tagRe).
+// tagTextRe is the text of a tag (index/markdown's tagRe).
 var tagTextRe = regexp.MustCompile(`^[\p{L}\p{N}\p{M}\p{So}\x{1F3FB}-\x{1F3FF}\x{200D}\x{FE0F}_/\-]+$`)
 
 // tagQuery matches the tag t (# optional) and, as in Obsidian, its

@@ -17,7 +17,7 @@ const maxNotHere = 100
 
 // FeedHere is one writer's live feed as this machine sees it: what a
 // health check needs to tell a synced key or a device name used on two
-// machines (internal/doctor).
+// machines (doctor).
 type FeedHere struct {
 	Writer string `json:"writer"`
 	// Recent are the feed's newest signed entries (up to 64), oldest
