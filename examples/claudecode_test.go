@@ -256,6 +256,30 @@ func (c *claudeCode) run(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// claude runs a claude subcommand (plugin, mcp) and returns its output.
+func (c *claudeCode) claude(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = c.env
+	cmd.Dir = c.project
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// envValue returns the last value of key in env.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
 // result returns the fields of a --output-format json result.
 func result(t *testing.T, out string) (sessionID, text string) {
 	t.Helper()
@@ -278,8 +302,9 @@ func TestClaudeCodeHooks(t *testing.T) {
 	model := &anthropicModel{
 		reply: "The deploy pipeline is green and the gateway fix is live.",
 		calls: map[string]toolUse{
-			"Remember that":            {Name: "mcp__nexus__memory", Input: map[string]any{"action": "add", "content": "MODEL-MEM staging database moved to db-2"}},
-			"Record in the shared log": {Name: "mcp__nexus__log_append", Input: map[string]any{"summary": "MODEL-LOG staging database moved to db-2", "kind": "status"}},
+			"Remember that the plugin":  {Name: "mcp__plugin_nexus_nexus__memory", Input: map[string]any{"action": "add", "content": "MODEL-MEM the plugin works"}},
+			"Remember that the staging": {Name: "mcp__nexus__memory", Input: map[string]any{"action": "add", "content": "MODEL-MEM staging database moved to db-2"}},
+			"Record in the shared log":  {Name: "mcp__nexus__log_append", Input: map[string]any{"summary": "MODEL-LOG staging database moved to db-2", "kind": "status"}},
 		},
 	}
 	srv := httptest.NewServer(model) // 127.0.0.1, a free port
@@ -391,6 +416,32 @@ func TestClaudeCodeHooks(t *testing.T) {
 	}
 	if entries = entriesBy(t, bin, vault, "claude"); len(entries) != 4 || !strings.Contains(fmt.Sprint(entries[3]["summary"]), "What is still open") {
 		t.Errorf("after turn 5 claude's entries are %v", entries)
+	}
+
+	// The same as a Claude Code plugin, installed the documented way into
+	// a fresh project with no settings of its own: the agent and vault come
+	// from the environment, the MCP server's nexus from PATH.
+	marketplace, err := filepath.Abs("claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.claude(t, "plugin", "marketplace", "add", marketplace)
+	cc.claude(t, "plugin", "install", "nexus@nexus")
+	cc.project = t.TempDir()
+	cc.env = append(cc.env, "NEXUS_AGENT=claude", "NEXUS_VAULT="+vault, "NEXUS_BIN="+bin,
+		"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+envValue(cc.env, "PATH"))
+	nexus(t, bin, "--vault", vault, "--agent", "lyra", "log", "append", "LYRA-3 the plugin sees this")
+	n = model.count()
+	result(t, cc.run(t, "Remember that the plugin works", "--output-format", "json", "--allowedTools", "mcp__plugin_nexus_nexus__memory"))
+	reqs = model.since(n)
+	if !someContain(reqs, "LYRA-3 the plugin sees this") || !someContain(reqs, "Nexus session start for agent claude") {
+		t.Errorf("plugin: the unread entry or the snapshot did not reach the model")
+	}
+	if !someContain(reqs, `"name":"mcp__plugin_nexus_nexus__memory"`) || !someContain(reqs, "tool_result") {
+		t.Errorf("plugin: the memory tool was not offered or not called")
+	}
+	if entries = entriesBy(t, bin, vault, "claude"); len(entries) != 5 || !strings.Contains(fmt.Sprint(entries[4]["summary"]), "the plugin works") {
+		t.Errorf("plugin: after its turn claude's entries are %v", entries)
 	}
 	if out := nexus(t, bin, "--vault", vault, "log", "verify"); !strings.Contains(out, "OK") {
 		t.Errorf("log verify after the turns:\n%s", out)
