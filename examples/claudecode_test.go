@@ -343,7 +343,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the project's own Stop hook did not run after the install: %v", err)
 	}
-	entries := entriesBy(t, bin, vault, "claude")
+	entries := entriesOf(t, bin, vault, "claude")
 	if len(entries) != 1 {
 		t.Fatalf("claude has %d entries after one turn, want 1: %v", len(entries), entries)
 	}
@@ -370,13 +370,13 @@ func TestClaudeCodeHooks(t *testing.T) {
 	if mem, err := os.ReadFile(filepath.Join(vault, "agents", "claude", "MEMORY.md")); err != nil || !strings.Contains(string(mem), "MODEL-MEM staging database moved to db-2") {
 		t.Errorf("MEMORY.md after the memory call (err %v):\n%s", err, mem)
 	}
-	if entries = entriesBy(t, bin, vault, "claude"); len(entries) != 2 || !strings.Contains(fmt.Sprint(entries[1]["summary"]), "Remember that") {
+	if entries = entriesOf(t, bin, vault, "claude"); len(entries) != 2 || !strings.Contains(fmt.Sprint(entries[1]["summary"]), "Remember that") {
 		t.Errorf("after turn 2 claude's entries are %v; want turn 1's and turn 2's", entries)
 	}
 
 	// Turn 3: the model records the turn itself; the hook adds nothing.
 	result(t, cc.run(t, append([]string{"Record in the shared log that the staging database moved", "--output-format", "json"}, allow...)...))
-	if entries = entriesBy(t, bin, vault, "claude"); len(entries) != 3 || entries[2]["summary"] != "MODEL-LOG staging database moved to db-2" {
+	if entries = entriesOf(t, bin, vault, "claude"); len(entries) != 3 || entries[2]["summary"] != "MODEL-LOG staging database moved to db-2" {
 		t.Errorf("after turn 3 claude's entries are %v; want the model's own as the third and nothing from the hook", entries)
 	}
 
@@ -386,7 +386,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 	if !strings.Contains(cp, "What changed overnight on staging?") || !strings.Contains(cp, "context compacted (manual)") {
 		t.Errorf("checkpoint after /compact:\n%s", cp)
 	}
-	if entries = entriesBy(t, bin, vault, "claude"); len(entries) != 3 {
+	if entries = entriesOf(t, bin, vault, "claude"); len(entries) != 3 {
 		t.Errorf("/compact appended a turn: %v", entries)
 	}
 
@@ -414,7 +414,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 	if reqs = model.since(n); !someContain(reqs, "the last turn was not recorded in the shared log") {
 		t.Errorf("turn 5: the notice of turn 4's lost record did not reach the model")
 	}
-	if entries = entriesBy(t, bin, vault, "claude"); len(entries) != 4 || !strings.Contains(fmt.Sprint(entries[3]["summary"]), "What is still open") {
+	if entries = entriesOf(t, bin, vault, "claude"); len(entries) != 4 || !strings.Contains(fmt.Sprint(entries[3]["summary"]), "What is still open") {
 		t.Errorf("after turn 5 claude's entries are %v", entries)
 	}
 
@@ -440,25 +440,12 @@ func TestClaudeCodeHooks(t *testing.T) {
 	if !someContain(reqs, `"name":"mcp__plugin_nexus_nexus__memory"`) || !someContain(reqs, "tool_result") {
 		t.Errorf("plugin: the memory tool was not offered or not called")
 	}
-	if entries = entriesBy(t, bin, vault, "claude"); len(entries) != 5 || !strings.Contains(fmt.Sprint(entries[4]["summary"]), "the plugin works") {
+	if entries = entriesOf(t, bin, vault, "claude"); len(entries) != 5 || !strings.Contains(fmt.Sprint(entries[4]["summary"]), "the plugin works") {
 		t.Errorf("plugin: after its turn claude's entries are %v", entries)
 	}
 	if out := nexus(t, bin, "--vault", vault, "log", "verify"); !strings.Contains(out, "OK") {
 		t.Errorf("log verify after the turns:\n%s", out)
 	}
-}
-
-// entriesBy returns the live-log entries written by who.
-func entriesBy(t *testing.T, bin, vault, who string) []map[string]any {
-	t.Helper()
-	var res struct {
-		Entries []map[string]any `json:"entries"`
-	}
-	out := nexus(t, bin, "--vault", vault, "--json", "log", "read", "--last", "0", "--from", who)
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("log read: %v\n%s", err, out)
-	}
-	return res.Entries
 }
 
 func someContain(list []string, s string) bool {
