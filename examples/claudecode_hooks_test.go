@@ -253,8 +253,12 @@ func TestClaudeCodeHookSession(t *testing.T) {
 	if msg, _ := out["systemMessage"].(string); !strings.Contains(msg, "the last turn was not recorded") {
 		t.Errorf("Stop without nexus: %v", out)
 	}
+	out = hookRun(t, env, with(map[string]any{"hook_event_name": "PreCompact", "trigger": "manual"}), missing...)
+	if msg, _ := out["systemMessage"].(string); !strings.Contains(msg, "no checkpoint was saved before the compaction") {
+		t.Errorf("PreCompact without nexus: %v", out)
+	}
 	out = hookRun(t, env, prompt, args...)
-	if ctx := addedContext(out); !strings.Contains(ctx, "the last turn was not recorded") || out["systemMessage"] == nil {
+	if ctx := addedContext(out); !strings.Contains(ctx, "the last turn was not recorded") || !strings.Contains(ctx, "no checkpoint was saved") || out["systemMessage"] == nil {
 		t.Errorf("the next prompt did not carry the lost record's notice: %v", out)
 	}
 	if out = hookRun(t, env, prompt, args...); out != nil {

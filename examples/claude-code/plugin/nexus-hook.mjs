@@ -257,7 +257,11 @@ export async function handle(input, cfg) {
       if (input.custom_instructions) args.push("--next", clip(oneLine(input.custom_instructions), 1000));
       if (t.files.length) args.push("--files", t.files.join(","));
       args.push("--note", `saved by the Claude Code PreCompact hook, session ${input.session_id ?? "?"}`);
-      await nexus(cfg, args, cwd);
+      try {
+        await nexus(cfg, args, cwd);
+      } catch (e) {
+        throw new NexusError(`no checkpoint was saved before the compaction: ${e.message}`);
+      }
     });
   } else if (event === "Stop") {
     if (!problem) {
