@@ -291,3 +291,42 @@ func entriesOf(t *testing.T, bin, vault, who string) []map[string]any {
 	}
 	return res.Entries
 }
+
+// TestClaudeCodePluginShape checks the plugin and its marketplace against
+// each other and against the installer (claudecode_test.go installs and
+// runs the plugin in a real Claude Code).
+func TestClaudeCodePluginShape(t *testing.T) {
+	market := readJSONFile(t, "claude-code/.claude-plugin/marketplace.json")
+	entry := market["plugins"].([]any)[0].(map[string]any)
+	dir := filepath.Join("claude-code", filepath.FromSlash(entry["source"].(string)))
+	manifest := readJSONFile(t, filepath.Join(dir, ".claude-plugin", "plugin.json"))
+	if manifest["name"] != entry["name"] || market["name"] != "nexus" || manifest["name"] != "nexus" {
+		t.Errorf("names: marketplace %v, its entry %v, plugin.json %v; the README says nexus@nexus", market["name"], entry["name"], manifest["name"])
+	}
+	hooks := readJSONFile(t, filepath.Join(dir, "hooks", "hooks.json"))["hooks"].(map[string]any)
+	src, err := os.ReadFile("claude-code/install.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for event, groups := range hooks {
+		events = append(events, event)
+		cmd := groups.([]any)[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"]
+		if cmd != `node "${CLAUDE_PLUGIN_ROOT}/nexus-hook.mjs"` {
+			t.Errorf("%s runs %v", event, cmd)
+		}
+		if !strings.Contains(string(src), `"`+event+`"`) {
+			t.Errorf("the plugin hooks %s, the installer does not", event)
+		}
+	}
+	if len(events) != 4 {
+		t.Errorf("the plugin hooks %v, want SessionStart, UserPromptSubmit, PreCompact, Stop", events)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nexus-hook.mjs")); err != nil {
+		t.Error(err)
+	}
+	server := readJSONFile(t, filepath.Join(dir, ".mcp.json"))["mcpServers"].(map[string]any)["nexus"].(map[string]any)
+	if fmt.Sprint(server["command"], server["args"]) != "nexus [serve --stdio]" {
+		t.Errorf("the plugin's MCP server: %v", server)
+	}
+}
