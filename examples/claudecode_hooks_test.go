@@ -326,7 +326,7 @@ func TestClaudeCodePluginShape(t *testing.T) {
 		t.Error(err)
 	}
 	server := readJSONFile(t, filepath.Join(dir, ".mcp.json"))["mcpServers"].(map[string]any)["nexus"].(map[string]any)
-	if fmt.Sprint(server["command"], server["args"]) != "nexus [serve --stdio]" {
+	if fmt.Sprintf("%v %v", server["command"], server["args"]) != "nexus [serve --stdio]" {
 		t.Errorf("the plugin's MCP server: %v", server)
 	}
 }
