@@ -80,7 +80,3 @@ func (b *build) path(tb testing.TB) string {
 // tests and benchmarks that run it as a separate process. It is alone in
 // its folder; tests must not write beside it.
 func buildBinary(tb testing.TB) string { return builds["full"].path(tb) }
-
-// buildLite returns the lean binary (go build -tags lite), built once
-// per test run, alone in its folder.
-func buildLite(tb testing.TB) string { return builds["lite"].path(tb) }

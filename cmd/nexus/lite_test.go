@@ -32,6 +32,11 @@ var liteForwarded = []string{"demo", "doctor", "index", "search", "serve", "watc
 // TestLiteTable keeps build_lite_table.go equal to what the full build's
 // tree says about the forwarded commands (help, flags, subcommands). After
 // changing one of them: go test ./cmd/nexus -run TestLiteTable -update.
+// buildLite returns the lean binary (go build -tags lite), built once
+// per test run, alone in its folder. It lives here, with the only tests
+// that use it, so the lean build's own test run does not carry it unused.
+func buildLite(tb testing.TB) string { return builds["lite"].path(tb) }
+
 func TestLiteTable(t *testing.T) {
 	root := newRoot(&globals{})
 	var b bytes.Buffer
