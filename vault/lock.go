@@ -112,7 +112,7 @@ func (v *Vault) Lock(name string) (unlock func(), err error) {
 // ended by ctx returns ctx's error. A lock that cannot be taken because
 // the lock folder or file may not be written returns an error wrapping
 // [ErrReadOnly]. A wait that gives up leaves nothing behind: no goroutine
-// waits on for the lock, no file stays open.
+// is left waiting for the lock, no file open.
 func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), err error) {
 	path := v.LockPath(name)
 	w := &lockWait{name: name, path: path, bound: v.Config().LockWait(), start: time.Now(), notify: v.lockNotice()}
