@@ -242,7 +242,9 @@ func (st *factStore) create(in FactInput, now time.Time) (Fact, error) {
 		if errors.Is(err, vault.ErrConflict) {
 			continue // a file of that name appeared: take the next slug
 		}
-		if err != nil {
+		// A write that landed is done even if its folder's fsync failed:
+		// reported as failed, a retry would write the fact again as SLUG-2.
+		if !vault.Written(err) {
 			return Fact{}, fmt.Errorf("write fact %s: %w", slug, err)
 		}
 		f := Fact{Agent: st.agent, Slug: slug, Name: in.Name, Description: in.Description, Type: in.Type,
@@ -296,7 +298,7 @@ func (st *factStore) update(slug string, in FactInput, now time.Time) (Fact, err
 		if errors.Is(err, vault.ErrConflict) && attempt < vault.CASAttempts {
 			continue
 		}
-		if err != nil {
+		if !vault.Written(err) {
 			return Fact{}, fmt.Errorf("update fact %s: %w", slug, err)
 		}
 		f, err := ParseFact(slug, data)

@@ -295,9 +295,13 @@ func (m *Memory) run(ops []Op, write bool) (Result, error) {
 			m.log.Info("memory file changed while writing; starting over", "file", m.rel, "attempt", attempt)
 			continue
 		}
-		if err != nil {
+		if !vault.Written(err) {
 			err = fmt.Errorf("write %s: %w", m.rel, err)
 			return m.fail(p, err), err
+		}
+		if err != nil {
+			// Written: a retry would add the entries twice.
+			m.log.Warn("memory file written; its folder's fsync failed", "file", m.rel, "err", err)
 		}
 		msg := p.message(len(ops))
 		if backup != "" {
@@ -567,7 +571,7 @@ func (m *Memory) backup(raw []byte) (string, error) {
 		if errors.Is(err, vault.ErrConflict) {
 			continue
 		}
-		if err != nil {
+		if !vault.Written(err) {
 			return "", fmt.Errorf("back up %s: %w", m.rel, err)
 		}
 		m.log.Info("backed up a memory file that would not survive a rewrite", "file", m.rel, "backup", name)

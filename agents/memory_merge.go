@@ -103,7 +103,7 @@ func (m *Memory) Merge(other []byte) (MergeResult, error) {
 		if errors.Is(err, vault.ErrConflict) && attempt < maxCASAttempts {
 			continue
 		}
-		if err != nil {
+		if !vault.Written(err) {
 			return res, fmt.Errorf("write %s: %w", m.rel, err)
 		}
 		res.Backup = backup

@@ -76,7 +76,7 @@ func PinFact(v *vault.Vault, agent, slugOrName string, pinned bool) (Fact, bool,
 		if errors.Is(err, vault.ErrConflict) && attempt < maxCASAttempts {
 			continue
 		}
-		if err != nil {
+		if !vault.Written(err) {
 			return f, false, fmt.Errorf("write fact %s: %w", f.Slug, err)
 		}
 		return f, true, nil

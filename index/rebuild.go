@@ -93,7 +93,20 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	oldMan, oldWarn := ix.man, ix.fwarn
 	ix.man = newManifest()
 	ix.fwarn, ix.fwarnDirty = nil, true
-	if err := ix.build(ctx, newDir, list, progress); err != nil {
+	plain := false // through bleve's public builder (see segments.go)
+	if why := privateBuildRefusal(); why != "" {
+		ix.warn(why)
+		plain = true
+	}
+	err = ix.build(ctx, newDir, list, progress, plain)
+	if errors.Is(err, errBuilderLayout) {
+		ix.warn(err.Error() + "; rebuilding through bleve's public builder instead (slower)")
+		os.RemoveAll(newDir)
+		ix.man = newManifest()
+		ix.fwarn, ix.fwarnDirty = nil, true
+		err = ix.build(ctx, newDir, list, progress, true)
+	}
+	if err != nil {
 		os.RemoveAll(newDir)
 		ix.man, ix.fwarn = oldMan, oldWarn
 		return err
@@ -118,13 +131,13 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 // analysed documents in batches as segment files, which are then merged into one
 // (see [segmentWriter]); bleve's offline builder makes the index around
 // it (see [finishBuild]).
-func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progress func(Progress)) error {
+func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progress func(Progress), plain bool) error {
 	m, err := newMapping()
 	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(dir, "build") // removed with dir when the build fails
-	w, err := newSegmentWriter(tmp)
+	w, err := newDocWriter(dir, tmp, preMapped{m}, plain)
 	if err != nil {
 		return fmt.Errorf("create index: %w", err)
 	}
@@ -147,7 +160,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 			var err error
 			for b := range feed {
 				if err == nil {
-					if err = w.write(b.seq, preMapped{m}, b.docs); err != nil {
+					if err = w.write(b.seq, b.docs); err != nil {
 						failed.Store(true)
 					}
 				}
@@ -209,11 +222,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		progress(Progress{Done: done, Total: total, Merging: true}) // the merge is left
 	}
 	step("merging")
-	seg, err := w.merge(ctx, workers)
-	if err != nil {
-		return err
-	}
-	if err := finishBuild(dir, tmp, seg, preMapped{m}); err != nil {
+	if err := w.finish(ctx, workers); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(tmp); err != nil {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -26,6 +27,109 @@ import (
 // core. segmentWriter writes and merges the same zap segments, with the
 // same plugin bleve's builder uses, in parallel; the builder then only
 // makes the index around the one merged segment (see [finishBuild]).
+//
+// That last step swaps a file inside the builder's private build folder,
+// which is no API: a bleve release may lay it out differently. So it is
+// taken only with the bleve release it was written against
+// ([bleveBuilderVersion]: checked at run time from the binary's build
+// information, and against go.mod by TestBleveVersionPinned, which fails
+// on any bleve upgrade until someone has checked the builder again). With
+// another release, or a build folder that does not look as expected, a
+// rebuild goes through the builder's public API instead ([plainWriter]):
+// the same index, written and merged by one goroutine.
+
+// The bleve module, and the release whose offline builder
+// (index/scorch/builder.go: one "scorch-offline-build*" folder under
+// buildPathPrefix, one zap file per batch there, merged and renamed into
+// store/ by Close) [finishBuild] was written against.
+const (
+	bleveModule         = "github.com/blevesearch/bleve/v2"
+	bleveBuilderVersion = "v2.6.3"
+)
+
+// linkedVersion returns the version of the module at path linked into
+// this binary, and false when the binary does not say (no build
+// information). Tests override it.
+var linkedVersion = linkedVersionOf
+
+func linkedVersionOf(path string) (string, bool) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", false
+	}
+	for _, d := range bi.Deps {
+		if d.Path != path {
+			continue
+		}
+		if d.Replace != nil {
+			return d.Replace.Version + " (replaced by " + d.Replace.Path + ")", true
+		}
+		return d.Version, true
+	}
+	return "", false
+}
+
+// privateBuildRefusal says why the rebuild may not take the private step
+// with the bleve linked in, or "" when it may. A binary that does not
+// name its bleve is trusted: go.mod pins it (TestBleveVersionPinned).
+func privateBuildRefusal() string {
+	v, ok := linkedVersion(bleveModule)
+	if !ok || v == bleveBuilderVersion {
+		return ""
+	}
+	return fmt.Sprintf("bleve %s is linked in, but the fast rebuild was written against bleve %s's private build folder; rebuilding through bleve's public builder instead (slower)", v, bleveBuilderVersion)
+}
+
+// errBuilderLayout is wrapped by the error of a fast rebuild that found
+// bleve's build folder laid out otherwise than it was written for.
+var errBuilderLayout = errors.New("bleve's offline builder is not laid out as the fast rebuild expects")
+
+// docWriter takes the analysed documents of a rebuild, batch by batch,
+// and makes the index of them: [segmentWriter], or [plainWriter].
+type docWriter interface {
+	// write takes one batch, numbered seq; it may be called from
+	// several goroutines at once.
+	write(seq int, docs []*document.Document) error
+	// finish makes the index of every batch written, with up to
+	// workers goroutines.
+	finish(ctx context.Context, workers int) error
+}
+
+// newDocWriter returns the writer of a rebuild into dir, its temporary
+// files in tmp: a [segmentWriter], or a [plainWriter] when plain.
+func newDocWriter(dir, tmp string, m preMapped, plain bool) (docWriter, error) {
+	if !plain {
+		return newSegmentWriter(dir, tmp, m)
+	}
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return nil, err
+	}
+	b, err := bleve.NewBuilder(dir, m, map[string]any{"buildPathPrefix": tmp})
+	if err != nil {
+		return nil, fmt.Errorf("create index: %w", err)
+	}
+	return &plainWriter{b: b}, nil
+}
+
+// plainWriter gives the documents to bleve's offline builder through its
+// public API, which writes and merges them under one lock.
+type plainWriter struct{ b bleve.Builder }
+
+func (w *plainWriter) write(_ int, docs []*document.Document) error {
+	for _, d := range docs {
+		if err := w.b.Index(d.ID(), d); err != nil {
+			return fmt.Errorf("index %s: %w", d.ID(), err)
+		}
+	}
+	return nil
+}
+
+func (w *plainWriter) finish(context.Context, int) error {
+	if err := w.b.Close(); err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	return nil
+}
 
 // maxMergeFanIn bounds the segments one merge takes. The segments are
 // merged in the fewest levels it allows, every merge of a level taking
@@ -70,20 +174,30 @@ const maxSegmentWriters = 4
 var zapPlugin = &zap.ZapPlugin{}
 
 // segmentWriter writes batches of analysed documents as segment files in
-// dir and merges them into one.
+// dir and merges them into one, of which it makes the index in index.
 type segmentWriter struct {
-	dir string
+	index, dir string
+	m          preMapped
 
 	mu    sync.Mutex
 	next  int            // the next file name's number
 	paths map[int]string // the segments written, by their batch's number
 }
 
-func newSegmentWriter(dir string) (*segmentWriter, error) {
+func newSegmentWriter(index, dir string, m preMapped) (*segmentWriter, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	return &segmentWriter{dir: dir, paths: map[int]string{}}, nil
+	return &segmentWriter{index: index, dir: dir, m: m, paths: map[int]string{}}, nil
+}
+
+// finish merges the segments written and makes the index around them.
+func (w *segmentWriter) finish(ctx context.Context, workers int) error {
+	seg, err := w.merge(ctx, workers)
+	if err != nil {
+		return err
+	}
+	return finishBuild(w.index, w.dir, seg, w.m)
 }
 
 // name returns a new file name in w.dir.
@@ -98,11 +212,11 @@ func (w *segmentWriter) name() string {
 // write writes docs, analysed by [analyseDocs], as one segment: the
 // documents bleve's builder would make of them (its id field added,
 // every field analysed), numbered seq.
-func (w *segmentWriter) write(seq int, m preMapped, docs []*document.Document) error {
+func (w *segmentWriter) write(seq int, docs []*document.Document) error {
 	results := make([]bindex.Document, 0, len(docs))
 	for _, d := range docs {
 		doc := document.NewDocument(d.ID())
-		if err := m.MapDocument(doc, d); err != nil {
+		if err := w.m.MapDocument(doc, d); err != nil {
 			return fmt.Errorf("index %s: %w", d.ID(), err)
 		}
 		doc.AddIDField()
@@ -226,6 +340,10 @@ func mergeFiles(in []string, out string, cancel chan struct{}) error {
 	return nil
 }
 
+// builderFolder is the name bleve's offline builder gives its build
+// folder (a pattern; tests change it to see a layout they do not know).
+var builderFolder = "scorch-offline-build*"
+
 // placeholderID is the one document bleve's builder is given by
 // finishBuild; it never reaches the index.
 const placeholderID = "\x00nexus-placeholder"
@@ -236,7 +354,9 @@ const placeholderID = "\x00nexus-placeholder"
 // placeholder document, whose segment file, the only one in its build
 // folder tmp, is replaced by seg before the builder closes and takes
 // that file as its result. It fails, leaving the index unfinished, if
-// the builder does not work that way or writes another segment format.
+// the builder does not work that way or writes another segment format:
+// then the error wraps errBuilderLayout, and the rebuild starts over
+// through the public builder.
 func finishBuild(dir, tmp, seg string, m preMapped) error {
 	b, err := bleve.NewBuilder(dir, m, map[string]any{
 		"batchSize":       1,
@@ -248,13 +368,13 @@ func finishBuild(dir, tmp, seg string, m preMapped) error {
 	if err := b.Index(placeholderID, document.NewDocument(placeholderID)); err != nil {
 		return fmt.Errorf("create index: %w", err)
 	}
-	files, err := filepath.Glob(filepath.Join(tmp, "scorch-offline-build*", "*.zap"))
+	files, err := filepath.Glob(filepath.Join(tmp, builderFolder, "*.zap"))
 	if err != nil || len(files) != 1 {
-		return fmt.Errorf("create index: bleve's builder wrote %d segment files, not 1", len(files))
+		return fmt.Errorf("create index: %w (bleve %s: %d segment files in its build folder, not 1)", errBuilderLayout, bleveBuilderVersion, len(files))
 	}
 	s, err := zapPlugin.Open(files[0])
 	if err != nil {
-		return fmt.Errorf("create index: bleve's builder writes another segment format: %w", err)
+		return fmt.Errorf("create index: %w (bleve %s writes another segment format: %v)", errBuilderLayout, bleveBuilderVersion, err)
 	}
 	s.Close()
 	if err := os.Rename(seg, files[0]); err != nil {

@@ -14,7 +14,8 @@ import (
 // temp file in the same folder, fsync, rename, fsync the folder. A reader or
 // a crash sees the old bytes or the new, never a torn file. A missing parent
 // folder is created (init makes only .nexus/; the rest of the layout is made
-// by the first write into it).
+// by the first write into it). An error once the new bytes are in place is
+// a [*DurabilityError]: check [Written] before reporting a failed write.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	if err := mkParent(path); err != nil {
 		return err
@@ -35,7 +36,8 @@ const CASAttempts = 50
 // returns [ErrConflict] having written nothing. Use it for every file a
 // person may edit in Obsidian, re-reading and recomputing on conflict.
 // A missing parent folder is created, as by [WriteFile]. Writers retry up
-// to [CASAttempts] times.
+// to [CASAttempts] times. A [*DurabilityError] means the swap is done: do
+// not start over (see [Written]).
 func ReplaceIf(path string, old, data []byte, perm fs.FileMode) error {
 	if err := mkParent(path); err != nil {
 		return err
@@ -56,7 +58,20 @@ func mkParent(path string) error {
 	return nil
 }
 
-// SyncDir fsyncs a folder (a no-op on Windows).
+// DurabilityError is returned by [WriteFile] and [ReplaceIf] when the new
+// bytes are in place — every reader sees them — but the folder's fsync
+// that makes the rename survive a power loss failed. The write happened;
+// reporting it as failed would make a caller retry it and, for an append
+// (a memory entry, a new fact), write it twice.
+type DurabilityError = atomicfile.DurabilityError
+
+// Written reports whether a write that returned err left the new bytes in
+// place: err is nil or a [*DurabilityError]. Writers whose retry is not
+// idempotent treat such an error as success (and may log it).
+func Written(err error) bool { return atomicfile.Written(err) }
+
+// SyncDir fsyncs a folder (a no-op on Windows, and where the file system
+// cannot fsync folders).
 func SyncDir(dir string) error { return atomicfile.SyncDir(dir) }
 
 // settleWindow is how recently a file must have changed for an empty read

@@ -87,7 +87,9 @@ func (e *LockTimeoutError) Is(target error) bool { return target == ErrLockTimeo
 // Linux, but the race detector doesn't know about file locking, and on some
 // platforms two handles in one process do not exclude each other. Each
 // value is a channel of capacity one: holding the lock is holding its slot,
-// so a wait can end at a deadline.
+// so a wait can end at a deadline. Only the goroutine that holds the slot
+// touches the lock file, so at most one goroutine per path ever waits for
+// another process; the others queue on the slot.
 var inproc sync.Map // lock file path -> chan struct{}
 
 // Lock takes the cross-process lock called name (for example
@@ -99,6 +101,8 @@ var inproc sync.Map // lock file path -> chan struct{}
 // who holds the lock: on Linux the kernel's lock table (/proc/locks) names
 // the holder; on other Unixes (and a Linux without /proc) a process keeps
 // its PID in the lock file while it holds the lock. Windows names no PID.
+// A wait longer than [LockNoticeAfter] is reported to the function set
+// with [Vault.OnLockWait].
 func (v *Vault) Lock(name string) (unlock func(), err error) {
 	return v.LockContext(context.Background(), name)
 }
@@ -107,30 +111,24 @@ func (v *Vault) Lock(name string) (unlock func(), err error) {
 // that reaches the vault's lock_timeout returns a [*LockTimeoutError]; one
 // ended by ctx returns ctx's error. A lock that cannot be taken because
 // the lock folder or file may not be written returns an error wrapping
-// [ErrReadOnly].
+// [ErrReadOnly]. A wait that gives up leaves nothing behind: no goroutine
+// is left waiting for the lock, no file open.
 func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), err error) {
 	path := v.LockPath(name)
-	wait := v.Config().LockWait()
-	tctx, cancel := context.WithTimeout(ctx, wait)
+	w := &lockWait{name: name, path: path, bound: v.Config().LockWait(), start: time.Now(), notify: v.lockNotice()}
+	tctx, cancel := context.WithTimeout(ctx, w.bound)
 	defer cancel()
-	timedOut := func() error {
+	timedOut := func(pid int, self bool) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("lock %s: %w", name, err)
 		}
-		return &LockTimeoutError{Name: name, Path: path, Wait: wait}
+		return &LockTimeoutError{Name: name, Path: path, Wait: w.bound, PID: pid, Self: self}
 	}
 
 	slotAny, _ := inproc.LoadOrStore(path, make(chan struct{}, 1))
 	slot := slotAny.(chan struct{})
-	select {
-	case slot <- struct{}{}:
-	case <-tctx.Done():
-		err := timedOut()
-		var te *LockTimeoutError
-		if errors.As(err, &te) {
-			te.PID, te.Self = os.Getpid(), true
-		}
-		return nil, err
+	if !w.queue(tctx, slot) {
+		return nil, timedOut(slotHolder(path))
 	}
 	release := func() { <-slot }
 
@@ -149,37 +147,21 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 		release()
 		return nil, lockOpenError(name, err)
 	}
+	letGo, cleanup := func() { fl.Unlock(); fl.Close() }, func() {}
 	if !ok {
-		// Busy: wait in the kernel (a blocking flock), which hands the
-		// lock over the moment it is released. Polling with a backoff
-		// cost 8 contending appenders most of their throughput and a
-		// p99 of hundreds of milliseconds. A blocking flock cannot be
-		// cancelled, so a wait that gives up leaves the waiting
-		// goroutine to release the lock as soon as it gets it.
-		done := make(chan error, 1)
-		go func() { done <- fl.Lock() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				fl.Close()
-				release()
-				return nil, lockOpenError(name, err)
-			}
-		case <-tctx.Done():
-			go func() {
-				if err := <-done; err == nil {
-					fl.Unlock()
-				}
-				fl.Close()
-			}()
+		// Held by another process: this goroutine, holding the slot, is
+		// the only one of this process that waits for it (awaitFlock).
+		fl.Close()
+		held, after, err := w.awaitFlock(tctx)
+		if err != nil {
 			release()
-			err := timedOut()
-			var te *LockTimeoutError
-			if errors.As(err, &te) {
-				te.PID = lockHolder(path)
-			}
-			return nil, err
+			return nil, lockOpenError(name, err)
 		}
+		if held == nil {
+			release()
+			return nil, timedOut(lockHolder(path), false)
+		}
+		letGo, cleanup = held, after
 	}
 	var pid holderRecord
 	if !kernelNamesHolders() {
@@ -189,9 +171,9 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 	return func() {
 		once.Do(func() {
 			pid.clear()
-			fl.Unlock()
-			fl.Close()
+			letGo()
 			release()
+			cleanup()
 		})
 	}, nil
 }

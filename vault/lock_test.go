@@ -14,6 +14,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("NEXUS_LOCK_HOLD_VAULT"); dir != "" {
+		if err := holdChild(dir, os.Getenv("NEXUS_LOCK_HOLD_NAME")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if dir := os.Getenv("NEXUS_LOCK_CHILD_VAULT"); dir != "" {
 		if err := lockChild(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -42,6 +42,8 @@ var dirs = []string{NexusDir, KeysDir, IndexDir, StateDir, LocksDir}
 type Vault struct {
 	root   string                 // absolute, symlinks resolved
 	config atomic.Pointer[Config] // replaced whole by UpdateConfig, never mutated
+
+	lockWaitFn atomic.Pointer[func(LockWaitNotice)] // see OnLockWait
 }
 
 // Open opens the vault rooted at dir, which must hold a .nexus/ folder.

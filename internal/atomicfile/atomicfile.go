@@ -21,8 +21,9 @@ var createTemp = os.CreateTemp
 // WriteFile atomically replaces path with data: a temporary file in the same
 // folder (named with a leading dot so Obsidian ignores it) is written,
 // fsynced, closed and renamed over path, and the folder is fsynced so the
-// rename itself is durable. On any error the temporary file is removed and
-// path is untouched.
+// rename itself is durable. On an error before the rename the temporary
+// file is removed and path is untouched; an error after it (the folder's
+// fsync) is a [*DurabilityError]: path holds data (see [Written]).
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	return replace(path, data, perm, nil)
 }
@@ -55,6 +56,9 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // Nexus processes that share a file also hold a lock, which closes the
 // window among them; the comparison is there for people and their
 // editors, who take no lock.
+//
+// As with [WriteFile], an error once data is in place is a
+// [*DurabilityError]: the swap is done, do not start over.
 func ReplaceIf(path string, old, data []byte, perm fs.FileMode) error {
 	return replace(path, data, perm, &swap{old: old})
 }
@@ -113,7 +117,7 @@ func replace(path string, data []byte, perm fs.FileMode, cas *swap) (err error) 
 		if err = rename(tmp, path); err != nil {
 			return fmt.Errorf("rename into %s: %w", base, err)
 		}
-		return SyncDir(dir)
+		return afterRename(path, SyncDir(dir))
 	case cas.old == nil:
 		return createNew(tmp, path, dir)
 	}
@@ -129,7 +133,7 @@ func createNew(tmp, path, dir string) error {
 		err := os.Link(tmp, path)
 		if err == nil {
 			os.Remove(tmp)
-			return SyncDir(dir)
+			return afterRename(path, SyncDir(dir))
 		}
 		if errors.Is(err, fs.ErrExist) {
 			return ErrConflict
@@ -146,7 +150,7 @@ func createNew(tmp, path, dir string) error {
 	if err := rename(tmp, path); err != nil {
 		return fmt.Errorf("rename into %s: %w", base, err)
 	}
-	return SyncDir(dir)
+	return afterRename(path, SyncDir(dir))
 }
 
 // swapIn renames tmp (holding data) over path if path holds cas.old, and
@@ -186,7 +190,7 @@ func swapIn(tmp, path, dir string, data []byte, perm fs.FileMode, cas *swap) err
 		testHookAfterRename(path)
 	}
 	if runtime.GOOS == "windows" {
-		return syncSwapped(path, dir, cas.late)
+		return afterRename(path, syncSwapped(path, dir, cas.late))
 	}
 	// Before anything slow (the fsyncs): until a displaced save is put
 	// back, readers see ours.
@@ -216,7 +220,7 @@ func swapIn(tmp, path, dir string, data []byte, perm fs.FileMode, cas *swap) err
 			if changed {
 				return putBack(path, h, data, lost, perm)
 			}
-			return err
+			return afterRename(path, err)
 		case <-time.After(wait):
 			if lost, changed := savedMeanwhile(h, cas.old); changed {
 				err := putBack(path, h, data, lost, perm)
@@ -315,12 +319,15 @@ func readAt0(h *os.File) ([]byte, bool) {
 func putBack(path string, h *os.File, ours, lost []byte, perm fs.FileMode) error {
 	for round := 0; ; round++ {
 		err := replace(path, lost, perm, &swap{old: ours, late: true})
+		if Written(err) {
+			err = nil // the save is back in place; its folder's fsync is not ours to report
+		}
 		if err != nil && !(errors.Is(err, ErrConflict) && bytes.Equal(readOrNil(path), lost)) {
 			if !errors.Is(err, ErrConflict) {
 				return fmt.Errorf("%w; a save made meanwhile could not be put back: %v", ErrConflict, err)
 			}
 			aside := ConflictCopyName(path, time.Now())
-			if cerr := replace(aside, lost, perm, &swap{}); cerr != nil {
+			if cerr := replace(aside, lost, perm, &swap{}); !Written(cerr) {
 				return fmt.Errorf("%w; a save made meanwhile could not be kept in %s: %v", ErrConflict, filepath.Base(aside), cerr)
 			}
 			return fmt.Errorf("%w; a save made meanwhile is kept in %s", ErrConflict, filepath.Base(aside))
