@@ -637,7 +637,8 @@ func (l *Log) recordAppend(scan *feedScan, stream, writer, target string, start,
 
 // syncFeed makes the records written to f (the feed file target)
 // durable, and, for a new file, its name in its folder and that folder's
-// in its parent (a new month).
+// in its parent (a new month). Only a failed fsync of the records is an
+// error: once they are on disk the append has happened.
 func (l *Log) syncFeed(f *os.File, target string, created bool) error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", target, err)
@@ -646,8 +647,16 @@ func (l *Log) syncFeed(f *os.File, target string, created bool) error {
 	if !created {
 		return nil
 	}
-	if err := vault.SyncDir(filepath.Dir(path)); err != nil {
-		return err
+	// The records are on disk now; only the new file's name may not be.
+	// Reporting that as a failed append would invite a retry that appends
+	// the entries twice, so it is a warning, as for every write whose
+	// rename has landed (vault.Written).
+	err := vault.SyncDir(filepath.Dir(path))
+	if err == nil {
+		err = vault.SyncDir(filepath.Dir(filepath.Dir(path)))
 	}
-	return vault.SyncDir(filepath.Dir(filepath.Dir(path)))
+	if err != nil {
+		l.opts.Logger.Warn("live log: entries written; the new feed file's folder could not be synced", "file", target, "err", err)
+	}
+	return nil
 }
