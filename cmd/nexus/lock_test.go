@@ -198,3 +198,30 @@ func lockFolderIsAFile(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLockWaitIsSaid: a command that waits for a lock longer than a second
+// says on stderr whom it waits for and how long it will wait, before it
+// gives up (issue: a 30 s wait with no output looks like a hang).
+func TestLockWaitIsSaid(t *testing.T) {
+	dir := logVault(t)
+	if code, _, e := logCLI(t, "", "--vault", dir, "--agent", "lyra", "log", "append", "before the hang"); code != 0 {
+		t.Fatalf("append: %s", e)
+	}
+	setLockTimeout(t, dir, "2s")
+	name := feedLockName(t, dir, "lyra")
+	pid := holdLock(t, dir, name)
+	code, _, stderr := logCLI(t, "", "--vault", dir, "--agent", "lyra", "log", "append", "during the hang")
+	if code == 0 {
+		t.Fatalf("append under a hung lock succeeded; stderr %q", stderr)
+	}
+	want := "nexus: waiting for " + name + ", held by process " + strconv.Itoa(pid) + "; giving up after 2s (lock_timeout)"
+	if runtime.GOOS == "windows" { // lock files hold no PID there
+		want = "nexus: waiting for " + name + ", held by "
+	}
+	if !strings.Contains(stderr, want) {
+		t.Fatalf("stderr does not say whom it waits for:\nwant %q\ngot  %q", want, stderr)
+	}
+	if strings.Count(stderr, "nexus: waiting for") != 1 {
+		t.Fatalf("the wait is said %d times, want once: %q", strings.Count(stderr, "nexus: waiting for"), stderr)
+	}
+}

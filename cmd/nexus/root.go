@@ -248,11 +248,26 @@ func (g *globals) openVault() (*vault.Vault, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.OnLockWait(g.sayLockWait)
 	// A review decision a killed process left half done is finished by
 	// the next command, whichever it is (one directory read when there is
 	// none). A failure here is doctor's to report, not this command's.
 	retention.Recover(v)
 	return v, nil
+}
+
+// sayLockWait tells the person at the other end, once a lock wait has
+// lasted a second, whom this command waits for and for how long it will.
+func (g *globals) sayLockWait(n vault.LockWaitNotice) {
+	who := "another process"
+	switch {
+	case n.Self:
+		who = "another operation of this process"
+	case n.PID > 0:
+		who = fmt.Sprintf("process %d", n.PID)
+	}
+	fmt.Fprintf(g.stderr, "nexus: waiting for %s, held by %s; giving up after %s (lock_timeout)\n",
+		n.Name, who, n.Wait.Round(time.Second))
 }
 
 // findVault returns the vault's folder: --vault, else $NEXUS_VAULT, else
