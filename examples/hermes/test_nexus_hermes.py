@@ -699,6 +699,23 @@ class ContractTest(unittest.TestCase):
         self.assertTrue(p.appended and p.appended[-1].get("duplicate"), p.appended)
         self.assertEqual(h.warnings, [])
 
+    def test_inspection_starts_nothing_and_keeps_notices(self):
+        home = os.path.join(self.tmp, "hermes-home")
+        os.makedirs(os.path.join(home, "nexus"))
+        kept = os.path.join(home, "nexus", "notices.json")
+        with open(kept, "w") as f:
+            json.dump({"notices": [{"text": "KEPT-NOTICE", "when": "01:00:00 UTC", "left": 2}]}, f)
+        nx(self.vault, "log", "append", "ELLA-I unread", agent="ella")
+        p, _ = provider_for(self.vault)
+        p.initialize_for_inspection("s-i", hermes_home=home, platform="cli")
+        self.assertIn("DECISION-MARKER", p.system_prompt_block())
+        self.assertIsNone(p._worker)
+        self.assertEqual(p.prefetch("What is new?").count("ELLA-I"), 1)
+        self.assertNotIn("KEPT-NOTICE", p.prefetch("What is new?"))
+        with open(kept) as f:
+            self.assertIn("KEPT-NOTICE", f.read())
+        self.assertEqual(nx(self.vault, "log", "read", "--unread", agent="lyra")["count"], 1, "inspection acknowledged")
+
     def test_turn_keys_differ_per_turn_and_hold_per_turn(self):
         p = NexusMemoryProvider({"agent": "lyra"})
         p._session_id = "s-1"

@@ -387,6 +387,17 @@ class NexusMemoryProvider(_Base):
             self._worker = threading.Thread(target=self._work, name="nexus-sync", daemon=True)
             self._worker.start()
 
+    def initialize_for_inspection(self, session_id: str = "", **kwargs) -> None:
+        """Hermes inspecting the agent (its prompt and tools, no turns):
+        the client only, read-only — no worker, no acknowledgement, and the
+        notices stay on disk for the next real session."""
+        self._session_id = session_id or ""
+        identity = str(kwargs.get("agent_identity") or "")
+        if self.agent_source in ("", "profile") and identity and identity != _CUSTOM_PROFILE and not self.url:
+            self.agent, self.agent_source = identity, "profile"
+        self._read_only = True
+        self._client = self._make_client()
+
     # -- notices -----------------------------------------------------------
 
     def _emit(self, what: str) -> None:
