@@ -67,7 +67,7 @@ def main():
             p = NexusMemoryProvider({"url": f"http://{addr}/mcp", "token": tok, "timeout": 30})
         else:
             p = NexusMemoryProvider({"agent": "lyra", "vault": vault, "bin": nexus, "timeout": 30})
-        p.initialize("bench", agent_context="primary")
+        p.initialize("bench", agent_context="primary", hermes_home=os.path.join(tmp, "hermes-home"))
         client = p._client
         turns, floor, cpu = [], [], []
 

@@ -15,8 +15,10 @@ on_session_end and shutdown at the end).
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -100,24 +102,36 @@ class FakeContext:
 class Harness:
     """Drives one provider through a Hermes session."""
 
-    def __init__(self, provider, hook, session_id="s-1", agent_context="primary"):
+    def __init__(self, provider, hook, session_id="s-1", agent_context="primary", hermes_home=None, **init):
         self.p = provider
         self.hook = hook
         self.session_id = session_id
         self.messages = []
         self.injected = []  # per turn: everything the provider put in front of the model
-        self.p.initialize(session_id, hermes_home="/tmp/hermes-home", platform="cli", agent_context=agent_context)
+        self.status = []  # per turn: recall_status() right after prefetch (None without prefetch)
+        self.warnings = []  # what the provider passed to Hermes's warning_callback
+        if hermes_home is None:
+            hermes_home = tempfile.mkdtemp(prefix="hermes-home-")
+            self._own_home = hermes_home
+        self.hermes_home = hermes_home
+        init.setdefault("warning_callback", self.warnings.append)
+        if init["warning_callback"] is None:
+            del init["warning_callback"]  # a Hermes that offers none (gateway, older versions)
+        self.p.initialize(session_id, hermes_home=hermes_home, platform="cli", agent_context=agent_context, **init)
         self.system = self.p.system_prompt_block()
 
     def turn(self, user, reply, tool_calls=None):
         n = len(self.injected) + 1
         self.p.on_turn_start(n, user)
         parts = []
+        status = None
         if not is_trivial(user):  # Hermes skips prefetch for trivial prompts
             parts.append(self.p.prefetch(user, session_id=self.session_id))
+            status = self.p.recall_status()  # Hermes's describe_recall, right after prefetch
             # Hermes may call prefetch again within the turn (a tool loop).
             again = self.p.prefetch(user, session_id=self.session_id)
             assert again == parts[0], "a repeat prefetch in one turn changed what it returns"
+        self.status.append(status)
         for fn in self.hook:
             r = fn(session_id=self.session_id, user_message=user, conversation_history=list(self.messages),
                    is_first_turn=not self.messages, model="scripted", platform="cli")
@@ -141,6 +155,8 @@ class Harness:
     def end(self):
         self.p.on_session_end(list(self.messages))
         self.p.shutdown()
+        if getattr(self, "_own_home", None):
+            shutil.rmtree(self._own_home, ignore_errors=True)
 
 
 def provider_for(vault, agent="lyra", **extra):
@@ -278,16 +294,17 @@ class FailureTest(unittest.TestCase):
         self.assertIn("/nonexistent/nexus", t)
         h.end()
 
-    def test_unconfigured_is_unavailable(self):
-        old = {k: os.environ.pop(k, None) for k in ("NEXUS_AGENT", "NEXUS_URL", "NEXUS_TOKEN")}
-        try:
-            p = NexusMemoryProvider()
-            self.assertFalse(p.is_available())
-            self.assertIn("NEXUS_AGENT", p.unavailable_reason())
-        finally:
-            for k, val in old.items():
-                if val is not None:
-                    os.environ[k] = val
+    def test_missing_binary_reaches_warning_callback_and_recall_status(self):
+        p = NexusMemoryProvider({"agent": "lyra", "vault": "/nonexistent/vault", "bin": "/nonexistent/nexus", "timeout": 2})
+        h = Harness(p, [p.pre_llm_call])
+        h.turn("What changed overnight?", "I could not read the shared log.")
+        h.end()
+        self.assertTrue(any("/nonexistent/nexus" in w for w in h.warnings), h.warnings)
+        self.assertTrue(all(w.startswith(NexusMemoryProvider.NOTICE_PREFIX) for w in h.warnings), h.warnings)
+        st = h.status[0]
+        self.assertIsNotNone(st, "a turn that could not read the log showed no recall status")
+        self.assertIn("not read", st.provider_label)
+        self.assertIn("/nonexistent/nexus", st.provider_label)
 
     def test_stalled_cli_times_out(self):
         tmp = tempfile.mkdtemp(prefix="nexus-hermes-stall-")
@@ -467,6 +484,334 @@ class BinaryChoiceTest(unittest.TestCase):
         self.assertEqual([e["kind"] for e in entries(vault, "lyra")], ["turn"])
         version = subprocess.run([lite, "version"], capture_output=True, text=True, check=True).stdout
         self.assertIn("lean build", version)
+
+
+class EnvMixin:
+    def set_env(self, **env):
+        """Set (value) or unset (None) environment variables for this test."""
+        saved = dict(os.environ)
+        self.addCleanup(lambda: (os.environ.clear(), os.environ.update(saved)))
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class ManifestTest(unittest.TestCase):
+    """plugin.yaml as Hermes's plugin loader (hermes_cli/plugins.py) reads it."""
+
+    # hermes_cli/plugins.py _VALID_PLUGIN_KINDS; an unknown kind is warned
+    # about and loaded as "standalone" by the general plugin loader.
+    HERMES_KINDS = {"standalone", "backend", "exclusive", "platform", "model-provider"}
+
+    def manifest(self):
+        out = {}
+        with open(os.path.join(HERE, "nexus_hermes", "plugin.yaml"), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"^([a-z_]+):\s*(\S.*)?$", line.rstrip("\n"))
+                if m:
+                    out[m.group(1)] = (m.group(2) or "").strip()
+        return out
+
+    def test_kind_is_exclusive(self):
+        m = self.manifest()
+        self.assertEqual(m.get("name"), "nexus")
+        self.assertIn(m.get("kind"), self.HERMES_KINDS, "Hermes would warn and treat the plugin as standalone")
+        # Memory providers are the "exclusive" kind: one active, chosen by
+        # memory.provider, loaded by plugins/memory discovery.
+        self.assertEqual(m.get("kind"), "exclusive")
+
+    def test_memory_discovery_recognises_the_package(self):
+        # plugins/memory/__init__.py _is_memory_provider_dir: the first
+        # 8192 characters of __init__.py name the provider contract.
+        with open(os.path.join(HERE, "nexus_hermes", "__init__.py"), encoding="utf-8") as f:
+            head = f.read()[:8192]
+        self.assertTrue("register_memory_provider" in head or "MemoryProvider" in head)
+
+
+class ProfileTest(EnvMixin, unittest.TestCase):
+    """Without NEXUS_AGENT the agent is the Hermes profile's name."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="nexus-hermes-profile-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def test_agent_from_hermes_home(self):
+        home = os.path.join(self.tmp, "home")
+        for name, hermes_home, want in [
+            ("a profile folder", os.path.join(home, ".hermes", "profiles", "lyra"), "lyra"),
+            ("the default home", os.path.join(home, ".hermes"), "default"),
+            ("no HERMES_HOME", None, "default"),
+        ]:
+            with self.subTest(name):
+                self.set_env(HOME=home, HERMES_HOME=hermes_home, NEXUS_AGENT=None, NEXUS_URL=None, NEXUS_TOKEN=None)
+                p = NexusMemoryProvider()
+                self.assertEqual(p.agent, want)
+                self.assertEqual(p.agent_source, "profile")
+                self.assertTrue(p.is_available())
+
+    def test_nexus_agent_wins(self):
+        self.set_env(HERMES_HOME=os.path.join(self.tmp, "profiles", "lyra"), NEXUS_AGENT="ella", NEXUS_URL=None)
+        p = NexusMemoryProvider()
+        self.assertEqual((p.agent, p.agent_source), ("ella", "NEXUS_AGENT"))
+
+    def test_unnamed_home_is_unavailable_with_a_warning(self):
+        self.set_env(HERMES_HOME=os.path.join(self.tmp, "somewhere"), NEXUS_AGENT=None, NEXUS_URL=None, NEXUS_TOKEN=None)
+        p = NexusMemoryProvider()
+        with self.assertLogs("nexus_hermes", level="WARNING") as logs:
+            self.assertFalse(p.is_available())
+        self.assertIn("NEXUS_AGENT", p.unavailable_reason())
+        self.assertIn("NEXUS_AGENT", "\n".join(logs.output))
+
+    def test_url_without_token_is_unavailable_with_a_warning(self):
+        self.set_env(NEXUS_URL="http://127.0.0.1:1/mcp", NEXUS_TOKEN=None, NEXUS_AGENT=None)
+        p = NexusMemoryProvider()
+        with self.assertLogs("nexus_hermes", level="WARNING") as logs:
+            self.assertFalse(p.is_available())
+        self.assertIn("NEXUS_TOKEN", "\n".join(logs.output))
+
+    def test_session_as_the_profile(self):
+        vault = make_vault(self.tmp)
+        nx(vault, "log", "append", "ELLA-P for the lyra profile", agent="ella")
+        self.set_env(HERMES_HOME=os.path.join(self.tmp, "profiles", "lyra"), NEXUS_AGENT=None, NEXUS_URL=None)
+        p = NexusMemoryProvider({"vault": vault, "bin": NEXUS, "timeout": 20})
+        self.assertTrue(p.is_available())
+        # Hermes passes the same name as agent_identity.
+        h = Harness(p, [p.pre_llm_call], agent_identity="lyra")
+        t = h.turn("What changed overnight on staging?", "Ella wrote to the lyra profile.")
+        h.end()
+        self.assertIn("ELLA-P", t)
+        self.assertEqual([e["kind"] for e in entries(vault, "lyra")], ["turn"])
+
+    def test_profile_without_an_agent_says_how_to_fix_it(self):
+        vault = make_vault(self.tmp)
+        self.set_env(HERMES_HOME=os.path.join(self.tmp, "profiles", "coder"), NEXUS_AGENT=None, NEXUS_URL=None)
+        p = NexusMemoryProvider({"vault": vault, "bin": NEXUS, "timeout": 20})
+        h = Harness(p, [p.pre_llm_call], agent_identity="coder")
+        t = h.turn("What changed overnight on staging?", "Nothing I could see.")
+        h.end()
+        self.assertIn(NexusMemoryProvider.NOTICE_PREFIX, t)
+        self.assertIn("Hermes profile name 'coder'", t)
+        self.assertIn("NEXUS_AGENT", t)
+
+
+class ContractTest(unittest.TestCase):
+    """recall_status, on_delegation, the fail-closed pre-compress contract,
+    idempotent appends, notices kept on disk, relevance prefetch."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="nexus-hermes-contract-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.vault = make_vault(self.tmp)
+
+    def test_recall_status_counts_what_was_injected(self):
+        v = self.vault
+        for i in range(3):
+            nx(v, "log", "append", f"ELLA-R{i}", agent="ella")
+        p, hook = provider_for(v, max_entries=2)
+        h = Harness(p, hook)
+        h.turn("What is new in the log for me?", "Two entries.")
+        h.turn("Anything after those?", "One more.")
+        h.turn("And now?", "Nothing new.")
+        h.end()
+        self.assertEqual(h.status[0].count, 2)
+        self.assertIn("1 more unread waiting", h.status[0].provider_label)
+        self.assertEqual(h.status[1].count, 1)
+        self.assertNotIn("waiting", h.status[1].provider_label)
+        self.assertIsNone(h.status[2], "a prefetch that injected nothing kept a stale status")
+
+    def test_delegation_is_recorded(self):
+        p, hook = provider_for(self.vault)
+        h = Harness(p, hook)
+        h.turn("Audit the staging firewall rules", "I handed the audit to a subagent.")
+        p.on_delegation("Audit the staging firewall rules and list open ports",
+                        "Open: 22, 443, 2222.", child_session_id="child-7")
+        h.end()
+        mine = entries(self.vault, "lyra")
+        self.assertEqual([e["kind"] for e in mine], ["turn", "delegation"], mine)
+        self.assertIn("delegated to a subagent: Audit the staging firewall", mine[1]["summary"])
+        self.assertIn("2222", mine[1]["summary"])
+
+    def test_delegation_in_a_read_only_context_writes_nothing(self):
+        p, hook = provider_for(self.vault)
+        h = Harness(p, hook, agent_context="cron")
+        p.on_delegation("Rotate the logs", "Done.", child_session_id="c")
+        h.end()
+        self.assertEqual(entries(self.vault, "lyra"), [])
+
+    def test_pre_compress_declares_the_fail_closed_contract(self):
+        p = NexusMemoryProvider({"agent": "lyra"})
+        self.assertGreaterEqual(p.pre_compress_checkpoint_api_version, 2)
+        # Hermes's MemoryManager passes require_checkpoint only to a
+        # provider whose on_pre_compress accepts it by keyword.
+        params = inspect.signature(p.on_pre_compress).parameters
+        self.assertIn(params["require_checkpoint"].kind,
+                      (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+
+    def test_pre_compress_fails_closed(self):
+        msgs = [{"role": "user", "content": "Migrate the billing database"}, {"role": "assistant", "content": "Step 1 done."}]
+        for name, cfg, require, want in [
+            ("saved, required", {}, True, "saved"),
+            ("saved, best effort", {}, False, "saved"),
+            ("failed, required", {"bin": "/nonexistent/nexus"}, True, "raises"),
+            ("failed, best effort", {"bin": "/nonexistent/nexus"}, False, "could NOT be saved"),
+        ]:
+            with self.subTest(name):
+                p, hook = provider_for(self.vault, **cfg)
+                h = Harness(p, hook)
+                if want == "raises":
+                    with self.assertRaises(Exception) as cm:
+                        p.on_pre_compress(msgs, require_checkpoint=require)
+                    self.assertIn("checkpoint", str(cm.exception))
+                else:
+                    note = p.on_pre_compress(msgs, require_checkpoint=require)
+                    self.assertIn(want, note)
+                h.end()
+        self.assertIn("Migrate the billing database", json.dumps(nx(self.vault, "checkpoint", "show", agent="lyra")))
+
+    def test_required_checkpoint_is_saved_in_a_read_only_context(self):
+        p, hook = provider_for(self.vault)
+        h = Harness(p, hook, agent_context="subagent")
+        note = p.on_pre_compress([{"role": "user", "content": "Summarise the incident timeline"}], require_checkpoint=True)
+        h.end()
+        self.assertIn("saved", note)
+        self.assertIn("incident timeline", json.dumps(nx(self.vault, "checkpoint", "show", agent="lyra")))
+
+    def test_retry_after_a_timeout_does_not_duplicate(self):
+        # A nexus whose first 'log append' writes the entry and then never
+        # answers: the provider times out, retries with the same key, and
+        # the vault holds one entry.
+        marker = os.path.join(self.tmp, "stalled-once")
+        slow = os.path.join(self.tmp, "nexus-slow")
+        with open(slow, "w") as f:
+            f.write('#!/bin/sh\n"%s" "$@"\nrc=$?\ncase "$*" in *"log append"*) ;; *) exit $rc ;; esac\n'
+                    '[ -e "%s" ] && exit $rc\n: > "%s"\nexec sleep 60\n' % (NEXUS, marker, marker))
+        os.chmod(slow, 0o755)
+        p, hook = provider_for(self.vault, bin=slow, timeout=3)
+        h = Harness(p, hook)
+        h.turn("Deploy the API gateway to staging", "Deployed; all checks green.")
+        self.assertTrue(p.flush(60))
+        h.end()
+        self.assertTrue(os.path.exists(marker), "the stalled append never ran")
+        mine = entries(self.vault, "lyra")
+        self.assertEqual(len(mine), 1, mine)
+        self.assertTrue(p.appended and p.appended[-1].get("duplicate"), p.appended)
+        self.assertEqual(h.warnings, [])
+
+    def test_inspection_starts_nothing_and_keeps_notices(self):
+        home = os.path.join(self.tmp, "hermes-home")
+        os.makedirs(os.path.join(home, "nexus"))
+        kept = os.path.join(home, "nexus", "notices.json")
+        with open(kept, "w") as f:
+            json.dump({"notices": [{"text": "KEPT-NOTICE", "when": "01:00:00 UTC", "left": 2}]}, f)
+        nx(self.vault, "log", "append", "ELLA-I unread", agent="ella")
+        p, _ = provider_for(self.vault)
+        p.initialize_for_inspection("s-i", hermes_home=home, platform="cli")
+        self.assertIn("DECISION-MARKER", p.system_prompt_block())
+        self.assertIsNone(p._worker)
+        self.assertEqual(p.prefetch("What is new?").count("ELLA-I"), 1)
+        self.assertNotIn("KEPT-NOTICE", p.prefetch("What is new?"))
+        with open(kept) as f:
+            self.assertIn("KEPT-NOTICE", f.read())
+        self.assertEqual(nx(self.vault, "log", "read", "--unread", agent="lyra")["count"], 1, "inspection acknowledged")
+
+    def test_turn_keys_differ_per_turn_and_hold_per_turn(self):
+        p = NexusMemoryProvider({"agent": "lyra"})
+        p._session_id = "s-1"
+        k1, k1again, k2 = p._turn_key(1, "turn", "hi there"), p._turn_key(1, "turn", "hi there"), p._turn_key(2, "turn", "hi there")
+        self.assertEqual(k1, k1again)
+        self.assertNotEqual(k1, k2)
+        self.assertLessEqual(len(k1), 128)
+
+    def test_notice_survives_the_process(self):
+        # Process 1: its only turn could not be recorded (an agent the vault
+        # does not know), and it exits right after.
+        home = os.path.join(self.tmp, "hermes-home")
+        p1, hook1 = provider_for(self.vault, agent="ghost")
+        h1 = Harness(p1, hook1, hermes_home=home, warning_callback=None)
+        h1.turn("Summarise the open incidents", "Two are open.")
+        h1.end()
+        self.assertTrue(os.path.exists(os.path.join(home, "nexus", "notices.json")))
+        # Process 2 (same Hermes home, Nexus fine again): the notice comes at
+        # the start of its first two turns, then no more.
+        p2, hook2 = provider_for(self.vault)
+        h2 = Harness(p2, hook2, hermes_home=home)
+        self.assertTrue(any("not recorded" in w for w in h2.warnings), h2.warnings)
+        t1 = h2.turn("What is next on the migration plan?", "Step 4.")
+        t2 = h2.turn("And after step 4?", "Step 5.")
+        t3 = h2.turn("And after step 5?", "Done.")
+        h2.end()
+        self.assertIn("the last turn was not recorded in the shared log", t1)
+        self.assertIn("the last turn was not recorded in the shared log", t2)
+        self.assertNotIn("not recorded", t3)
+        self.assertFalse(os.path.exists(os.path.join(home, "nexus", "notices.json")))
+
+    def test_failed_append_is_said_now_and_at_the_next_turn(self):
+        p, hook = provider_for(self.vault, agent="ghost")
+        h = Harness(p, hook)
+        h.turn("Summarise the open incidents", "Two are open.")
+        p.flush()
+        said_after_turn = [w for w in h.warnings if "not recorded" in w]
+        t2 = h.turn("What is next?", "Step 4.")
+        h.end()
+        self.assertTrue(said_after_turn, h.warnings)
+        self.assertIn("the last turn was not recorded in the shared log", t2)
+
+    def test_relevance_prefetch(self):
+        v = self.vault
+        nx(v, "fact", "write", "--name", "Staging SSH", "--type", "project", "--description",
+           "staging host needs port 2222", "FACT-MARKER Staging (10.0.1.50) listens on 2222.", agent="ella")
+        q = "Which port does staging ssh listen on?"
+        for name, cfg, want in [("off by default", {}, False), ("on", {"recall": True}, True)]:
+            with self.subTest(name):
+                p, hook = provider_for(v, **cfg)
+                h = Harness(p, hook)
+                t = h.turn(q, "Port 2222.")
+                h.end()
+                self.assertEqual("agents/ella/memory/staging-ssh.md" in t, want, t)
+                self.assertNotIn("INDEX.md", t)
+                if want:
+                    self.assertIn("Relevant in the shared vault", t)
+                    self.assertGreaterEqual(h.status[0].count, 1)
+
+    def test_relevance_prefetch_is_bounded(self):
+        v = self.vault
+        for i in range(6):
+            nx(v, "fact", "write", "--name", f"Runbook {i}", "--type", "reference", "--description",
+               f"runbook {i} for the gateway", f"gateway runbook step {i}", agent="ella")
+        p, hook = provider_for(v, recall=True, recall_limit=2)
+        h = Harness(p, hook)
+        t = h.turn("gateway runbook", "Here are the steps.")
+        h.end()
+        self.assertEqual(len(re.findall(r"agents/ella/memory/runbook-\d\.md", t)), 2, t)
+
+
+class RealHermesTest(unittest.TestCase):
+    """The provider under Hermes Agent's own MemoryManager, from a Hermes
+    source checkout named by HERMES_AGENT_SRC (skipped without one)."""
+
+    def test_session_under_hermes_memory_manager(self):
+        src = os.environ.get("HERMES_AGENT_SRC", "")
+        if not src or not os.path.isfile(os.path.join(src, "agent", "memory_manager.py")):
+            self.skipTest("HERMES_AGENT_SRC does not name a Hermes Agent checkout")
+        tmp = tempfile.mkdtemp(prefix="nexus-hermes-real-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        vault = make_vault(tmp)
+        nx(vault, "log", "append", "ELLA-REAL fixed the login timeout", agent="ella")
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "hermes_real_driver.py"), src, vault, NEXUS,
+                               os.path.join(tmp, "hermes-home")], capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out = json.loads(proc.stdout)
+        self.assertTrue(out["hermes_base"])
+        self.assertTrue(out["available"])
+        self.assertIn("ELLA-REAL", out["prefetch"])
+        if out["recall"] is not None:
+            self.assertIn("Nexus shared log", out["recall"])
+        self.assertIn("checkpoint was saved", out["compress"])
+        self.assertEqual(out["warnings"], [])
+        kinds = [e["kind"] for e in entries(vault, "lyra")]
+        self.assertEqual(kinds, ["turn", "delegation"])
 
 
 class UnitTest(unittest.TestCase):

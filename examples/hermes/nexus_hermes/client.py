@@ -1,7 +1,7 @@
 """Talking to Nexus: the nexus CLI with --json, or MCP over HTTP with a token.
 
-Both clients give the provider the same five calls (unread, static_block,
-append, checkpoint, describe) and raise NexusError with a message a person
+Both clients give the provider the same six calls (unread, static_block,
+append, checkpoint, search, describe) and raise NexusError with a message a person
 can act on. Every call is bounded in time: a stalled nexus process is killed,
 a stalled server is abandoned, and the caller gets NexusError("... timed
 out after N s").
@@ -83,11 +83,13 @@ class CLIClient:
             return f"{self.vault} is not a Nexus vault (no .nexus folder; set NEXUS_VAULT)"
         return None
 
-    def _run(self, args: List[str], timeout: Optional[float] = None) -> Dict[str, Any]:
+    def _run(self, args: List[str], timeout: Optional[float] = None, as_agent: bool = True) -> Dict[str, Any]:
         cmd = [self.binary]
         if self.vault:
             cmd += ["--vault", self.vault]
-        cmd += ["--agent", self.agent, "--json"] + args
+        if as_agent:
+            cmd += ["--agent", self.agent]
+        cmd += ["--json"] + args
         env = dict(os.environ)
         env.setdefault("NEXUS_SEARCH_HOLD", "0")
         limit = timeout or self.timeout
@@ -149,6 +151,14 @@ class CLIClient:
                     raise
                 self._key_flag = False  # an older nexus: append without the key
         return self._run(args + ["--", summary])
+
+    def search(self, query: str, limit: int) -> List[Dict[str, Any]]:
+        """The best hits for query over the whole vault (every agent's
+        facts and notes: a global --agent would narrow 'nexus search' to
+        one agent, so none is passed)."""
+        doc = self._run(["search", "--limit", str(limit), "--", query], as_agent=False)
+        hits = doc.get("hits") or []
+        return [h for h in hits if isinstance(h, dict)]
 
     def checkpoint(self, task: str, state: str, next_step: str, notes: List[str]) -> Dict[str, Any]:
         args = ["checkpoint", "save", "--task", task]
@@ -297,6 +307,11 @@ class MCPClient:
                     raise
                 self._key_arg = False  # a server that predates the key argument
         return self._tool("log_append", args)
+
+    def search(self, query: str, limit: int) -> List[Dict[str, Any]]:
+        doc = self._tool("memory_search", {"query": query[:1000], "maxResults": max(1, min(limit, 100))})
+        hits = doc.get("hits") or []
+        return [h for h in hits if isinstance(h, dict)]
 
     def checkpoint(self, task: str, state: str, next_step: str, notes: List[str]) -> Dict[str, Any]:
         args: Dict[str, Any] = {"task": task}
