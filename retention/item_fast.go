@@ -31,6 +31,11 @@ func fastFrontmatter(raw []byte) (fm frontmatter, ok bool) {
 		if !found || key == "" || strings.ContainsAny(key, `"'[]{}#&*!|>%@`+"`") || (val != "" && val[0] != ' ') {
 			return fm, false
 		}
+		if key[len(key)-1] == ' ' {
+			// "status : approved" is the key "status" to YAML; the
+			// plain form never has a space before the colon.
+			return fm, false
+		}
 		if nested {
 			// Every key of the block sits at its first key's indentation;
 			// a deeper line belongs to a map inside it (provenance: x:
