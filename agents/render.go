@@ -452,7 +452,10 @@ func (r *promptRun) unread() (string, error) {
 	// Only the entries that can be shown are kept: an agent that never
 	// acknowledged a big log has all of it unread.
 	all, total, err := l.UnreadEnd(r.agent, maxEntries, r.opts.Ack)
-	if err != nil {
+	// One feed that cannot be read must not cost the agent the others:
+	// show them, and name what was left out.
+	var unreadable *livelog.UnreadableError
+	if err != nil && !errors.As(err, &unreadable) {
 		return "", fmt.Errorf("read the unread log entries: %w", err)
 	}
 	budget := r.opts.MaxChars
@@ -485,6 +488,9 @@ func (r *promptRun) unread() (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Unread log entries (%d)\n", total)
+	if unreadable != nil {
+		fmt.Fprintf(&b, "(left out, could not be read: %s — %s)\n", oneLine(strings.Join(unreadable.Files, ", ")), oneLine(unreadable.Errs[0].Error()))
+	}
 	switch more := shown.More(); {
 	case total == 0:
 		b.WriteString("Nothing new in the live log.\n")

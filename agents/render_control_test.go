@@ -1,9 +1,15 @@
 package agents
 
 import (
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/nexus-memory/nexus/livelog"
 )
 
 // TestPromptDropsControlCharacters: a binary or escape-laden USER.md or
@@ -61,6 +67,53 @@ func TestPrintable(t *testing.T) {
 	} {
 		if got := printable(tt.in); got != tt.want {
 			t.Errorf("printable(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestPromptSurvivesAnUnreadableFeed: a feed the reader may not open costs
+// the prompt that feed only; the unread section says which one is left
+// out. (Root reads any file: run as another user to see it run.)
+func TestPromptSurvivesAnUnreadableFeed(t *testing.T) {
+	if os.Geteuid() == 0 || runtime.GOOS == "windows" {
+		t.Skip("root reads a file whatever its permissions; livelog's TestUnreadEndLeavesOutUnreadableFeeds covers a read error for root")
+	}
+	v := promptVault(t, 2)
+	if _, err := Add(v, "orion", "ops", time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := livelog.Open(v, livelog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append("orion", livelog.Entry{Summary: "orion rotated the certs"}); err != nil {
+		t.Fatal(err)
+	}
+	feeds, err := filepath.Glob(filepath.Join(v.Root(), "log", "live", "*", "ella@*.md"))
+	if err != nil || len(feeds) != 1 {
+		t.Fatalf("ella's feed: %v %v", feeds, err)
+	}
+	if err := os.Chmod(feeds[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(feeds[0], 0o644) })
+	for _, opts := range []PromptOptions{{}, {Ack: true}} {
+		p, err := RenderPrompt(v, "lyra", opts)
+		if err != nil {
+			t.Fatalf("ack %v: %v", opts.Ack, err)
+		}
+		unread, _ := p.Section(SectionUnread)
+		rel, _ := filepath.Rel(v.Root(), feeds[0])
+		for _, want := range []string{"orion rotated the certs", "left out, could not be read: " + filepath.ToSlash(rel)} {
+			if !strings.Contains(unread, want) {
+				t.Errorf("ack %v: %q missing from\n%s", opts.Ack, want, unread)
+			}
+		}
+		if strings.Contains(unread, "ella entry") {
+			t.Errorf("ack %v: entries of the unreadable feed shown:\n%s", opts.Ack, unread)
+		}
+		if !strings.Contains(p.Text(), "lyra's own note") {
+			t.Errorf("ack %v: the rest of the prompt is missing:\n%s", opts.Ack, p.Text())
 		}
 	}
 }
