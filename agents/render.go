@@ -313,10 +313,33 @@ func RenderPrompt(v *vault.Vault, agent string, opts PromptOptions) (*Prompt, er
 		if err != nil {
 			return nil, err
 		}
-		p.Sections = append(p.Sections, PromptSection{Name: s.name, Text: strings.TrimRight(text, "\n")})
+		p.Sections = append(p.Sections, PromptSection{Name: s.name, Text: strings.TrimRight(printable(text), "\n")})
 	}
 	p.Unread = r.shown
 	return p, nil
+}
+
+// printable returns s without the control characters a file can bring into
+// a prompt (a binary USER.md, a pasted terminal escape): C0 controls other
+// than newline and tab, DEL and the C1 controls are dropped, and bytes that
+// are not UTF-8 become U+FFFD. Every section of [RenderPrompt] passes
+// through it.
+func printable(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		c := s[i]
+		clean = (c >= 0x20 && c < 0x7F) || c == '\n' || c == '\t'
+	}
+	if clean {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !(r < 0x20 || (r >= 0x7F && r <= 0x9F)) {
+			return r
+		}
+		return -1
+	}, s)
 }
 
 // chooseSections returns the set of sections only and without leave.
@@ -429,7 +452,10 @@ func (r *promptRun) unread() (string, error) {
 	// Only the entries that can be shown are kept: an agent that never
 	// acknowledged a big log has all of it unread.
 	all, total, err := l.UnreadEnd(r.agent, maxEntries, r.opts.Ack)
-	if err != nil {
+	// One feed that cannot be read must not cost the agent the others:
+	// show them, and name what was left out.
+	var unreadable *livelog.UnreadableError
+	if err != nil && !errors.As(err, &unreadable) {
 		return "", fmt.Errorf("read the unread log entries: %w", err)
 	}
 	budget := r.opts.MaxChars
@@ -462,6 +488,9 @@ func (r *promptRun) unread() (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Unread log entries (%d)\n", total)
+	if unreadable != nil {
+		fmt.Fprintf(&b, "(left out, could not be read: %s — %s)\n", oneLine(strings.Join(unreadable.Files, ", ")), oneLine(unreadable.Errs[0].Error()))
+	}
 	switch more := shown.More(); {
 	case total == 0:
 		b.WriteString("Nothing new in the live log.\n")

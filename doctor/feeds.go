@@ -218,10 +218,12 @@ func (c *checker) agentKeys() ([]agentKeys, error) {
 	return out, nil
 }
 
-// signedBy reports whether pub made e's signature.
+// signedBy reports whether pub made e's signature, under the one rule
+// log verify applies too ([identity.VerifySignature]), so doctor and
+// verify never disagree on a signature.
 func signedBy(e *livelog.Entry, pub ed25519.PublicKey) bool {
 	msg, sig, ok := livelog.EntrySignature(e)
-	return ok && len(pub) == ed25519.PublicKeySize && ed25519.Verify(pub, msg, sig)
+	return ok && identity.VerifySignature(pub, msg, sig)
 }
 
 // syncedKeys reports private keys that travelled to another machine or

@@ -90,14 +90,14 @@ func LoadKeyring(v *vault.Vault) (Keyring, error) {
 	return kr, nil
 }
 
-// Verify reports whether sig is agent's signature of msg. An unknown agent
-// never verifies.
+// Verify reports whether sig is agent's signature of msg under the one
+// signature rule (see [VerifySignature]). An unknown agent never verifies.
 func (kr Keyring) Verify(agent string, msg, sig []byte) bool {
 	if len(sig) != ed25519.SignatureSize {
 		return false
 	}
 	for _, dk := range kr[agent] {
-		if ed25519.Verify(dk.Key, msg, sig) {
+		if VerifySignature(dk.Key, msg, sig) {
 			return true
 		}
 	}

@@ -2,7 +2,6 @@ package livelog
 
 import (
 	"crypto/rand"
-	"crypto/sha512"
 	"fmt"
 	"runtime"
 	"sync"
@@ -12,16 +11,20 @@ import (
 	"github.com/nexus-memory/nexus/identity"
 )
 
-// Batch verification of ed25519 signatures, about twice as fast per
+// Batch verification of ed25519 signatures, two to four times as fast per
 // signature as checking them one by one (the standard library has no batch
 // API, hence filippo.io/edwards25519). For random 128-bit z_i it checks
 //
 //	[8]( -(Σ z_i·S_i)·B + Σ z_i·R_i + Σ_agents (Σ z_i·k_i)·A ) = 0
 //
-// with k_i = SHA-512(R_i || A_i || M_i). Signatures from one agent share its
-// A, so the sum has one term per agent, not per signature. If the batch
-// fails, the caller checks each signature alone with [identity.Keyring] to
-// find the bad ones, so the batch only ever speeds up the common case where
+// with k_i = SHA-512(R_i || A_i || M_i): the cofactored equation of
+// [identity.VerifySignature], whose encoding rules (canonical S, canonical R
+// and A not of small order) it applies through the same functions, so a
+// signature gets one verdict alone or in any batch (a cofactorless batch
+// could not promise that). Signatures from one agent share its A, so the
+// sum has one term per agent, not per signature. If the batch fails, the
+// caller checks each signature alone with [identity.Keyring] to find the
+// bad ones, so the batch only ever speeds up the common case where
 // everything is intact.
 
 // pointCache decodes each public key once.
@@ -39,13 +42,9 @@ func (pc *pointCache) point(pub []byte) (*edwards25519.Point, bool) {
 	if pc.m == nil {
 		pc.m = map[string]*edwards25519.Point{}
 	}
-	p, err := new(edwards25519.Point).SetBytes(pub)
-	if err != nil || len(pub) != 32 {
-		pc.m[string(pub)] = nil
-		return nil, false
-	}
-	pc.m[string(pub)] = p
-	return p, true
+	p, ok := identity.SignaturePoint(pub)
+	pc.m[string(pub)] = p // nil if refused
+	return p, ok
 }
 
 // verifyBatch reports whether every signature in jobs is valid under the
@@ -64,28 +63,15 @@ func (pc *pointCache) verifyBatch(jobs []sigJob) bool {
 	sumZS := edwards25519.NewScalar()
 	perKey := map[string]*edwards25519.Scalar{}
 	var buf [32]byte
-	h := sha512.New()
-	var digest [64]byte
 	for i, j := range jobs {
-		if _, ok := pc.point(j.pub); !ok || len(j.sig) != 64 {
+		if _, ok := pc.point(j.pub); !ok {
 			return false
 		}
-		R, err := new(edwards25519.Point).SetBytes(j.sig[:32])
-		if err != nil {
+		R, S, ok := identity.SignatureScalars(j.sig)
+		if !ok {
 			return false
 		}
-		S, err := edwards25519.NewScalar().SetCanonicalBytes(j.sig[32:])
-		if err != nil {
-			return false
-		}
-		h.Reset()
-		h.Write(j.sig[:32])
-		h.Write(j.pub)
-		h.Write(j.msg)
-		k, err := edwards25519.NewScalar().SetUniformBytes(h.Sum(digest[:0]))
-		if err != nil {
-			return false
-		}
+		k := identity.SignatureChallenge(j.pub, j.msg, j.sig)
 		clear(buf[:])
 		copy(buf[:16], zbytes[16*i:16*i+16])
 		z, err := edwards25519.NewScalar().SetCanonicalBytes(buf[:])

@@ -136,6 +136,9 @@ type source struct {
 	skip func(*Entry) bool
 	// end is the offset after the last block taken from this source.
 	end int64
+	// onErr, when set, takes a read error: the source ends there instead
+	// of failing the merge (see [Log.UnreadEnd]).
+	onErr func(error)
 }
 
 func (s *source) advance() error {
@@ -145,6 +148,11 @@ func (s *source) advance() error {
 		var err error
 		if s.it != nil {
 			e, ok, err = s.it.next()
+			if err != nil && s.onErr != nil {
+				s.onErr(err)
+				s.head = nil
+				return nil
+			}
 			if err != nil {
 				return err
 			}

@@ -337,7 +337,11 @@ func (l *Log) place(lf logFile, fp filePos, stream string) (int64, error) {
 // unreadSources opens every file of the log at agent's cursor. Entries
 // already delivered through another file of the same feed (a conflict
 // copy, a file restored from a backup) are skipped.
-func (l *Log) unreadSources(c Cursor, files []logFile) ([]*source, error) {
+//
+// With onErr set, a file that cannot be opened or read is left out (its
+// position in the cursor is kept) and named to onErr, rather than failing
+// the whole read.
+func (l *Log) unreadSources(c Cursor, files []logFile, onErr func(rel string, err error)) ([]*source, error) {
 	legacyCursor := c.Files == nil && c.Segment != ""
 	known := map[string]int64{} // writer -> highest seq read in any file
 	for _, fp := range c.Files {
@@ -363,6 +367,10 @@ func (l *Log) unreadSources(c Cursor, files []logFile) ([]*source, error) {
 		case have:
 			off, err = l.place(lf, fp, streamLive)
 		}
+		if err != nil && onErr != nil {
+			onErr(lf.rel, err)
+			continue
+		}
 		if err != nil {
 			closeSources(srcs)
 			return nil, err
@@ -371,11 +379,19 @@ func (l *Log) unreadSources(c Cursor, files []logFile) ([]*source, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		if err != nil && onErr != nil {
+			onErr(lf.rel, err)
+			continue
+		}
 		if err != nil {
 			closeSources(srcs)
 			return nil, err
 		}
 		s := &source{lf: lf, writer: lf.writer, it: it, end: off}
+		if onErr != nil {
+			rel := lf.rel
+			s.onErr = func(err error) { onErr(rel, err) }
+		}
 		if !have && len(known) > 0 {
 			s.skip = l.deliveredElsewhere(lf, known, files)
 		}
@@ -453,12 +469,14 @@ func own(e *Entry, writer string) bool { return e.Signed && e.feed && e.Writer =
 // stays bounded however many entries are new. It returns how many entries
 // fn got.
 func (l *Log) EachUnread(agent string, ack bool, fn func(Entry) error) (int, error) {
-	return l.eachUnread(agent, ack, -1, fn)
+	return l.eachUnread(agent, ack, -1, fn, nil)
 }
 
 // eachUnread is [Log.EachUnread] that, with limit >= 0, stops delivering
-// (and acknowledging) after limit entries and counts the rest.
-func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error) (int, error) {
+// (and acknowledging) after limit entries and counts the rest. With
+// unreadable set, files that cannot be read are named there and left out
+// instead of failing the read.
+func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error, unreadable *UnreadableError) (int, error) {
 	if err := identity.ValidName(agent); err != nil {
 		return 0, err
 	}
@@ -481,7 +499,11 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 	if err != nil {
 		return 0, err
 	}
-	srcs, err := l.unreadSources(c, files)
+	var onErr func(string, error)
+	if unreadable != nil {
+		onErr = unreadable.add
+	}
+	srcs, err := l.unreadSources(c, files, onErr)
 	if err != nil {
 		return 0, err
 	}
@@ -548,7 +570,7 @@ func (l *Log) ReadUnread(agent string, ack bool) ([]Entry, error) {
 // returned.
 func (l *Log) ReadUnreadLimit(agent string, limit int, ack bool) ([]Entry, int, error) {
 	var out []Entry
-	n, err := l.eachUnread(agent, ack, max(limit, 0), func(e Entry) error { out = append(out, e); return nil })
+	n, err := l.eachUnread(agent, ack, max(limit, 0), func(e Entry) error { out = append(out, e); return nil }, nil)
 	return out, n - len(out), err
 }
 
@@ -581,7 +603,7 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 		l.counts[agent] = cache
 	}
 	l.countMu.Unlock()
-	srcs, err := l.unreadSources(c, files)
+	srcs, err := l.unreadSources(c, files, nil)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -680,7 +702,9 @@ func (l *Log) Ack(agent string, through Entry) error {
 	if err != nil {
 		return err
 	}
-	srcs, err := l.unreadSources(c, files)
+	// A file that cannot be read is left out: the entries shown came
+	// from the others, and its position stays where it was.
+	srcs, err := l.unreadSources(c, files, func(string, error) {})
 	if err != nil {
 		return err
 	}

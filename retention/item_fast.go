@@ -19,16 +19,23 @@ func fastFrontmatter(raw []byte) (fm frontmatter, ok bool) {
 	indent := 0 // the indentation of the block's first nested line
 	for _, line := range strings.Split(string(raw), "\n") {
 		line = strings.TrimSuffix(line, "\r")
+		if strings.ContainsAny(line, "\t\r\u0085\u2028\u2029") {
+			// A tab, or a line break YAML sees inside the line (a lone
+			// CR, NEL, LS, PS; even in a comment): YAML decides.
+			return fm, false
+		}
 		trimmed := strings.TrimSpace(line)
 		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
 			continue
 		}
-		if strings.ContainsRune(line, '\t') {
-			return fm, false
-		}
 		nested := line[0] == ' '
 		key, val, found := strings.Cut(trimmed, ":")
 		if !found || key == "" || strings.ContainsAny(key, `"'[]{}#&*!|>%@`+"`") || (val != "" && val[0] != ' ') {
+			return fm, false
+		}
+		if key[len(key)-1] == ' ' {
+			// "status : approved" is the key "status" to YAML; the
+			// plain form never has a space before the colon.
 			return fm, false
 		}
 		if nested {

@@ -89,6 +89,9 @@ func runCheckpointSave(g *globals, opts *checkpointSaveOptions) error {
 	}
 	return g.emit(saved, nil, func(w io.Writer) {
 		fmt.Fprintf(w, "Saved checkpoint for %s in %s\n", agent, saved.Path)
+		if saved.Quarantine != "" {
+			fmt.Fprintf(w, "  note: quarantined (%s): the session that resumes it sees only a [QUARANTINED] line until a person sets \"quarantine: cleared\" in its frontmatter\n", saved.Quarantine)
+		}
 	})
 }
 

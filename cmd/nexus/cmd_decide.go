@@ -87,6 +87,9 @@ func runDecision(g *globals, opts *decideOptions, args []string) error {
 		if rec.Supersedes != "" {
 			fmt.Fprintf(w, "  supersedes %s\n", rec.Supersedes)
 		}
+		if rec.Quarantine != "" {
+			fmt.Fprintf(w, "  note: quarantined (%s): other agents see only a [QUARANTINED] line until a person clears it\n", rec.Quarantine)
+		}
 	})
 }
 

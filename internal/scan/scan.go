@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/internal/invisible"
 )
 
 // Rule names, as they appear in [Error.Rule] and in the
@@ -150,8 +152,10 @@ var scanRules = sync.OnceValue(func() []scanRule {
 		// Secrets.
 		{RuleAPIKey, "looks like an API key", "sk-|akia|asia|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox|aiza|_live_|npm_|hf_",
 			`\bsk-(?:proj-|ant-|live-|test-|or-)?[a-z0-9_-]{20,}|\b(?:akia|asia)[0-9a-z]{16}\b|\bgh[pousr]_[a-z0-9]{30,}|\bgithub_pat_[a-z0-9_]{30,}|\bglpat-[a-z0-9_-]{20,}|\bxox[abposr]-[a-z0-9-]{10,}|\baiza[0-9a-z_-]{35}|\b(?:sk|rk|pk)_live_[a-z0-9]{20,}|\bnpm_[a-z0-9]{36}|\bhf_[a-z0-9]{30,}`},
+		{RuleAPIKey, "looks like an AWS secret access key", "secret_access_key",
+			`secret_access_key\s*[:=]\s*["'` + "`" + `]?[a-z0-9/+]{30,}`},
 		{RulePrivateKey, "contains a private key", "private|putty",
-			`-----\s*begin\s+(?:[a-z0-9]+\s+){0,3}private\s+key\s*-----|\bed25519-private:|\bputty-user-key-file`},
+			`-----\s*begin\s+(?:[a-z0-9]+\s+){0,3}private\s+key(?:\s+block)?\s*-----|\bed25519-private:|\bputty-user-key-file`},
 		{RuleToken, "looks like an access token", "bearer|eyj|key|secret|token",
 			`\bbearer\s+[a-z0-9._~+/-]{20,}|\beyj[a-z0-9_-]{8,}\.eyj[a-z0-9_-]{8,}\.[a-z0-9_-]*|\b(?:api[_ -]?key|access[_ -]?key|secret[_ -]?key|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|refresh[_ -]?token|token|secret)\s*[:=]\s*["'` + "`" + `]?[a-z0-9+/=_.-]{16,}`},
 		{RulePassword, "contains a password", "pass|pwd|://",
@@ -161,7 +165,7 @@ var scanRules = sync.OnceValue(func() []scanRule {
 			`\b(?:curl|wget|nc|ncat|invoke-webrequest|iwr|invoke-restmethod|irm|httpie|http)\b[^\n]*\$\{?[a-z0-9_]*(?:key|token|secret|password|passwd|credentials?)s?\b`},
 		{RuleExfiltration, "reads a credentials file", ".env|.netrc|.pgpass|.npmrc|.pypirc|.git-credentials|.aws/credentials",
 			`\b(?:cat|less|more|head|tail|grep|source|type|base64|xxd|strings|cp|scp|rsync|curl|wget|open|read|print|dump|upload|send)\b[^\n]*(?:\.env(?:$|[^a-z0-9_.-]|\.(?:local|prod|production|dev|development)\b)|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/credentials\b)`},
-		{RuleExfiltration, keyFileDesc, "id_|.ssh/|.gnupg|.nexus/keys|/etc/shadow|.kube/config|.docker/config|gh/hosts",
+		{RuleExfiltration, keyFileDesc, "id_|.ssh|.gnupg|.nexus/keys|/etc/shadow|.kube/config|.docker/config|gh/hosts",
 			`\b(?:cat|less|more|head|tail|tac|nl|base64|xxd|od|hexdump|strings|scp|rsync|tar|zip|7z|curl|wget|nc|ncat|socat|upload|send|print|dump|read|type|get-content|gc|copy|exfil\w*|paste|post|leak)\b[^\n]*(?:\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:$|[^a-z0-9_.-]|\.(?:$|[^p]|p(?:$|[^u])|pu(?:$|[^b])))|\.ssh/(?:$|[\s*"'` + "`" + `)|;&]|[^\s/]*private)|\.ssh(?:$|[\s"'` + "`" + `)|;&])|\.gnupg\b|\.nexus/keys\b|/etc/shadow\b|\.kube/config\b|\.docker/config\.json\b|\.config/gh/hosts\.yml\b)`},
 		{RuleExfiltration, "sends a file's or the environment's contents over the network", "$(|`|env|set",
 			`\b(?:curl|wget|nc|ncat|socat|httpie|http|invoke-webrequest|iwr|invoke-restmethod|irm)\b[^\n]*(?:\$\(|` + "`" + `)\s*(?:cat|head|tail|tac|base64|xxd|less|more|env|printenv|set|type|get-content|gc)\b|\b(?:env|printenv|set)\s*\|\s*(?:curl|wget|nc|ncat|socat|base64)\b`},
@@ -209,7 +213,9 @@ func (r *scanRule) mayMatch(folded string) bool {
 // code point that can hide text from a person reading the file.
 func isInvisibleRune(r rune) bool {
 	switch {
-	case r >= 0x200B && r <= 0x200D, // zero-width space, non-joiner, joiner
+	case r >= 0x200B && r <= 0x200F, // zero-width space, non-joiner, joiner; LRM, RLM
+		r == 0x061C,                  // Arabic letter mark
+		r >= 0xE0100 && r <= 0xE01EF, // variation selectors supplement (bytes smuggled as selectors)
 		r >= 0x2060 && r <= 0x2064,   // word joiner, invisible operators
 		r == 0xFEFF,                  // zero-width no-break space (BOM)
 		r >= 0x202A && r <= 0x202E,   // bidi embeddings and overrides
@@ -266,7 +272,10 @@ func scan(s string) *Error {
 			return &Error{Rule: RuleInvisibleUnicode, Detail: fmt.Sprintf("contains the invisible or bidirectional-control character U+%04X", r)}
 		}
 	}
-	folded := foldForScan(s)
+	// The invisible code points left (a soft hyphen, a variation selector
+	// after an emoji) are harmless alone but must not split a phrase or a
+	// secret: "ig\u00adnore previous instructions" is read as it looks.
+	folded := foldForScan(invisible.Drop(s))
 	words := "" // folded with punctuation turned into spaces, made on first need
 	// Refusing rules (secrets, exfiltration, persistence) are tried before
 	// the quarantinable ones (injection, role hijack): text holding both
