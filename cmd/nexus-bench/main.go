@@ -7,6 +7,10 @@
 //
 //	go run ./cmd/nexus-bench -notes 100000 -dir /tmp/nexus-bench-100k -nexus /tmp/nexus
 //
+// 'nexus-bench recall' measures recall instead: R@5, MRR and hit@1 of
+// Nexus (words; words + alternative phrasings; words + meaning) and FTS5
+// on a data set of notes and questions (docs/recall.md).
+//
 // Generated vaults go to /tmp (never into the repository).
 package main
 
@@ -55,6 +59,9 @@ type options struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "recall" {
+		os.Exit(recallMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	var o options
 	flag.IntVar(&o.notes, "notes", 10000, "notes in the generated vault")
 	flag.StringVar(&o.dir, "dir", "", "vault folder (default /tmp/nexus-bench-N); generated if missing")
