@@ -50,9 +50,9 @@ type question struct {
 
 // Question kinds.
 const (
-	kindExact     = "exact"          // the question uses the evidence's own words
+	kindExact      = "exact"          // the question uses the evidence's own words
 	kindParaphrase = "paraphrase"     // the same language, other words
-	kindOtherLang = "other-language" // asked in the vault's other language
+	kindOtherLang  = "other-language" // asked in the vault's other language
 )
 
 // Limits of a data set, so that a hostile file cannot make the bench

@@ -85,7 +85,7 @@ var recallTopics = []topic{
 		p("가용성 목표는 얼마인가요", "availability target", "SLO")},
 	{"tools/Search tips.md", "en", "Put words in quotes to search for an exact phrase, and a minus sign before a word to exclude it.",
 		p("quotes exact phrase minus sign exclude"),
-		p("how do I find text that matches word for word", "phrase query", "search operators"),
+		p("how to look up a sentence verbatim", "phrase query", "search operators"),
 		p("정확한 문구로 검색하는 법", "exact phrase search", "quote the words")},
 	{"people/Holidays.md", "en", "Everyone has 25 days of annual leave. Book leave in the HR calendar at least two weeks ahead; up to five days carry over to the next year.",
 		p("25 days of annual leave carry over"),
@@ -113,7 +113,7 @@ var recallTopics = []topic{
 		p("API 호출 제한은 얼마인가요", "API rate limit", "requests per minute")},
 	{"people/Remote work.md", "en", "Staff may work from home up to three days a week. Core hours for meetings are 10:00 to 15:00 in the office's time zone.",
 		p("work from home up to three days a week core hours"),
-		p("can I skip the office on some days", "remote policy", "hybrid work days"),
+		p("is commuting every morning mandatory", "remote policy", "hybrid work days"),
 		p("재택근무는 주 며칠 가능한가요", "work from home days", "remote work policy")},
 
 	// Korean notes; other-language questions in English.
