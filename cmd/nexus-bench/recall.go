@@ -169,11 +169,11 @@ func (s score) mean() score {
 }
 
 type recallReport struct {
-	Data      string `json:"data"`
-	Files     int    `json:"files"`
-	Questions int    `json:"questions"`
-	Engines   []string
-	Groups    []string
+	Data      string   `json:"data"`
+	Files     int      `json:"files"`
+	Questions int      `json:"questions"`
+	Engines   []string `json:"engines"`
+	Groups    []string `json:"groups"`
 	// Scores[engine][group], averaged.
 	Scores map[string]map[string]score `json:"scores"`
 	Hybrid string                      `json:"hybrid"` // why hybrid is absent, or "measured"
