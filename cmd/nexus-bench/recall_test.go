@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -355,6 +356,58 @@ func TestGeneratedDataSet(t *testing.T) {
 	for _, k := range []string{"en exact", "en paraphrase", "en other-language", "ko exact", "ko paraphrase", "ko other-language"} {
 		if kinds[k] < 15 {
 			t.Errorf("%d questions of %s", kinds[k], k)
+		}
+	}
+}
+
+// TestRecallHybridCLI: with a build whose search offers --also and
+// meaning (a fake nexus here), the bench configures the provider in the
+// vault, embeds it, and ranks each question by 'nexus search --json'
+// with its phrasings.
+func TestRecallHybridCLI(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake nexus is a shell script")
+	}
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fake := filepath.Join(dir, "nexus")
+	script := `#!/bin/sh
+echo "$@" >> '` + calls + `'
+case "$*" in
+*"search --help"*) echo "  --also strings   another phrasing of the question, ranked by words and meaning" ;;
+*"index embed"*) exit 0 ;;
+*) echo '{"query": "x", "hits": [{"path": "b/Ice.md"}, {"path": "b/Ice.md"}, {"path": "a/Walrus.md"}]}' ;;
+esac
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := loadDataset([]byte(tinySet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := recallOptions{nexusBin: fake, embedURL: "http://127.0.0.1:1/v1", embedModel: "m", keep: true}
+	rep, err := runRecall(context.Background(), d, o, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rep.Vault) })
+	if rep.Hybrid != "measured" || !slices.Contains(rep.Engines, engHybrid) {
+		t.Fatalf("hybrid %q, engines %q", rep.Hybrid, rep.Engines)
+	}
+	// Every question gets Ice.md then Walrus.md: q1 second, q2 never,
+	// q3 and q4 first.
+	if got, want := rep.Scores[engHybrid]["all"], (score{4, 0.75, 0.625, 0.5}); got != want {
+		t.Errorf("hybrid: %+v, want %+v", got, want)
+	}
+	cfg, err := os.ReadFile(filepath.Join(rep.Vault, ".nexus", "config.yaml"))
+	if err != nil || !strings.Contains(string(cfg), "search:\n  embeddings:\n    provider: openai\n    url: \"http://127.0.0.1:1/v1\"\n    model: \"m\"\n") {
+		t.Errorf("config.yaml (%v):\n%s", err, cfg)
+	}
+	log, _ := os.ReadFile(calls)
+	for _, want := range []string{"search --help\n", "--vault " + rep.Vault + " index embed\n", "--json search --limit 10 --also melts -- penguin\n", "--json search --limit 10 -- flightless\n"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("no call %q in:\n%s", want, log)
 		}
 	}
 }
