@@ -80,6 +80,10 @@ func main() {
 	flag.StringVar(&o.memory, "memory", "", "with -builds: pass --memory to 'nexus index rebuild'")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ftsBuildOnly := flag.Bool("fts-build-only", false, "only build the FTS5 index of -dir and exit (run as a child, for its peak memory)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: nexus-bench [flags]  (speed, against SQLite FTS5)\n       nexus-bench recall [flags]  (recall: R@5, MRR, hit@1; see nexus-bench recall -h)\n\n")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if *ftsBuildOnly {
 		if err := ftsBuild(o); err != nil {

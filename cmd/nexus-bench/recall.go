@@ -75,6 +75,9 @@ and FTS5 bm25 with AND and OR queries. The data format is docs/recall.md.
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {
