@@ -203,7 +203,7 @@ var (
 )
 
 // generateRecall makes the data set: the topics' notes and questions
-// and fillers meeting notes (nFill of them).
+// and nFill generated meeting notes.
 func generateRecall(seed uint64, nFill int) *dataset {
 	r := rand.New(rand.NewPCG(seed, 29))
 	d := &dataset{
