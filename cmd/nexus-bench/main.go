@@ -7,6 +7,10 @@
 //
 //	go run ./cmd/nexus-bench -notes 100000 -dir /tmp/nexus-bench-100k -nexus /tmp/nexus
 //
+// 'nexus-bench recall' measures recall instead: R@5, MRR and hit@1 of
+// Nexus (words; words + alternative phrasings; words + meaning) and FTS5
+// on a data set of notes and questions (docs/recall.md).
+//
 // Generated vaults go to /tmp (never into the repository).
 package main
 
@@ -55,6 +59,9 @@ type options struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "recall" {
+		os.Exit(recallMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	var o options
 	flag.IntVar(&o.notes, "notes", 10000, "notes in the generated vault")
 	flag.StringVar(&o.dir, "dir", "", "vault folder (default /tmp/nexus-bench-N); generated if missing")
@@ -73,6 +80,10 @@ func main() {
 	flag.StringVar(&o.memory, "memory", "", "with -builds: pass --memory to 'nexus index rebuild'")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ftsBuildOnly := flag.Bool("fts-build-only", false, "only build the FTS5 index of -dir and exit (run as a child, for its peak memory)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: nexus-bench [flags]  (speed, against SQLite FTS5)\n       nexus-bench recall [flags]  (recall: R@5, MRR, hit@1; see nexus-bench recall -h)\n\n")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if *ftsBuildOnly {
 		if err := ftsBuild(o); err != nil {
