@@ -44,6 +44,13 @@ var ErrMalformed = errors.New("IDENTITY.md is malformed")
 // match the public key in IDENTITY.md.
 var ErrKey = errors.New("signing key problem")
 
+// ErrKeyMissing is returned by [SignerFor] when this machine's private key
+// file is gone although IDENTITY.md lists a key for this device: signing
+// with a new key then would make a new identity without anyone deciding
+// it. It wraps [ErrKey]. Restore the key from a backup, or make a new one
+// deliberately with [NewDeviceKey] ('nexus agent new-key').
+var ErrKeyMissing = fmt.Errorf("private key missing: %w", ErrKey)
+
 // ErrTokenExists is returned by [NewToken] when the agent already has a
 // token and rotate is false.
 var ErrTokenExists = errors.New("agent already has a token (rotate it to replace it)")
