@@ -33,7 +33,7 @@ func (c *checker) verifyLog(ctx context.Context) (rep *livelog.Report, skip stri
 	}
 	for name := range c.stuck {
 		if strings.HasPrefix(name, "livelog") {
-			return nil, "skipped: the log's lock " + name + " is held (see locks)", nil
+			return nil, "skipped (the log's lock " + name + " is held: see locks)", nil
 		}
 	}
 	l, err := c.liveLog()

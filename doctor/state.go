@@ -1,9 +1,12 @@
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -42,6 +45,11 @@ func (c *checker) log(ctx context.Context) (string, []Finding, error) {
 			Fix:     logFix(c, f),
 		})
 	}
+	nul, err := c.nulPadded(ctx, rep.Files)
+	if err != nil {
+		return "", findings, err
+	}
+	findings = append(findings, nul...)
 	summary := plural(rep.Entries, "signed entry", "signed entries") + " verified in " + plural(len(rep.Files), "file", "files")
 	if n := rep.Counts[livelog.StatusUnsigned]; n > 0 {
 		summary += "; " + plural(n, "block", "blocks") + " of hand-typed text (fine)"
@@ -157,4 +165,42 @@ func (c *checker) index(ctx context.Context) (string, []Finding, error) {
 		Problem:  fmt.Sprintf("the search index is %s behind the markdown (%s); the next search indexes them before it answers", plural(st.Pending, "file", "files"), paths),
 		Fix:      "nothing is needed; to catch up now: " + c.cmd("index", "rebuild") + ", or keep it current as files change: " + c.cmd("watch"),
 	}), nil
+}
+
+// nulPadded reports log files holding NUL bytes. A crash can leave a
+// file's end padded with zeros (the size written before the data, as some
+// file systems do): a torn tail. The entries around it are intact, but
+// search skips a file with NUL bytes as binary. Signed entries never hold
+// a NUL, so dropping every NUL byte keeps every entry and its signature.
+func (c *checker) nulPadded(ctx context.Context, files []string) ([]Finding, error) {
+	var findings []Finding
+	for _, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return findings, err
+		}
+		data, err := os.ReadFile(c.abs(rel))
+		if notExist(err) {
+			continue
+		}
+		if err != nil {
+			return findings, err
+		}
+		n := bytes.Count(data, []byte{0})
+		if n == 0 {
+			continue
+		}
+		where := "an earlier end of it was" // appends came after the padding
+		if len(bytes.TrimRight(data, "\x00\n")) < bytes.LastIndexByte(data, 0) {
+			where = "its end is"
+		}
+		path := c.abs(rel)
+		tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-nonul")
+		findings = append(findings, Finding{
+			Path:    rel,
+			Problem: fmt.Sprintf("torn tail: %s padded with %s by a crash; the entries are intact, but search skips the whole file as binary, so none of them can be found", where, plural(n, "NUL byte", "NUL bytes")),
+			Fix: "tr -d '\\000' < " + Quote(path) + " > " + Quote(tmp) + " && mv " + Quote(tmp) + " " + Quote(path) +
+				"  # drops only the NUL bytes: every entry stays and still verifies (run it while no agent appends on this machine)",
+		})
+	}
+	return findings, nil
 }
