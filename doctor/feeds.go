@@ -497,7 +497,10 @@ func (c *checker) deviceNames(ctx context.Context) (string, []Finding, error) {
 				f.Problem = fmt.Sprintf("IDENTITY.md of %s lists %d keys for device %q and the newest entries of %s take turns between them (%d changes of key): two machines sign as %s",
 					ak.name, len(keys), d, w, turns, w)
 				f.Fix = rename
-			case d == device && ak.local != nil && newest != nil && !bytes.Equal(newest, ak.local):
+			case d == device && ak.local != nil && newest != nil && !bytes.Equal(newest, ak.local) && !bytes.Equal(keys[len(keys)-1], ak.local):
+				// (This machine's key listed last, newest of all, with
+				// no entry signed yet: a key replaced here, 'nexus agent
+				// new-key', before its first append. The note below.)
 				f.Problem = fmt.Sprintf("IDENTITY.md of %s lists %d keys for device %q, this machine's name, and the newest entry of %s was signed with a key that is not this machine's: another machine writes as %s",
 					ak.name, len(keys), d, w, w)
 				f.Fix = rename

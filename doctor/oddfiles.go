@@ -60,7 +60,7 @@ func (c *checker) oddFiles(ctx context.Context) (string, []Finding, error) {
 				// knows), and only then does it take the link's place.
 				tmp := filepath.Join(filepath.Dir(path), "."+name+".tmp-copy")
 				note(path, "a symlink pointing out of the vault (to "+target+"): Nexus does not follow it, so it is neither searched nor checked, and sync tools may copy it as a link",
-					"nothing, if that is meant; if its content belongs in the vault, replace the link with a copy: cp -R "+Quote(target)+" "+Quote(tmp)+" && rm "+Quote(path)+" && mv "+Quote(tmp)+" "+Quote(path))
+					"cp -R "+Quote(target)+" "+Quote(tmp)+" && rm "+Quote(path)+" && mv "+Quote(tmp)+" "+Quote(path)+"  # replaces the link with a copy, if its content belongs in the vault; nothing to do if the link is meant")
 			}
 			return nil
 		}
