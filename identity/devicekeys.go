@@ -103,7 +103,7 @@ func SignerFor(v *vault.Vault, agent, device string) (*Signer, error) {
 	}
 	if _, err := os.Lstat(v.MustPath(KeyPath(agent))); errors.Is(err, fs.ErrNotExist) {
 		if id, _ := Load(v, agent); id != nil && listsDevice(id, device) {
-			return nil, fmt.Errorf("agent %s: %s is missing, but IDENTITY.md lists a key of device %s: restore the key file from a backup, or make a new key for this device on purpose with 'nexus agent new-key %s': %w",
+			return nil, fmt.Errorf("agent %s: %s is missing, but IDENTITY.md lists a key of device %s: restore the key file from a backup, or make a new key for this device on purpose with 'nexus agent new-key %s' (if this is another machine than the one that made that key, give it a name of its own first: nexus device name NAME): %w",
 				agent, KeyPath(agent), device, agent, ErrKeyMissing)
 		}
 	}
