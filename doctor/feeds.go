@@ -255,8 +255,8 @@ func (c *checker) syncedKeys(ctx context.Context) (string, []Finding, error) {
 	var findings []Finding
 	moveKey := func(n string) string {
 		key := Quote(c.abs(identity.KeyPath(n)))
-		return "on this machine, move the copy out of the vault (mv " + key + " BACKUP/): the next append as " + n +
-			" makes a key of this machine's own and lists it in IDENTITY.md (entries already signed still verify); then keep .nexus/keys/ out of sync (" + c.cmd("doctor", "--fix") + " writes the ignore rules). Treat the old key as known to whoever had the copy"
+		return "on this machine, move the copy out of the vault and make a key of this machine's own: mv " + key + " BACKUP/ && " + c.cmd("agent", "new-key", n) +
+			" (it lists the new key in IDENTITY.md; entries already signed still verify); then keep .nexus/keys/ out of sync (" + c.cmd("doctor", "--fix") + " writes the ignore rules). Treat the old key as known to whoever had the copy"
 	}
 	for _, ak := range aks {
 		if ak.local == nil || ak.id == nil {
