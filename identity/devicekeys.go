@@ -125,7 +125,7 @@ func listsDevice(id *Identity, device string) bool {
 // that was lost (see [ErrKeyMissing]) or cannot be read as a key. A key
 // file that cannot be used is kept beside it as NAME.key.unusable-UNIXTIME
 // (not read as a key); a usable key is never replaced, and NewDeviceKey
-// refuses with [ErrExists]. Entries the old key signed still verify: its
+// refuses with [ErrKeyExists]. Entries the old key signed still verify: its
 // public key stays listed.
 func NewDeviceKey(v *vault.Vault, agent, device string, now time.Time) (*Signer, error) {
 	if err := ValidName(agent); err != nil {
@@ -145,7 +145,7 @@ func NewDeviceKey(v *vault.Vault, agent, device string, now time.Time) (*Signer,
 	keyPath := v.MustPath(KeyPath(agent))
 	if _, err := os.Lstat(keyPath); err == nil {
 		if _, err := LoadSigner(v, agent); err == nil {
-			return nil, fmt.Errorf("agent %s: %s is a usable key; it is kept (it signed entries): %w", agent, KeyPath(agent), ErrExists)
+			return nil, fmt.Errorf("agent %s: %s is kept, a new one is not made (it signed entries): %w", agent, KeyPath(agent), ErrKeyExists)
 		}
 		aside := fmt.Sprintf("%s.unusable-%d", keyPath, now.Unix())
 		if err := os.Rename(keyPath, aside); err != nil {

@@ -51,6 +51,10 @@ var ErrKey = errors.New("signing key problem")
 // deliberately with [NewDeviceKey] ('nexus agent new-key').
 var ErrKeyMissing = fmt.Errorf("private key missing: %w", ErrKey)
 
+// ErrKeyExists is returned by [NewDeviceKey] when the agent's key file
+// here is a usable key: it is never replaced (it signed entries).
+var ErrKeyExists = errors.New("agent has a usable key on this machine")
+
 // ErrTokenExists is returned by [NewToken] when the agent already has a
 // token and rotate is false.
 var ErrTokenExists = errors.New("agent already has a token (rotate it to replace it)")
