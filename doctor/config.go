@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -45,15 +46,31 @@ func (c *checker) config(ctx context.Context) (string, []Finding, error) {
 	}
 	var findings []Finding
 	keys, meant := vault.UnknownConfigKeys(data)
+	lines := topKeyLines(data)
 	for i, key := range keys {
 		f := Finding{
 			Path:    vault.ConfigFile,
 			Problem: fmt.Sprintf("%s is not a setting Nexus knows, so it is ignored", key),
 			Fix:     edit + " and delete the line (or correct it, if it is a typo)",
 		}
-		if meant[i] != "" {
+		// A command for top-level one-line settings only: a nested key's
+		// line is not told apart by a pattern, nor a block's end by a line.
+		top := !strings.Contains(key, ".") && lines[key].scalar && !strings.ContainsAny(key, "'\n")
+		switch {
+		case meant[i] != "" && top && lines[meant[i]].line > 0:
+			// The right key is there too: renaming would make it twice,
+			// which no YAML reader accepts. The typo's line goes.
+			f.Problem = fmt.Sprintf("%s (line %d) is not a setting Nexus knows, so it is ignored: %s (line %d) is set too, and its value is the one in force", key, lines[key].line, meant[i], lines[meant[i]].line)
+			f.Fix = deleteLine(path, key) + "  # keeps " + meant[i] + " as it is"
+		case meant[i] != "" && top:
+			f.Problem = fmt.Sprintf("%s (line %d) is not a setting Nexus knows, so it is ignored and %s keeps its default", key, lines[key].line, meant[i])
+			f.Fix = "sed -i.bak 's/^" + regexpQuote(key) + ":/" + meant[i] + ":/' " + Quote(path) + " && rm " + Quote(path+".bak") + "  # renames it to " + meant[i]
+		case meant[i] != "":
 			f.Problem = fmt.Sprintf("%s is not a setting Nexus knows, so it is ignored and %s keeps its default", key, meant[i])
-			f.Fix = edit + " and rename " + key + " to " + meant[i]
+			f.Fix = edit + " and rename " + key + " to " + meant[i] + " (if " + meant[i] + " is already set there, delete the " + key + " line instead)"
+		case top:
+			f.Problem = fmt.Sprintf("%s (line %d) is not a setting Nexus knows, so it is ignored", key, lines[key].line)
+			f.Fix = deleteLine(path, key) + "  # or correct it, if it is a typo"
 		}
 		findings = append(findings, f)
 	}
@@ -123,4 +140,48 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// keyLine is where a top-level key of the config is, and whether its
+// value is a scalar on that line.
+type keyLine struct {
+	line   int
+	scalar bool
+}
+
+// topKeyLines returns where each top-level key of a config file is.
+func topKeyLines(data []byte) map[string]keyLine {
+	lines := map[string]keyLine{}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return lines
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if _, ok := lines[m.Content[i].Value]; !ok {
+			k, val := m.Content[i], m.Content[i+1]
+			lines[k.Value] = keyLine{k.Line, val.Kind == yaml.ScalarNode && val.Line == k.Line && val.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0}
+		}
+	}
+	return lines
+}
+
+// deleteLine is the shell command that deletes the top-level key's line
+// (a scalar setting: one line) from the config file at path. sed -i.bak
+// works with GNU and BSD sed alike; the backup is removed after.
+func deleteLine(path, key string) string {
+	return "sed -i.bak '/^" + regexpQuote(key) + ":/d' " + Quote(path) + " && rm " + Quote(path+".bak")
+}
+
+// regexpQuote escapes the characters a basic regular expression gives a
+// meaning to.
+func regexpQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`.[]*^$\/`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -62,6 +62,9 @@ type Result struct {
 	Check string `json:"check"`
 	// OK is true when the check found no problem (it may have found notes).
 	OK bool `json:"ok"`
+	// Skipped is true when the check did not run (the config does not
+	// parse, a lock it needs is stuck); Summary then says why.
+	Skipped bool `json:"skipped,omitempty"`
 	// Summary says what was checked, in one line.
 	Summary string `json:"summary"`
 	// Findings are the problems and notes found, with their fixes.
@@ -213,8 +216,8 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 		}
 		res := Result{Check: ch.name}
 		if c.v == nil && !ch.noVault {
-			res.Summary = "skipped until the config parses"
-			res.OK = true
+			res.Summary = "skipped (until the config parses)"
+			res.OK, res.Skipped = true, true
 			rep.Results = append(rep.Results, res)
 			continue
 		}
@@ -248,6 +251,7 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 			}
 		}
 		res.Summary, res.Findings = summary, findings
+		res.Skipped = strings.HasPrefix(summary, "skipped (")
 		rep.OK = rep.OK && res.OK
 		rep.Results = append(rep.Results, res)
 	}

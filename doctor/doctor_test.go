@@ -210,7 +210,7 @@ func TestPlantedProblems(t *testing.T) {
 				must(t, vault.WriteFile(v.MustPath(vault.ConfigFile), []byte("memory_char_limt: 3000\n"), 0o644))
 				return nil
 			},
-			check: "config", path: ".nexus/config.yaml", fix: "rename memory_char_limt to memory_char_limit",
+			check: "config", path: ".nexus/config.yaml", fix: "sed -i.bak 's/^memory_char_limt:/memory_char_limit:/'",
 		},
 		{
 			name: "lock_timeout not a duration",

@@ -33,7 +33,7 @@ func (c *checker) verifyLog(ctx context.Context) (rep *livelog.Report, skip stri
 	}
 	for name := range c.stuck {
 		if strings.HasPrefix(name, "livelog") {
-			return nil, "skipped: the log's lock " + name + " is held (see locks)", nil
+			return nil, "skipped (the log's lock " + name + " is held: see locks)", nil
 		}
 	}
 	l, err := c.liveLog()
@@ -257,8 +257,8 @@ func (c *checker) syncedKeys(ctx context.Context) (string, []Finding, error) {
 	var findings []Finding
 	moveKey := func(n string) string {
 		key := Quote(c.abs(identity.KeyPath(n)))
-		return "on this machine, move the copy out of the vault (mv " + key + " BACKUP/): the next append as " + n +
-			" makes a key of this machine's own and lists it in IDENTITY.md (entries already signed still verify); then keep .nexus/keys/ out of sync (" + c.cmd("doctor", "--fix") + " writes the ignore rules). Treat the old key as known to whoever had the copy"
+		return "on this machine, move the copy out of the vault and make a key of this machine's own: mv " + key + " BACKUP/ && " + c.cmd("agent", "new-key", n) +
+			" (it lists the new key in IDENTITY.md; entries already signed still verify); then keep .nexus/keys/ out of sync (" + c.cmd("doctor", "--fix") + " writes the ignore rules). Treat the old key as known to whoever had the copy"
 	}
 	for _, ak := range aks {
 		if ak.local == nil || ak.id == nil {
@@ -499,7 +499,10 @@ func (c *checker) deviceNames(ctx context.Context) (string, []Finding, error) {
 				f.Problem = fmt.Sprintf("IDENTITY.md of %s lists %d keys for device %q and the newest entries of %s take turns between them (%d changes of key): two machines sign as %s",
 					ak.name, len(keys), d, w, turns, w)
 				f.Fix = rename
-			case d == device && ak.local != nil && newest != nil && !bytes.Equal(newest, ak.local):
+			case d == device && ak.local != nil && newest != nil && !bytes.Equal(newest, ak.local) && !bytes.Equal(keys[len(keys)-1], ak.local):
+				// (This machine's key listed last, newest of all, with
+				// no entry signed yet: a key replaced here, 'nexus agent
+				// new-key', before its first append. The note below.)
 				f.Problem = fmt.Sprintf("IDENTITY.md of %s lists %d keys for device %q, this machine's name, and the newest entry of %s was signed with a key that is not this machine's: another machine writes as %s",
 					ak.name, len(keys), d, w, w)
 				f.Fix = rename

@@ -120,11 +120,23 @@ func (c *checker) tempFiles(ctx context.Context) (string, []Finding, error) {
 			return nil
 		}
 		scanned++
-		if !IsTempName(name) {
+		syncthing := isSyncthingTemp(name)
+		if !IsTempName(name) && !syncthing {
 			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
+			return nil
+		}
+		if syncthing {
+			if age := now.Sub(info.ModTime()); age >= c.opts.TempAge {
+				findings = append(findings, Finding{
+					Severity: SeverityNote,
+					Path:     c.rel(path),
+					Problem:  fmt.Sprintf("Syncthing's temp file of a transfer it did not finish, %s old: Syncthing resumes from it, and removes it itself after 24 hours (keepTemporariesH)", age.Round(time.Minute)),
+					Fix:      removeCmd(path) + "  # when Syncthing is not running, or no longer syncs this folder; while it runs, it may still need it",
+				})
+			}
 			return nil
 		}
 		if age := now.Sub(info.ModTime()); age >= c.opts.TempAge {
@@ -147,6 +159,13 @@ func (c *checker) tempFiles(ctx context.Context) (string, []Finding, error) {
 // ".NAME.tmp-RANDOM".
 func IsTempName(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+}
+
+// isSyncthingTemp reports whether a file name is Syncthing's temp file of
+// a transfer in progress: ".syncthing.NAME.tmp" (Unix) or
+// "~syncthing~NAME.tmp" (Windows).
+func isSyncthingTemp(name string) bool {
+	return strings.HasSuffix(name, ".tmp") && (strings.HasPrefix(name, ".syncthing.") || strings.HasPrefix(name, "~syncthing~"))
 }
 
 func removeCmd(path string) string {

@@ -80,10 +80,16 @@ func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
 		if notExist(serr) && !c.hadKey(n) {
 			continue // an agent of other machines: its key here is made on its first append here
 		}
+		_, lerr := identity.LoadSigner(c.v, n)
+		newKey := c.cmd("agent", "new-key", n)
 		switch {
 		case notExist(serr):
-			f.Problem = fmt.Sprintf("agent %s has no private key, so it cannot sign log entries or decisions", n)
-			f.Fix = "restore it from a backup: cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath) + " && chmod 600 " + Quote(keyPath)
+			f.Problem = fmt.Sprintf("agent %s has no private key here although IDENTITY.md lists one for this machine: it cannot sign log entries or decisions (they are refused, not signed with a new key)", n)
+			f.Fix = newKey + "  # a new key for this machine, on purpose; or restore the old one from a backup: cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath) + " && chmod 600 " + Quote(keyPath)
+		case lerr != nil && !errors.Is(lerr, fs.ErrPermission) && serr == nil:
+			// The key file itself is damaged: IDENTITY.md is not to blame.
+			f.Problem = fmt.Sprintf("the key file of agent %s cannot be read as a key (%v): it cannot sign log entries or decisions", n, lerr)
+			f.Fix = newKey + "  # sets the damaged file aside and makes a new key for this machine; or restore it from a backup: cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath)
 		case errors.Is(err, fs.ErrPermission) || errors.Is(serr, fs.ErrPermission):
 			// Not a bad key: this user may not read it (keys are 0600).
 			f.Problem = fmt.Sprintf("could not check agent %s's key pair: %v", n, err)
@@ -111,6 +117,9 @@ func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
 				Fix:     "restore " + Quote(c.abs(identity.IdentityPath(n))) + " from a backup, or move the unused key out of the vault: mv " + Quote(c.abs(k)) + " BACKUP/",
 			})
 		}
+	}
+	if len(findings) > 0 {
+		return "key pairs of " + plural(len(names), "agent", "agents") + " checked", findings, nil
 	}
 	return plural(len(names), "agent", "agents") + ": private keys match IDENTITY.md", findings, nil
 }

@@ -51,9 +51,16 @@ func (c *checker) oddFiles(ctx context.Context) (string, []Finding, error) {
 				"rename it to the composed form: mv "+Quote(path)+" "+Quote(filepath.Join(filepath.Dir(path), norm.NFC.String(name))))
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			if out, target := c.outside(path); out {
+			if out, target, missing := c.outside(path); missing {
+				note(path, "a symlink to "+target+", which does not exist: nothing is there to read",
+					"rm "+Quote(path)+"  # removes the dangling link (it holds nothing)")
+			} else if out {
+				// One command that does all or nothing: the copy is made
+				// beside the link first (a temp name the temp-files check
+				// knows), and only then does it take the link's place.
+				tmp := filepath.Join(filepath.Dir(path), "."+name+".tmp-copy")
 				note(path, "a symlink pointing out of the vault (to "+target+"): Nexus does not follow it, so it is neither searched nor checked, and sync tools may copy it as a link",
-					"nothing, if that is meant; if its content belongs in the vault, replace the link with a copy: rm "+Quote(path)+" && cp "+Quote(target)+" "+Quote(path))
+					"cp -R "+Quote(target)+" "+Quote(tmp)+" && rm "+Quote(path)+" && mv "+Quote(tmp)+" "+Quote(path)+"  # replaces the link with a copy, if its content belongs in the vault; nothing to do if the link is meant")
 			}
 			return nil
 		}
@@ -67,17 +74,20 @@ func (c *checker) oddFiles(ctx context.Context) (string, []Finding, error) {
 		}
 		edit := "open it in Obsidian or an editor and save it as UTF-8"
 		switch {
+		case bytes.IndexByte(head, 0) >= 0 && isLogFile(c.rel(path)):
+			// A log feed with NUL bytes: the log check reports it, with
+			// a fix that keeps its entries.
 		case bytes.IndexByte(head, 0) >= 0:
 			note(path, "not text (it holds NUL bytes, as binary files do): search skips it",
 				"if it is not a note, rename it away from .md (mv "+Quote(path)+" "+Quote(strings.TrimSuffix(path, filepath.Ext(path))+".bin")+")")
 		case !utf8.Valid(trimCutRune(head)):
 			note(path, "not valid UTF-8 (saved in another encoding, such as EUC-KR, CP949 or Latin-1?): the invalid bytes read as �", edit+", for example: iconv -f CP949 -t UTF-8 "+Quote(path))
 		case bytes.HasPrefix(head, []byte("\uFEFF")):
-			problem := "starts with a byte-order mark (U+FEFF), which some tools show as a stray character"
+			problem := "starts with a byte-order mark (U+FEFF), which some tools show as a stray character (search ignores it)"
 			if bytes.HasPrefix(head[3:], []byte("---")) {
-				problem = "starts with a byte-order mark (U+FEFF) before its frontmatter, so Nexus does not read the frontmatter (tags, type, dates)"
+				problem = "starts with a byte-order mark (U+FEFF) before its frontmatter: search skips the mark and reads the frontmatter, but Nexus's own readers of facts, IDENTITY.md and review items do not (to them the file has no frontmatter), nor do some other tools"
 			}
-			note(path, problem, edit+" without a byte-order mark")
+			note(path, problem, "tail -c +4 "+Quote(path)+" > "+Quote(bomTmp(path))+" && mv "+Quote(bomTmp(path))+" "+Quote(path)+"  # drops the 3-byte mark; or "+edit+" without a byte-order mark")
 		}
 		return nil
 	})
@@ -89,18 +99,30 @@ func (c *checker) oddFiles(ctx context.Context) (string, []Finding, error) {
 }
 
 // outside reports whether the symlink at path resolves to somewhere outside
-// the vault (or nowhere), and where.
-func (c *checker) outside(path string) (bool, string) {
+// the vault, or to nothing (missing), and where.
+func (c *checker) outside(path string) (out bool, target string, missing bool) {
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		link, _ := os.Readlink(path)
-		return true, link + " (missing)"
+		return true, link, true
 	}
 	rel, err := filepath.Rel(c.root, target)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return true, target
+		return true, target, false
 	}
-	return false, target
+	return false, target, false
+}
+
+// bomTmp is the temp file the byte-order-mark fix writes beside path: a
+// name the temp-files check knows, should the fix be cut short.
+func bomTmp(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-nobom")
+}
+
+// isLogFile reports whether rel (vault-relative, slashes) is a file of the
+// live log or the decision log.
+func isLogFile(rel string) bool {
+	return strings.HasPrefix(rel, "log/")
 }
 
 // readHead reads the first oddHead bytes of a file.

@@ -26,6 +26,14 @@ func (c *checker) reviews(ctx context.Context) (string, []Finding, error) {
 				Problem: "review item cannot be read: " + it.Error,
 				Fix:     "repair its frontmatter in " + Quote(c.abs(it.Path)) + " (or move it to review/archive/), then run " + c.cmd("review", "list"),
 			})
+		case it.Error != "" && it.Kind == retention.KindFact && strings.Contains(it.Error, "already exists") && !it.Update:
+			// The clash is on name:, which --edit (the text) does not
+			// change: approve it under another name, or as an update.
+			findings = append(findings, Finding{
+				Path:    it.Path,
+				Problem: "approved, but it could not be applied: " + it.Error,
+				Fix:     c.renameFix(it),
+			})
 		case it.Error != "":
 			findings = append(findings, Finding{
 				Path:    it.Path,
@@ -69,4 +77,19 @@ func days(d time.Duration) string {
 		return "1 day"
 	}
 	return fmt.Sprintf("%d days", n)
+}
+
+// renameFix is the fix for a fact proposal whose name an existing fact
+// has: a command that gives it another name and approves it, when the
+// name can be written into a sed command safely; and the other ways.
+func (c *checker) renameFix(it retention.Item) string {
+	file := c.abs(it.Path)
+	other := "to replace the existing fact instead, add the line update: true to the frontmatter of " + Quote(file) + " and run " + c.cmd("review", "approve", it.ID) +
+		"; or drop the proposal: " + c.cmd("review", "reject", it.ID)
+	newName := it.Name + " (2)"
+	if strings.ContainsAny(newName, "'\\/&\n\r\"") {
+		return "give it another name: set name: in " + Quote(file) + " to a name no fact has, then run " + c.cmd("review", "approve", it.ID) + "; " + other
+	}
+	return "sed -i.bak 's/^name: .*/name: \"" + newName + "\"/' " + Quote(file) + " && rm " + Quote(file+".bak") + " && " + c.cmd("review", "approve", it.ID) +
+		"  # approves it as the fact \"" + newName + "\", beside the existing one; " + other
 }

@@ -1,9 +1,12 @@
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,10 +23,25 @@ func (c *checker) log(ctx context.Context) (string, []Finding, error) {
 	if skip != "" || err != nil {
 		return skip, nil, err
 	}
+	// A torn record at the end of a file padded with NUL bytes is one
+	// finding, the padding's, whose fix marks the record stepped over.
+	torn := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Status == livelog.StatusTruncated && !f.Benign() {
+			torn[f.File] = true
+		}
+	}
+	nul, err := c.nulPadded(ctx, rep.Files, torn)
+	if err != nil {
+		return "", nil, err
+	}
 	var findings []Finding
 	for _, f := range rep.Findings {
 		if f.Benign() || f.Status == livelog.StatusForked {
 			continue // forks: the forks check (feeds.go), one finding per feed
+		}
+		if f.Status == livelog.StatusTruncated && nul.tornTail[f.File] {
+			continue
 		}
 		what := fmt.Sprintf("line %d: entry %s", f.Line, f.Status)
 		if f.Agent != "" {
@@ -42,6 +60,7 @@ func (c *checker) log(ctx context.Context) (string, []Finding, error) {
 			Fix:     logFix(c, f),
 		})
 	}
+	findings = append(findings, nul.findings...)
 	summary := plural(rep.Entries, "signed entry", "signed entries") + " verified in " + plural(len(rep.Files), "file", "files")
 	if n := rep.Counts[livelog.StatusUnsigned]; n > 0 {
 		summary += "; " + plural(n, "block", "blocks") + " of hand-typed text (fine)"
@@ -157,4 +176,59 @@ func (c *checker) index(ctx context.Context) (string, []Finding, error) {
 		Problem:  fmt.Sprintf("the search index is %s behind the markdown (%s); the next search indexes them before it answers", plural(st.Pending, "file", "files"), paths),
 		Fix:      "nothing is needed; to catch up now: " + c.cmd("index", "rebuild") + ", or keep it current as files change: " + c.cmd("watch"),
 	}), nil
+}
+
+// nulPadded reports log files holding NUL bytes. A crash can leave a
+// file's end padded with zeros (the size written before the data, as some
+// file systems do): a torn tail. The entries around it are intact, but
+// search skips a file with NUL bytes as binary. Signed entries never hold
+// a NUL, so dropping every NUL byte keeps every entry and its signature.
+//
+// torn names the files where verification found a torn record; in a file
+// whose end is the padding, that record is the one the crash cut (the
+// padding's own finding says so, and its fix marks the record stepped
+// over, as the next append would).
+func (c *checker) nulPadded(ctx context.Context, files []string, torn map[string]bool) (nulReport, error) {
+	rep := nulReport{tornTail: map[string]bool{}}
+	for _, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		data, err := os.ReadFile(c.abs(rel))
+		if notExist(err) {
+			continue
+		}
+		if err != nil {
+			return rep, err
+		}
+		n := bytes.Count(data, []byte{0})
+		if n == 0 {
+			continue
+		}
+		path := c.abs(rel)
+		tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-nonul")
+		strip := "tr -d '\\000' < " + Quote(path)
+		where := "an earlier end of it was" // appends came after the padding
+		if len(bytes.TrimRight(data, "\x00\n")) < bytes.LastIndexByte(data, 0) {
+			where = "its end is"
+			if torn[rel] {
+				rep.tornTail[rel] = true
+				where = "its last record was cut short and its end is"
+				strip = "{ " + strip + "; printf '\\n%s\\n\\n' " + Quote(livelog.TornMarker) + "; }"
+			}
+		}
+		rep.findings = append(rep.findings, Finding{
+			Path:    rel,
+			Problem: fmt.Sprintf("torn tail: %s padded with %s by a crash; the entries are intact, but search skips the whole file as binary, so none of them can be found", where, plural(n, "NUL byte", "NUL bytes")),
+			Fix: strip + " > " + Quote(tmp) + " && mv " + Quote(tmp) + " " + Quote(path) +
+				"  # drops only the NUL bytes (and marks a cut record as stepped over, as the next append would): every entry stays and still verifies; run it while no agent appends on this machine",
+		})
+	}
+	return rep, nil
+}
+
+// nulReport is what [checker.nulPadded] found.
+type nulReport struct {
+	findings []Finding
+	tornTail map[string]bool // files whose torn record the padding's finding covers
 }

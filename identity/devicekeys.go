@@ -5,8 +5,10 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -76,7 +78,9 @@ func (id *Identity) Has(pub ed25519.PublicKey) bool {
 
 // SignerFor returns agent's signer on this machine, ready to sign as
 // agent@device: the private key in .nexus/keys/AGENT.key (created if this
-// machine has none yet: keys never travel between machines), with its
+// machine has none yet: keys never travel between machines; but a key
+// file gone while IDENTITY.md lists a key for device is [ErrKeyMissing],
+// never silently a new key), with its
 // public key listed under device in the agent's IDENTITY.md (added with
 // compare-and-swap if missing, so a person's concurrent edit is kept).
 // The agent must exist (its IDENTITY.md, synced from another machine, is
@@ -97,6 +101,64 @@ func SignerFor(v *vault.Vault, agent, device string) (*Signer, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("agent %q: %w", agent, ErrNoAgent)
 	}
+	if _, err := os.Lstat(v.MustPath(KeyPath(agent))); errors.Is(err, fs.ErrNotExist) {
+		if id, _ := Load(v, agent); id != nil && listsDevice(id, device) {
+			return nil, fmt.Errorf("agent %s: %s is missing, but IDENTITY.md lists a key of device %s: restore the key file from a backup, or make a new key for this device on purpose with 'nexus agent new-key %s' (if this is another machine than the one that made that key, give it a name of its own first: nexus device name NAME): %w",
+				agent, KeyPath(agent), device, agent, ErrKeyMissing)
+		}
+	}
+	return addDeviceKey(v, agent, device)
+}
+
+// listsDevice reports whether id lists a key for device.
+func listsDevice(id *Identity, device string) bool {
+	for _, dk := range id.DeviceKeys {
+		if dk.Device == device {
+			return true
+		}
+	}
+	return false
+}
+
+// NewDeviceKey makes agent a new private key on this machine and lists
+// its public key under device in IDENTITY.md, on purpose: for a key file
+// that was lost (see [ErrKeyMissing]) or cannot be read as a key. A key
+// file that cannot be used is kept beside it as NAME.key.unusable-UNIXTIME
+// (not read as a key); a usable key is never replaced, and NewDeviceKey
+// refuses with [ErrKeyExists]. Entries the old key signed still verify: its
+// public key stays listed.
+func NewDeviceKey(v *vault.Vault, agent, device string, now time.Time) (*Signer, error) {
+	if err := ValidName(agent); err != nil {
+		return nil, err
+	}
+	if err := vault.CheckDeviceName(device); err != nil {
+		return nil, err
+	}
+	unlock, err := v.Lock("identity-" + agent)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := os.Stat(v.MustPath(IdentityPath(agent))); err != nil {
+		return nil, fmt.Errorf("agent %q: %w", agent, ErrNoAgent)
+	}
+	keyPath := v.MustPath(KeyPath(agent))
+	if _, err := os.Lstat(keyPath); err == nil {
+		if _, err := LoadSigner(v, agent); err == nil {
+			return nil, fmt.Errorf("agent %s: %s is kept, a new one is not made (it signed entries): %w", agent, KeyPath(agent), ErrKeyExists)
+		}
+		aside := fmt.Sprintf("%s.unusable-%d", keyPath, now.Unix())
+		if err := os.Rename(keyPath, aside); err != nil {
+			return nil, fmt.Errorf("set aside unusable key: %w", err)
+		}
+	}
+	return addDeviceKey(v, agent, device)
+}
+
+// addDeviceKey is [SignerFor] after its checks, with the agent's identity
+// lock held: the key (made if missing), listed under device.
+func addDeviceKey(v *vault.Vault, agent, device string) (*Signer, error) {
+	path := v.MustPath(IdentityPath(agent))
 	pub, err := ensureKey(v, agent)
 	if err != nil {
 		return nil, err

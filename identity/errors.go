@@ -44,6 +44,17 @@ var ErrMalformed = errors.New("IDENTITY.md is malformed")
 // match the public key in IDENTITY.md.
 var ErrKey = errors.New("signing key problem")
 
+// ErrKeyMissing is returned by [SignerFor] when this machine's private key
+// file is gone although IDENTITY.md lists a key for this device: signing
+// with a new key then would make a new identity without anyone deciding
+// it. It wraps [ErrKey]. Restore the key from a backup, or make a new one
+// deliberately with [NewDeviceKey] ('nexus agent new-key').
+var ErrKeyMissing = fmt.Errorf("private key missing: %w", ErrKey)
+
+// ErrKeyExists is returned by [NewDeviceKey] when the agent's key file
+// here is a usable key: it is never replaced (it signed entries).
+var ErrKeyExists = errors.New("agent has a usable key on this machine")
+
 // ErrTokenExists is returned by [NewToken] when the agent already has a
 // token and rotate is false.
 var ErrTokenExists = errors.New("agent already has a token (rotate it to replace it)")

@@ -63,6 +63,11 @@ type ownTail struct {
 	torn   bool // the target file ends in a torn record
 	endsNL int  // newlines ending the target file (0, 1, 2+)
 	size   int64
+	// nulPad is how many NUL bytes pad the target file's end past size:
+	// a crash's torn tail on file systems that set the size before the
+	// data. The append cuts them (they never are content), so the file
+	// stays text that search reads.
+	nulPad int64
 	hint   feedHint
 	// last is the last append of this writer on this machine, as its hint
 	// records it (whether or not the hint still matches the file).
@@ -176,6 +181,15 @@ func (t *ownTail) readEnd(f *os.File, from int64, stream, writer, target string)
 	data := make([]byte, t.size-from)
 	if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read %s: %w", target, err)
+	}
+	if kept := bytes.TrimRight(data, "\x00"); len(kept) < len(data) {
+		t.nulPad = int64(len(data) - len(kept))
+		t.size -= t.nulPad
+		data = kept
+		if from == t.size {
+			t.endsNL = 2
+			return nil
+		}
 	}
 	for j := len(data) - 1; j >= 0 && data[j] == '\n' && t.endsNL < 2; j-- {
 		t.endsNL++
@@ -570,6 +584,16 @@ func (l *Log) writeRecords(f *os.File, p *appendPlan, es []*Entry, buf []byte) (
 	st, err := f.Stat()
 	if err != nil {
 		return nil, false, fmt.Errorf("stat %s: %w", p.target, err)
+	}
+	if p.tail.nulPad > 0 && st.Size() == p.tail.size+p.tail.nulPad {
+		// Cut the NUL padding of a torn tail before the records go on.
+		if err := f.Truncate(p.tail.size); err != nil {
+			return nil, false, fmt.Errorf("cut the NUL padding of %s: %w", p.target, err)
+		}
+		l.opts.Logger.Warn("live log: NUL padding of a torn tail cut", "file", p.target, "bytes", p.tail.nulPad)
+		if st, err = f.Stat(); err != nil {
+			return nil, false, fmt.Errorf("stat %s: %w", p.target, err)
+		}
 	}
 	created := st.Size() == 0
 	if st.Size() != p.tail.size {

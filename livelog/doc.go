@@ -44,7 +44,9 @@
 // acknowledged entry is durable. Appends of one writer from any number of
 // goroutines and processes are serialised; those of different writers run
 // at once. A record torn by a crash is found by the next append, which
-// marks it and starts on a clean line. Readers take no feed lock: they
+// marks it and starts on a clean line; NUL bytes padding the file's end
+// (file systems that set the size before the data) are cut first, so the
+// feed stays text. Readers take no feed lock: they
 // parse complete records only (one that acknowledges takes the agent's
 // cursor lock, and one that finds new entries updates the witness under
 // its lock).

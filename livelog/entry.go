@@ -269,6 +269,12 @@ const (
 	timeLayout   = "2006-01-02T15:04:05Z"
 )
 
+// TornMarker is the line an append writes, on a line of its own after a
+// blank one, below a record a crash cut short: verification then counts
+// that record as stepped over, not as a problem. A repair that removes a
+// torn tail's padding writes it too (doctor's fix for a NUL-padded tail).
+const TornMarker = tornMarker
+
 func headerLine(ts, agent, channel, kind, summary string) string {
 	s := headerPrefix + ts + " " + agent + " [" + channel + "/" + kind + "]"
 	if summary != "" {

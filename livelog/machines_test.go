@@ -305,6 +305,14 @@ func TestTamperingAfterSeen(t *testing.T) {
 // into one file).
 func TestForkSameDeviceName(t *testing.T) {
 	a, b := twoMachines(t, "vps") // B wrongly reuses A's device name
+	// B finds a key listed for "vps" and none of its own: signing refuses
+	// (identity.ErrKeyMissing) until one is made on purpose, as here.
+	if _, err := b.l.Append("lyra", Entry{Summary: "refused"}); !errors.Is(err, identity.ErrKeyMissing) {
+		t.Fatalf("append without the key listed for this device: %v", err)
+	}
+	if _, err := identity.NewDeviceKey(b.v, "lyra", "vps", time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	a.append(t, "lyra", "on A 1")
 	a.append(t, "lyra", "on A 2")
 	b.append(t, "lyra", "on B 1")

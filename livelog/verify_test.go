@@ -243,3 +243,42 @@ func TestVerifyChunks(t *testing.T) {
 		t.Fatalf("counts %v", want.Counts)
 	}
 }
+
+// TestTornTailNULPadding: a crash that left the feed's end padded with
+// NUL bytes (the size set before the data): the next append cuts the
+// padding, steps over the record it cut, and leaves the file text again,
+// with and without a partial record before the padding.
+func TestTornTailNULPadding(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		partial string // the cut record before the padding
+		torn    bool
+	}{
+		{"padding alone", "", false},
+		{"a cut record, then padding", "### 2026-11-29T15:00:00Z lyra [gen", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, path, es := tamperLog(t)
+			appendRaw(t, path, tc.partial+strings.Repeat("\x00", 4096))
+			r, err := l.AppendDetailed("lyra", Entry{Summary: "after the crash"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.SteppedOverTornTail != tc.torn || r.Entry.Seq != es[len(es)-1].Seq+1 {
+				t.Fatalf("stepped over %v, seq %d", r.SteppedOverTornTail, r.Entry.Seq)
+			}
+			data, _ := os.ReadFile(path)
+			if strings.Contains(string(data), "\x00") {
+				t.Fatal("the NUL padding stayed")
+			}
+			rep := mustVerify(t, l)
+			if !rep.OK(false) || rep.Counts[StatusUnsigned] != 0 {
+				t.Fatalf("verify: %v %+v", rep.Counts, rep.Findings)
+			}
+			got, _ := l.Read(ReadOptions{Last: 1})
+			if len(got) != 1 || got[0].Summary != "after the crash" || got[0].Offset >= int64(len(data)) {
+				t.Fatalf("last entry %+v", got)
+			}
+		})
+	}
+}

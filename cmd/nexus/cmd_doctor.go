@@ -124,12 +124,17 @@ func runDoctor(g *globals, o doctorOptions) error {
 func printDoctor(w io.Writer, rep *doctor.Report) {
 	fmt.Fprintf(w, "Vault %s\n", rep.Vault)
 	printFixed(w, rep.Fixed)
-	problems, notes := 0, 0
+	problems, notes, skipped := 0, 0, 0
 	for _, r := range rep.Results {
+		if r.Skipped {
+			skipped++
+		}
 		mark := "ok  "
 		switch {
 		case !r.OK:
 			mark = "FAIL"
+		case r.Skipped:
+			mark = "skip"
 		case len(r.Findings) > 0:
 			mark = "note"
 		}
@@ -151,6 +156,8 @@ func printDoctor(w io.Writer, rep *doctor.Report) {
 		}
 	}
 	switch {
+	case problems == 0 && notes == 0 && skipped > 0:
+		fmt.Fprintf(w, "No problems in the checks that ran; %s.\n", plural(skipped, "check was skipped", "checks were skipped"))
 	case problems == 0 && notes == 0:
 		fmt.Fprintln(w, "All checks passed.")
 	case problems == 0:

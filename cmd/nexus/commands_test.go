@@ -62,6 +62,11 @@ var commandCases = map[string][]cliCase{
 	},
 	"nexus agent list": {{code: 0}, {vaultless: true, code: 1}},
 	"nexus agent show": {{args: []string{"lyra"}, code: 0}, {args: []string{"nobody"}, code: 1, says: "agents: ella, lyra"}},
+	"nexus agent new-key": {
+		{args: []string{"keyless"}, prepare: lostKey, code: 0},
+		{args: []string{"lyra"}, code: 1, says: "is kept"}, // a usable key is never replaced
+		{args: []string{"nobody"}, code: 1},
+	},
 	"nexus agent token": {
 		{args: []string{"lyra"}, code: 0},
 		{args: []string{"lyra"}, code: 1}, // has one already: --rotate
@@ -553,5 +558,19 @@ func checkPlainWords(t *testing.T, cmd, msg string) {
 	t.Helper()
 	if l := leaks.FindString(msg); l != "" {
 		t.Errorf("nexus %s: message has %q:\n%s", cmd, l, msg)
+	}
+}
+
+// lostKey gives the vault an agent "keyless" whose key file is gone
+// although IDENTITY.md lists a key for this machine.
+func lostKey(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "agents", "keyless")); err != nil {
+		if code, _, errs := logCLI(t, "", "--vault", dir, "agent", "add", "keyless"); code != 0 {
+			t.Fatalf("agent add keyless: %s", errs)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, ".nexus", "keys", "keyless.key")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -246,7 +246,7 @@ func sameVaultBytes(t *testing.T, what string, before, after map[string]string) 
 // cliNoPromptText are the commands that store no text of their caller's
 // that a prompt shows, and why.
 var cliNoPromptText = map[string]string{
-	"agent list": "reads", "agent show": "reads", "agent token": "makes a token; stores its hash",
+	"agent list": "reads", "agent show": "reads", "agent token": "makes a token; stores its hash", "agent new-key": "makes a key; stores its public half",
 	"checkpoint show": "reads", "completion": "prints a script", "curator status": "reads",
 	"curator run": "proposes moves of entries already scanned; its writes go through memory and facts",
 	"decisions":   "reads", "demo": "writes its own fixed demo vault", "device name": "a name: letters, digits, '-', '_', '.'",
