@@ -448,6 +448,22 @@ func (s *Store) sync(ctx context.Context, p Provider, sections []Section, opts S
 	return nil
 }
 
+// Use makes sections, whose texts have the keys keys (KeyOf of each
+// text), the ranked set without embedding anything: for a process that
+// searches a store another one synced, which keeps the sections' keys
+// rather than their whole texts. Sections with no vector are not ranked.
+// It reads what other processes wrote first, as [Store.Refresh] does.
+func (s *Store) Use(sections []Section, keys []Key) error {
+	if len(keys) != len(sections) {
+		return fmt.Errorf("use sections: %d keys for %d sections", len(keys), len(sections))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.refreshLocked()
+	s.setSectionsLocked(sections, keys)
+	return err
+}
+
 // Refresh reads what other processes wrote to the store since it was
 // opened or last synced (a Sync does this itself, under the lock): the
 // sections of the last Sync are then matched to the vectors found.
