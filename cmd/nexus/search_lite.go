@@ -40,6 +40,9 @@ func liteSearch(g *globals, cmd *cobra.Command, args []string) (answered bool, e
 	if o.checkAgent(g, v, q) != nil {
 		return false, nil
 	}
+	if cmd.Flags().Changed("also") || v.Config().Search.Embeddings.Enabled() {
+		return false, nil // fusion (package hybrid) is the full nexus's
+	}
 	c, err := holder.DialVault(v)
 	if err != nil {
 		return false, nil
