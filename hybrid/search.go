@@ -51,8 +51,10 @@ type Options struct {
 	// Budget bounds the embedding of a query; default
 	// search.embeddings.query_timeout (2s).
 	Budget time.Duration
-	// Depth is how many notes each ranking contributes to the fusion;
-	// default max(3×limit, 30).
+	// Depth is how many notes each ranking by meaning contributes to
+	// the fusion; default max(3×limit, 30). A ranking by words
+	// contributes limit+10 (its snippets are what a search by words
+	// spends its time on; past that rank a note gains under 1/(k+limit+10)).
 	Depth int
 }
 
@@ -136,7 +138,7 @@ func (s *Searcher) Search(ctx context.Context, q index.Query, also []string) (*i
 		// The query's words as they always are; meaning (if any) is
 		// fused in below.
 		wq := q
-		wq.Limit = max(q.Limit, depth)
+		wq.Limit = wordsDepth(q.Limit)
 		res, err := s.ix.Search(ctx, wq)
 		m := <-mch
 		if err != nil {
@@ -152,7 +154,7 @@ func (s *Searcher) Search(ctx context.Context, q index.Query, also []string) (*i
 		return s.fuse(ctx, q, filters, res, nil, m.hits, m.notice)
 	}
 	wq := q
-	wq.Limit = max(q.Limit, depth)
+	wq.Limit = wordsDepth(q.Limit)
 	res, err := s.ix.Search(ctx, wq)
 	if err != nil {
 		<-mch
@@ -162,7 +164,7 @@ func (s *Searcher) Search(ctx context.Context, q index.Query, also []string) (*i
 	for _, a := range alts {
 		aq := q
 		aq.Text = strings.TrimSpace(a + " " + filters)
-		aq.Limit = depth
+		aq.Limit = wordsDepth(q.Limit)
 		r, err := s.ix.Search(ctx, aq)
 		if err != nil {
 			<-mch
@@ -173,6 +175,9 @@ func (s *Searcher) Search(ctx context.Context, q index.Query, also []string) (*i
 	m := <-mch
 	return s.fuse(ctx, q, filters, res, alsoRes, m.hits, m.notice)
 }
+
+// wordsDepth is how many hits a ranking by words gives the fusion.
+func wordsDepth(limit int) int { return min(limit+10, 10000) }
 
 // fuse makes one ranking of the words' (res), the also phrasings' and
 // meaning's.
