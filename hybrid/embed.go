@@ -18,8 +18,8 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-// SectionsFile, in .nexus/index/ next to the vectors (embed.StoreFile),
-// lists the sections of the last embedding run: each one's path, lines,
+// SectionsFile is the file, in .nexus/index/ next to the vectors
+// (embed.StoreFile), that lists the sections of the last embedding run: each one's path, lines,
 // the key of its text and its first lines (a hit found by meaning alone
 // is shown with them), and what the run cost. A search reads it rather
 // than every note.
@@ -47,8 +47,8 @@ type sidecar struct {
 
 // Report is what an embedding run did, and what the store holds after it.
 type Report struct {
-	Cost   embed.Cost
-	Status embed.Status
+	Cost   embed.Cost   `json:"cost"`
+	Status embed.Status `json:"status"`
 }
 
 // Embedder keeps a vault's vector store in step with its notes: each run
@@ -153,13 +153,13 @@ func readSidecar(path string) (sc sidecar, ok bool, err error) {
 
 // Status is what is embedded, for 'nexus index status'.
 type Status struct {
-	Configured bool         // search.embeddings sets a provider
-	Store      embed.Status // the vectors on disk
-	Sections   int          // sections of the last run
-	Embedded   int          // of those, sections with a vector
-	Last       embed.Cost   // what the last run did and cost
-	LastAt     time.Time    // when it ran (zero: never)
-	LastErr    string       // its failure, if it failed
+	Configured bool         `json:"configured"`           // search.embeddings sets a provider
+	Store      embed.Status `json:"store"`                // the vectors on disk
+	Sections   int          `json:"sections"`             // sections of the last run
+	Embedded   int          `json:"embedded"`             // of those, sections with a vector
+	Last       embed.Cost   `json:"last"`                 // what the last run did and cost
+	LastAt     time.Time    `json:"last_at,omitzero"`     // when it ran (zero: never)
+	LastErr    string       `json:"last_error,omitempty"` // its failure, if it failed
 }
 
 // ReadStatus reports what v's store holds and what its last run cost,

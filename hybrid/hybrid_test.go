@@ -127,12 +127,6 @@ func (f *fakeServer) set(fn func(f *fakeServer)) {
 	fn(f)
 }
 
-func (f *fakeServer) sent() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.inputs)
-}
-
 var notes = map[string]string{
 	// The paraphrase "how do I undo a change" shares no word with it.
 	"Version history.md":   "# Version history\n\nEvery save is kept as a revision; roll back to an earlier version from the file menu.\n",

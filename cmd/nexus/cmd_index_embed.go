@@ -38,20 +38,25 @@ Example:
   nexus index embed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault()
-			if err != nil {
-				return err
-			}
-			rep, err := runEmbed(g, v)
-			if errors.Is(err, embed.ErrNotConfigured) {
-				return usagef("no embedding model is configured: set search.embeddings in .nexus/config.yaml (docs/embeddings.md)")
-			}
-			if err != nil {
-				return fmt.Errorf("embed sections: %w", err)
-			}
-			return g.emit(rep, nil, func(w io.Writer) { printCost(w, rep.Cost) })
+			return runIndexEmbed(g)
 		},
 	}
+}
+
+// runIndexEmbed embeds what changed and says what it cost.
+func runIndexEmbed(g *globals) error {
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	rep, err := runEmbed(g, v)
+	if errors.Is(err, embed.ErrNotConfigured) {
+		return usagef("no embedding model is configured: set search.embeddings in .nexus/config.yaml (docs/embeddings.md)")
+	}
+	if err != nil {
+		return fmt.Errorf("embed sections: %w", err)
+	}
+	return g.emit(rep, nil, func(w io.Writer) { printCost(w, rep.Cost) })
 }
 
 // runEmbed embeds the vault's sections with a progress display on stderr.
