@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -201,7 +202,7 @@ func (s *Searcher) fuse(ctx context.Context, q index.Query, filters string, res 
 			rs = append(rs, ranking{via: ViaMeaning, hits: kept})
 		}
 	}
-	hits := Fuse(rs, q.Limit)
+	hits := fuseRankings(rs, q.Limit)
 	out := &index.Results{Query: res.Query, Total: max(res.Total, uint64(len(hits))), TotalCapped: res.TotalCapped, Hits: hits, CatchingUp: res.CatchingUp, Notice: notice}
 	for _, r := range alsoRes {
 		out.CatchingUp = out.CatchingUp || r.CatchingUp
@@ -209,13 +210,13 @@ func (s *Searcher) fuse(ctx context.Context, q index.Query, filters string, res 
 	return out, nil
 }
 
-// Fuse is reciprocal-rank fusion of rankings, the best limit hits first:
+// fuseRankings is reciprocal-rank fusion of rankings, the best limit hits first:
 // a hit's score is the sum over the rankings holding it of 1/(RRFK+rank).
 // Hits of a pinned ranking whose Match is title-phrase come first
 // (the first ranking's, then the next's), in their ranking's order. A hit
 // is shown as the first ranking holding it has it; Via lists the
 // rankings that found it and Score is the fused score.
-func Fuse(rs []ranking, limit int) []index.Hit {
+func fuseRankings(rs []ranking, limit int) []index.Hit {
 	type entry struct {
 		hit   index.Hit
 		score float64
@@ -236,7 +237,7 @@ func Fuse(rs []ranking, limit int) []index.Hit {
 				all = append(all, e)
 			}
 			e.score += 1 / float64(RRFK+rank+1)
-			if !containsStr(e.via, r.via) {
+			if !slices.Contains(e.via, r.via) {
 				e.via = append(e.via, r.via)
 			}
 			if r.pin && e.pin == 0 && h.Match == index.MatchTitlePhrase {
@@ -257,7 +258,15 @@ func Fuse(rs []ranking, limit int) []index.Hit {
 		}
 		return a.order < b.order
 	}
-	sortEntries(all, less)
+	slices.SortStableFunc(all, func(a, b *entry) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	})
 	out := make([]index.Hit, 0, min(limit, len(all)))
 	for _, e := range all {
 		if len(out) == limit {
@@ -269,25 +278,6 @@ func Fuse(rs []ranking, limit int) []index.Hit {
 		out = append(out, h)
 	}
 	return out
-}
-
-func sortEntries[E any](s []E, less func(a, b E) bool) {
-	// insertion sort is enough for the few hundred entries of a fusion,
-	// and stable
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && less(s[j], s[j-1]); j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
-
-func containsStr(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // key is what makes two hits of two rankings the same: a note by its
