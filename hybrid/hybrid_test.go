@@ -262,6 +262,9 @@ func TestAlsoFusesPhrasings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Notice != hybrid.OffNotice {
+		t.Fatalf("notice %q: want the one of a vault without a model", res.Notice)
+	}
 	want := []string{"Bread.md", "Release checklist.md", "Trips/Lisbon.md"}
 	if got := paths(res.Hits); !slices.Equal(got, want) {
 		t.Fatalf("hits %v, want %v (the query's first, then each phrasing's in order)", got, want)

@@ -106,7 +106,8 @@ func (s *Searcher) Search(ctx context.Context, q index.Query, also []string) (*i
 	q.Limit = min(q.Limit, 10000)
 	free, filters := splitQuery(q.Text)
 	alts := alternatives(q.Text, also)
-	if p, _, _, notice := s.model(); p == nil && len(alts) == 0 {
+	p, _, _, offNotice := s.model()
+	if notice := offNotice; p == nil && len(alts) == 0 {
 		// No model: exactly the word search.
 		res, err := s.ix.Search(ctx, q)
 		if err != nil {
@@ -131,6 +132,10 @@ func (s *Searcher) Search(ctx context.Context, q index.Query, also []string) (*i
 	texts = append(texts, alts...)
 	mch := make(chan meant, 1)
 	go func() {
+		if p == nil { // no model: say so (once), rank by the phrasings' words
+			mch <- meant{nil, offNotice}
+			return
+		}
 		h, n := s.meaning(ctx, texts, depth)
 		mch <- meant{h, n}
 	}()
