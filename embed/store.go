@@ -243,15 +243,15 @@ func appendRecord(out []byte, k Key, factor float32, q []int8) []byte {
 
 // Status is what the store holds.
 type Status struct {
-	Path     string // the store's file
-	Model    string // the model its vectors are of ("": none yet)
-	Dims     int
-	Vectors  int   // distinct texts with a vector, live or not
-	Sections int   // sections of the last Sync
-	Embedded int   // of those, sections that have a vector
-	Bytes    int64 // the file's size
-	Memory   int64 // bytes the vectors take in memory (approximate)
-	Torn     int64 // bytes of a torn tail ignored when last read
+	Path     string `json:"path"`  // the store's file
+	Model    string `json:"model"` // the model its vectors are of ("": none yet)
+	Dims     int    `json:"dims"`
+	Vectors  int    `json:"vectors"`      // distinct texts with a vector, live or not
+	Sections int    `json:"sections"`     // sections of the last Sync
+	Embedded int    `json:"embedded"`     // of those, sections that have a vector
+	Bytes    int64  `json:"bytes"`        // the file's size
+	Memory   int64  `json:"memory_bytes"` // bytes the vectors take in memory (approximate)
+	Torn     int64  `json:"torn_bytes"`   // bytes of a torn tail ignored when last read
 }
 
 // Status reports what the store holds.
@@ -271,17 +271,17 @@ func (s *Store) Status() Status {
 
 // Cost is what a [Store.Sync] did and cost.
 type Cost struct {
-	Model    string
-	Sections int           // sections given
-	Cached   int           // sections whose text already had a vector (cache hits)
-	Embedded int           // distinct texts embedded now
-	Skipped  int           // texts not sent: the security scan refuses them
-	Redacted int           // texts sent without a paragraph the scan refuses
-	Chars    int64         // characters of the texts embedded
-	Tokens   int64         // tokens the provider counted (0 when it does not say)
-	Requests int64         // requests made to a remote endpoint
-	Elapsed  time.Duration // wall time of the Sync
-	Reset    bool          // the model changed: earlier vectors were dropped
+	Model    string        `json:"model"`
+	Sections int           `json:"sections"`   // sections given
+	Cached   int           `json:"cached"`     // sections whose text already had a vector (cache hits)
+	Embedded int           `json:"embedded"`   // distinct texts embedded now
+	Skipped  int           `json:"skipped"`    // texts not sent: the security scan refuses them
+	Redacted int           `json:"redacted"`   // texts sent without a paragraph the scan refuses
+	Chars    int64         `json:"chars"`      // characters of the texts embedded
+	Tokens   int64         `json:"tokens"`     // tokens the provider counted (0 when it does not say)
+	Requests int64         `json:"requests"`   // requests made to a remote endpoint
+	Elapsed  time.Duration `json:"elapsed_ns"` // wall time of the Sync
+	Reset    bool          `json:"reset"`      // the model changed: earlier vectors were dropped
 }
 
 // Progress is reported after each batch a Sync embeds.
@@ -446,6 +446,22 @@ func (s *Store) sync(ctx context.Context, p Provider, sections []Section, opts S
 		return s.compactLocked(sections, keys)
 	}
 	return nil
+}
+
+// Use makes sections, whose texts have the keys keys (KeyOf of each
+// text), the ranked set without embedding anything: for a process that
+// searches a store another one synced, which keeps the sections' keys
+// rather than their whole texts. Sections with no vector are not ranked.
+// It reads what other processes wrote first, as [Store.Refresh] does.
+func (s *Store) Use(sections []Section, keys []Key) error {
+	if len(keys) != len(sections) {
+		return fmt.Errorf("use sections: %d keys for %d sections", len(keys), len(sections))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.refreshLocked()
+	s.setSectionsLocked(sections, keys)
+	return err
 }
 
 // Refresh reads what other processes wrote to the store since it was

@@ -3,9 +3,12 @@ package mcpserver
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/embed"
+	"github.com/nexus-memory/nexus/hybrid"
 	"github.com/nexus-memory/nexus/index"
 )
 
@@ -14,10 +17,13 @@ func (s *Server) searchTool() tool {
 		def: newTool("memory_search", `Search the whole shared vault — notes, projects, every agent's facts and memory, the live log and decisions — ranked by how the words match (as the title, side by side, in the title, in a heading or tag, elsewhere) and then by relevance (TF-IDF), Korean and other CJK text included.
 
 Use it before answering from memory or asking the user something the vault may already know. Then read a hit with memory_get (path, from = its line).
+also takes up to 8 other phrasings of the same question, each searched too and all fused into one ranking: pass them when the words may not be the vault's — synonyms ("undo" / "revert" / "version history"), the question in the vault's other language (Korean and English), a paraphrase. With an embedding model configured, notes are ranked by meaning as well (a hit found by meaning alone has match "meaning"); a note whose title is the query stays first.
 query takes plain words (every word must match; if no document has them all, any may), "exact phrases", title:word, -excluded, and inline filters tag:T path:P agent:A type:T. Filters can also be passed as arguments. maxResults (or limit) caps the hits (default 10); minScore (or min_score) drops weak ones.
-Returns {query, total, total_capped, hits: [{path, line, end_line, title, heading, score, match, snippet, kind, agent, type, date}]}: total counts matches up to 1000 or the limit (total_capped: there are more); match is title-phrase, together, title, heading or words; score compares hits of the same match; snippets wrap matched words in ** **; catching_up: the index is still catching up after its holder started, so search again in a moment if a recent change is missing.`,
+Returns {query, total, total_capped, hits: [{path, line, end_line, title, heading, score, match, snippet, kind, agent, type, date, via}], notice}: total counts matches up to 1000 or the limit (total_capped: there are more); match is title-phrase, together, title, heading, words or meaning; score compares hits of the same match (in a fused search it is the fused score); via lists the rankings that found a hit (words, also, meaning) when several were fused; notice says why meaning took no part; snippets wrap matched words in ** **; catching_up: the index is still catching up after its holder started, so search again in a moment if a recent change is missing.`,
 			objectSchema(fields{
 				{"query", strLen("What to look for.", 1, 1000)},
+				{"also", prop{"type": "array", "items": strLen("Another phrasing of the same question.", 0, 1000), "maxItems": hybrid.MaxAlso,
+					"description": "Other phrasings of the same question (synonyms, the vault's other language, a paraphrase), fused with the query into one ranking."}},
 				{"maxResults", intRange("Most hits to return (default 10, at most 100).", 1, 100)},
 				{"limit", intRange("Same as maxResults.", 1, 100)},
 				{"minScore", numProp("Drop hits scoring below this.")},
@@ -46,6 +52,7 @@ func (s *Server) memorySearch(ctx context.Context, c *call) (any, error) {
 	}
 	q.Since = c.date("since", false)
 	q.Until = c.date("until", true)
+	also := c.strs("also")
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -53,12 +60,78 @@ func (s *Server) memorySearch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := ix.Search(ctx, q)
+	res, err := s.hybridSearcher(ix).Search(ctx, q, also)
 	if err == nil {
 		recordHits(s, c.agent, q.Text, res)
 	}
 	return res, err
 }
+
+// searchers holds each server's [hybrid.Searcher] (which loads the model
+// and the vectors once), by server and index.
+var searchers sync.Map // searcherKey → *hybrid.Searcher
+
+type searcherKey struct {
+	s  *Server
+	ix *index.Index
+}
+
+// hybridSearcher returns the server's Searcher over ix, making it on first
+// use; then, when an embedding model is configured, it also starts keeping
+// the vectors in step with the notes (see keepEmbeddings).
+func (s *Server) hybridSearcher(ix *index.Index) *hybrid.Searcher {
+	k := searcherKey{s, ix}
+	if hs, ok := searchers.Load(k); ok {
+		return hs.(*hybrid.Searcher)
+	}
+	hs, loaded := searchers.LoadOrStore(k, hybrid.NewSearcher(s.vault(), ix, hybrid.Options{}))
+	if !loaded && s.vault().Config().Search.Embeddings.Enabled() {
+		s.mu.Lock()
+		if !s.closing { // Close waits for loops only after setting closing
+			s.loops.Add(1)
+			go func() {
+				defer s.loops.Done()
+				defer searchers.Delete(k)
+				s.keepEmbeddings(s.ctx, ix)
+			}()
+		}
+		s.mu.Unlock()
+	}
+	return hs.(*hybrid.Searcher)
+}
+
+// keepEmbeddings embeds the notes' sections now and again after the index
+// changes (once the vault has been quiet for embedQuiet), until ctx is
+// done: only changed text is embedded. A failing model is logged and
+// tried again at the next change; searches meanwhile answer by words.
+func (s *Server) keepEmbeddings(ctx context.Context, ix *index.Index) {
+	e := hybrid.NewEmbedder(s.vault(), nil)
+	ver := ix.Version()
+	for {
+		if _, err := e.Run(ctx, nil); err != nil && ctx.Err() == nil {
+			s.log.Warn("embed sections for search by meaning", "err", embed.Notice(err))
+		}
+		next, err := ix.Wait(ctx, ver)
+		if err != nil {
+			return
+		}
+		for quiet := false; !quiet; { // wait for a pause in the changes
+			wctx, cancel := context.WithTimeout(ctx, embedQuiet)
+			n, err := ix.Wait(wctx, next)
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			quiet = err != nil
+			next = max(next, n)
+		}
+		ver = next
+	}
+}
+
+// embedQuiet is how long the vault must be quiet before changed notes are
+// embedded again.
+const embedQuiet = 2 * time.Second
 
 // recordHits records a search and its hits as a recall signal
 // (docs/curation.md): a hit read next counts with this query.

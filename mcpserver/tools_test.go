@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,4 +191,11 @@ func exerciseSearch(t *testing.T, cs *sdk.ClientSession) {
 		t.Errorf("memory_search with limit/path: %v", r)
 	}
 	mustFail(t, cs, "memory_search", map[string]any{"query": "x", "since": "last week"}, "since")
+	// also: another phrasing finds what the query's words do not.
+	r = mustOK(t, cs, "memory_search", map[string]any{"query": "qwertyuiop", "also": []any{"아틀라스"}})
+	hits, _ := r["hits"].([]any)
+	if len(hits) == 0 || hits[0].(map[string]any)["path"] != "projects/atlas plan.md" || fmt.Sprint(hits[0].(map[string]any)["via"]) != "[also]" {
+		t.Errorf("memory_search with also: %v", r)
+	}
+	mustFail(t, cs, "memory_search", map[string]any{"query": "x", "also": []any{"a", "b", "c", "d", "e", "f", "g", "h", "i"}}, "also")
 }

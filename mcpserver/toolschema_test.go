@@ -221,7 +221,7 @@ func TestDeclaredBoundsAreEnforced(t *testing.T) {
 		"fact_write":      {map[string]any{"name": "bound fact", "description": "d", "type": "project", "body": "b", "source": "s", "update": true}, true},
 		"fact_read":       {map[string]any{"agent": "lyra"}, true},
 		"fact_remove":     {map[string]any{"slug": "no-such-fact"}, false},
-		"memory_search":   {map[string]any{"query": "bound", "maxResults": 5, "limit": 5, "agent": "lyra", "type": "project", "tag": "t", "path": "agents/", "since": "2020-01-01", "until": "2100-01-01"}, true},
+		"memory_search":   {map[string]any{"query": "bound", "maxResults": 5, "limit": 5, "agent": "lyra", "type": "project", "tag": "t", "path": "agents/", "since": "2020-01-01", "until": "2100-01-01", "also": []any{"other words"}}, true},
 		"memory_get":      {map[string]any{"path": "agents/lyra/IDENTITY.md", "from": 1, "lines": 5}, true},
 		"log_read":        {map[string]any{"last": 5, "channel": "general", "kind": "note", "from": "lyra"}, true},
 		"log_append":      {map[string]any{"summary": "bound", "body": "b", "channel": "c", "kind": "k", "key": "k1"}, true},

@@ -18,6 +18,9 @@ const (
 const (
 	DefaultEmbedBatch   = 64
 	DefaultEmbedTimeout = 30 * time.Second
+	// DefaultQueryTimeout bounds the embedding of a search's query: past
+	// it, the search answers by words alone (with a notice).
+	DefaultQueryTimeout = 2 * time.Second
 )
 
 // EmbeddingsConfig is the search.embeddings: block of config.yaml: the
@@ -50,6 +53,9 @@ type EmbeddingsConfig struct {
 	// Path is the model folder of provider static: absolute, "~/...", or
 	// relative to the vault's root.
 	Path string `yaml:"path,omitempty"`
+	// QueryTimeout bounds how long a search waits for its query's
+	// embedding before it answers by words alone (default 2s).
+	QueryTimeout string `yaml:"query_timeout,omitempty"`
 }
 
 // Enabled reports whether a provider is set.
@@ -64,6 +70,17 @@ func (c EmbeddingsConfig) RequestTimeout() time.Duration {
 	d, err := ParseLockTimeout(c.Timeout) // same syntax: "30s" or seconds
 	if err != nil || d <= 0 {
 		return DefaultEmbedTimeout
+	}
+	return d
+}
+
+// QueryBudget is query_timeout as a duration, or [DefaultQueryTimeout]
+// when it is unset or not a positive duration (Validate reports the
+// latter).
+func (c EmbeddingsConfig) QueryBudget() time.Duration {
+	d, err := ParseLockTimeout(c.QueryTimeout)
+	if err != nil || d <= 0 {
+		return DefaultQueryTimeout
 	}
 	return d
 }
@@ -92,6 +109,11 @@ func (c EmbeddingsConfig) Validate() error {
 	if c.Timeout != "" {
 		if d, err := ParseLockTimeout(c.Timeout); err != nil || d <= 0 {
 			return bad("timeout", "%q is not a positive duration; write one like 30s or 2m", c.Timeout)
+		}
+	}
+	if c.QueryTimeout != "" {
+		if d, err := ParseLockTimeout(c.QueryTimeout); err != nil || d <= 0 {
+			return bad("query_timeout", "%q is not a positive duration; write one like 2s or 500ms", c.QueryTimeout)
 		}
 	}
 	switch strings.TrimSpace(c.Provider) {

@@ -27,6 +27,7 @@ func TestEmbeddingsConfig(t *testing.T) {
 		{"negative dimensions", "search:\n  embeddings:\n    provider: openai\n    url: http://h/v1\n    model: m\n    dimensions: -1\n", "search.embeddings.dimensions: -1 is out of range"},
 		{"huge batch", "search:\n  embeddings:\n    provider: static\n    path: p\n    batch_size: 100000\n", "search.embeddings.batch_size: 100000 is out of range"},
 		{"bad timeout", "search:\n  embeddings:\n    provider: static\n    path: p\n    timeout: soon\n", `search.embeddings.timeout: "soon" is not a positive duration`},
+		{"bad query timeout", "search:\n  embeddings:\n    provider: static\n    path: p\n    query_timeout: -1s\n", `search.embeddings.query_timeout: "-1s" is not a positive duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := parseConfig([]byte(tc.yaml))
@@ -55,8 +56,11 @@ func TestEmbeddingsConfigDefaults(t *testing.T) {
 	if c.Enabled() || c.Batch() != DefaultEmbedBatch || c.RequestTimeout() != DefaultEmbedTimeout {
 		t.Fatalf("zero config: enabled %v batch %d timeout %v", c.Enabled(), c.Batch(), c.RequestTimeout())
 	}
-	c = EmbeddingsConfig{Provider: "static", BatchSize: 8, Timeout: "5"}
-	if !c.Enabled() || c.Batch() != 8 || c.RequestTimeout() != 5*time.Second {
+	if c.QueryBudget() != DefaultQueryTimeout {
+		t.Fatalf("zero config: query budget %v", c.QueryBudget())
+	}
+	c = EmbeddingsConfig{Provider: "static", BatchSize: 8, Timeout: "5", QueryTimeout: "500ms"}
+	if !c.Enabled() || c.Batch() != 8 || c.RequestTimeout() != 5*time.Second || c.QueryBudget() != 500*time.Millisecond {
 		t.Fatalf("set config: enabled %v batch %d timeout %v", c.Enabled(), c.Batch(), c.RequestTimeout())
 	}
 }

@@ -119,6 +119,8 @@ func (v *forwardValue) Set(s string) error {
 	case "duration":
 		_, err = time.ParseDuration(s)
 	}
+	// A repeatable flag (stringArray) keeps its last value: the command
+	// line goes to the full nexus as it is.
 	v.val = s
 	return err
 }

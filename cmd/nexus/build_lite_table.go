@@ -117,8 +117,29 @@ itself; 'nexus watch' or 'nexus serve' keep it current continuously.
 
 Examples:
   nexus index rebuild
+  nexus index embed
   nexus index status --json`,
 		Commands: []forwardSpec{
+			{
+				Use:   `embed`,
+				Short: `Embed the notes' sections with the model of search.embeddings (search by meaning)`,
+				Long: `Embed every section of every note with the embedding model configured under
+search.embeddings in .nexus/config.yaml (docs/embeddings.md), so that 'nexus
+search' and memory_search rank by meaning as well as by words. Only text the
+store has no vector for is sent to the model: a second run, a rebuild or a
+rename embeds nothing; an edit embeds the edited section. A change of model
+embeds everything again. Shows a progress bar on a terminal, plain progress
+lines otherwise, then what it cost: sections, cache hits, texts embedded,
+characters and tokens sent, requests and time.
+
+'nexus index rebuild' runs this too when a model is configured, and
+'nexus serve' keeps the vectors in step as notes change. An embedding run
+that fails halfway keeps what it got; the next run asks only for the rest.
+
+Example:
+  nexus index embed`,
+				Runs: true,
+			},
 			{
 				Use:   `hold`,
 				Short: `Hold the search index open for other processes until idle (--stop ends it)`,
@@ -153,7 +174,9 @@ Examples:
 				Long: `Recreate the search index from every markdown file of the vault (outside
 dot-folders such as .obsidian/ and .nexus/). Searches keep answering from the
 old index until the new one is complete. Shows a progress bar with the rate
-and the time left on a terminal, plain progress lines otherwise.
+and the time left on a terminal, plain progress lines otherwise. When an
+embedding model is configured (search.embeddings), the notes' sections are
+then embedded as 'nexus index embed' does (unchanged text costs nothing).
 
 --memory bounds the memory the rebuild uses (default 256MiB, about 250 MB
 resident for 10,000 notes): it sizes the batches of documents analysed at
@@ -173,8 +196,9 @@ Example:
 				Use:   `status`,
 				Short: `Show documents, size, last update and pending changes of the search index`,
 				Long: `Show the search index's documents and files, its size on disk, when it last
-changed, how many markdown files changed on disk since (pending), and which
-process holds it.
+changed, how many markdown files changed on disk since (pending), which
+process holds it, and what is embedded for search by meaning: sections, the
+model, and what the last 'nexus index embed' cost.
 
 Example:
   nexus index status --json`,
@@ -240,13 +264,29 @@ user's copy) is searched all the same and nothing is written: from the index
 on disk when no file changed since it was built, else from one built in memory
 for this search (it says so on stderr; slow on a big vault). No holder starts.
 
+By meaning: with an embedding model configured under search.embeddings in
+.nexus/config.yaml (docs/embeddings.md) and the notes embedded ('nexus index
+embed'), notes are ranked by meaning too and the two rankings fused into one
+(reciprocal-rank fusion); a note the query names (match title-phrase) stays
+first. A hit found by meaning alone shows match "meaning"; in a fused search
+score is the fused score and --json's "via" lists the rankings that found each
+hit (words, also, meaning). Without a model, or when it fails or is slow (2s,
+search.embeddings.query_timeout), the search is by words and says why once on
+stderr ("notice" in --json).
+
+--also "another phrasing" (repeatable) searches alternative phrasings of the
+same question too and fuses them into one ranking: synonyms, the question in
+the vault's other language, a paraphrase.
+
 Examples:
   nexus search "staging ssh port"
+  nexus search "undo a change" --also "revert an edit" --also "되돌리기"
   nexus search "배포 실패" --limit 5
   nexus search deploy --agent lyra --type feedback --tag infra --path projects/ --since 2026-10-01
   nexus search '"exact phrase"' --json`,
 		Runs: true,
 		Flags: []forwardFlag{
+			{Name: "also", Usage: `another phrasing of the same question (repeatable, at most 8): synonyms, the vault's other language, a paraphrase; each is searched too and all are fused into one ranking`, Type: "stringArray"},
 			{Name: "by", Usage: `only documents written by this agent (same as an explicit --agent here)`, Type: "string"},
 			{Name: "hold", Usage: `when this search has to open the index itself, keep it open in a background 'nexus index hold' for this long after the last search (default $NEXUS_SEARCH_HOLD, else search.hold in config.yaml, else 10m on a terminal and none from scripts; 0 = none)`, Type: "string"},
 			{Name: "limit", Usage: `most hits to show`, Type: "int", Shorthand: "n", Default: "10"},

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-memory/nexus/embed"
+	"github.com/nexus-memory/nexus/hybrid"
 	"github.com/nexus-memory/nexus/index"
 )
 
@@ -28,6 +30,7 @@ itself; 'nexus watch' or 'nexus serve' keep it current continuously.
 
 Examples:
   nexus index rebuild
+  nexus index embed
   nexus index status --json`,
 	}
 	var rebuildOpts indexRebuildOptions
@@ -37,7 +40,9 @@ Examples:
 		Long: `Recreate the search index from every markdown file of the vault (outside
 dot-folders such as .obsidian/ and .nexus/). Searches keep answering from the
 old index until the new one is complete. Shows a progress bar with the rate
-and the time left on a terminal, plain progress lines otherwise.
+and the time left on a terminal, plain progress lines otherwise. When an
+embedding model is configured (search.embeddings), the notes' sections are
+then embedded as 'nexus index embed' does (unchanged text costs nothing).
 
 --memory bounds the memory the rebuild uses (default 256MiB, about 250 MB
 resident for 10,000 notes): it sizes the batches of documents analysed at
@@ -58,8 +63,9 @@ Example:
 		Use:   "status",
 		Short: "Show documents, size, last update and pending changes of the search index",
 		Long: `Show the search index's documents and files, its size on disk, when it last
-changed, how many markdown files changed on disk since (pending), and which
-process holds it.
+changed, how many markdown files changed on disk since (pending), which
+process holds it, and what is embedded for search by meaning: sections, the
+model, and what the last 'nexus index embed' cost.
 
 Example:
   nexus index status --json`,
@@ -68,7 +74,7 @@ Example:
 			return runIndexStatus(g)
 		},
 	}
-	cmd.AddCommand(rebuild, status, newIndexHoldCmd(g))
+	cmd.AddCommand(rebuild, status, newIndexEmbedCmd(g), newIndexHoldCmd(g))
 	return cmd
 }
 
@@ -111,10 +117,27 @@ func runIndexRebuild(g *globals, o indexRebuildOptions) error {
 	}
 	res := struct {
 		index.Status
-		Seconds float64 `json:"seconds"`
-	}{st, time.Since(start).Seconds()}
+		Seconds    float64        `json:"seconds"`
+		Embeddings *hybrid.Report `json:"embeddings,omitempty"`
+	}{Status: st, Seconds: time.Since(start).Seconds()}
+	var embedErr error
+	if v.Config().Search.Embeddings.Enabled() {
+		// The word index is done; a failing model costs only the meaning.
+		rep, err := runEmbed(g, v)
+		if err != nil {
+			embedErr = err
+		} else {
+			res.Embeddings = &rep
+		}
+	}
 	return g.emit(res, nil, func(w io.Writer) {
 		fmt.Fprintf(w, "Indexed %d files (%d documents) in %.1fs; index is %s.\n", st.Files, st.Documents, res.Seconds, humanBytes(st.SizeBytes))
+		if res.Embeddings != nil {
+			printCost(w, res.Embeddings.Cost)
+		}
+		if embedErr != nil {
+			fmt.Fprintf(w, "Not embedded: %s\n", embed.Notice(embedErr))
+		}
 	})
 }
 
@@ -133,7 +156,15 @@ func runIndexStatus(g *globals) error {
 	if err != nil {
 		return err
 	}
-	return g.emit(st, nil, func(w io.Writer) {
+	es, err := hybrid.ReadStatus(v)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		index.Status
+		Embeddings hybrid.Status `json:"embeddings"`
+	}{st, es}
+	return g.emit(out, nil, func(w io.Writer) {
 		fmt.Fprintf(w, "index:       %s (%s)\n", st.Dir, humanBytes(st.SizeBytes))
 		fmt.Fprintf(w, "files:       %d\ndocuments:   %d\n", st.Files, st.Documents)
 		last := "never"
@@ -171,6 +202,7 @@ func runIndexStatus(g *globals) error {
 		for _, warn := range st.Warnings {
 			fmt.Fprintf(w, "warning:     %s\n", warn)
 		}
+		printEmbedStatus(w, es)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-memory/nexus/hybrid"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -85,8 +86,23 @@ user's copy) is searched all the same and nothing is written: from the index
 on disk when no file changed since it was built, else from one built in memory
 for this search (it says so on stderr; slow on a big vault). No holder starts.
 
+By meaning: with an embedding model configured under search.embeddings in
+.nexus/config.yaml (docs/embeddings.md) and the notes embedded ('nexus index
+embed'), notes are ranked by meaning too and the two rankings fused into one
+(reciprocal-rank fusion); a note the query names (match title-phrase) stays
+first. A hit found by meaning alone shows match "meaning"; in a fused search
+score is the fused score and --json's "via" lists the rankings that found each
+hit (words, also, meaning). Without a model, or when it fails or is slow (2s,
+search.embeddings.query_timeout), the search is by words and says why once on
+stderr ("notice" in --json).
+
+--also "another phrasing" (repeatable) searches alternative phrasings of the
+same question too and fuses them into one ranking: synonyms, the question in
+the vault's other language, a paraphrase.
+
 Examples:
   nexus search "staging ssh port"
+  nexus search "undo a change" --also "revert an edit" --also "되돌리기"
   nexus search "배포 실패" --limit 5
   nexus search deploy --agent lyra --type feedback --tag infra --path projects/ --since 2026-10-01
   nexus search '"exact phrase"' --json`,
@@ -105,6 +121,7 @@ Examples:
 	f.StringVar(&o.since, "since", "", "only documents dated on or after this: "+dateHelp)
 	f.StringVar(&o.until, "until", "", "only documents dated on or before this (a plain date: through its end): "+dateHelp)
 	f.StringVar(&o.by, "by", "", "only documents written by this agent (same as an explicit --agent here)")
+	f.StringArrayVar(&o.also, "also", nil, "another phrasing of the same question (repeatable, at most 8): synonyms, the vault's other language, a paraphrase; each is searched too and all are fused into one ranking")
 	f.StringVar(&o.hold, "hold", "", "when this search has to open the index itself, keep it open in a background 'nexus index hold' for this long after the last search (default $NEXUS_SEARCH_HOLD, else search.hold in config.yaml, else 10m on a terminal and none from scripts; 0 = none)")
 	return cmd
 }
@@ -182,7 +199,7 @@ func runSearch(g *globals, o searchOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := ix.Search(g.ctx, q)
+	res, err := hybrid.NewSearcher(v, ix, hybrid.Options{}).Search(g.ctx, q, o.also)
 	local := !ix.Remote() && !ix.ReadOnly()
 	if err == nil && ix.InMemory() {
 		fmt.Fprintln(g.stderr, "nexus: the vault's .nexus/index cannot be written and the index there is missing or stale, so this search indexed the vault in memory (slow on a big vault); run 'nexus index rebuild' where the vault is writable to make read-only searches fast again")
@@ -196,6 +213,11 @@ func runSearch(g *globals, o searchOptions) error {
 	recordSearch(g, v, q.Text, res)
 	if err := g.emit(res, nil, func(w io.Writer) { printHits(w, res) }); err != nil {
 		return err
+	}
+	if res.Notice != "" && !g.json && (res.Notice != hybrid.OffNotice || isTerminal(g.stderr)) {
+		// Why meaning took no part: a failure every time; no model
+		// configured once per vault, to a person (--json carries it).
+		fmt.Fprintln(g.stderr, "nexus: "+res.Notice)
 	}
 	if local {
 		// This process had to check every file; a holder spares the

@@ -127,8 +127,26 @@ var commandCases = map[string][]cliCase{
 	},
 	"nexus index rebuild": {{code: 0}, {vaultless: true, code: 1}},
 	"nexus index status":  {{code: 0}, {vaultless: true, code: 1}},
-	"nexus index hold":    {{vaultless: true, code: 1}, {args: []string{"--idle", "later"}, code: 2}},
-	"nexus init":          {{args: []string{"{TMP}"}, code: 0}, {args: []string{"{DIR}"}, code: 0}, {args: []string{"a", "b"}, code: 2}},
+	"nexus index embed": {{code: 0, prepare: func(t *testing.T, dir string) {
+		f, err := os.OpenFile(filepath.Join(dir, ".nexus", "config.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "\nsearch:\n  embeddings:\n    provider: openai\n    url: %s\n    model: ways\n", fakeEmbeddings(t))
+	}}, {code: 2, says: "search.embeddings", prepare: func(t *testing.T, dir string) {
+		cf := filepath.Join(dir, ".nexus", "config.yaml")
+		data, err := os.ReadFile(cf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, _ := strings.Cut(string(data), "\nsearch:\n")
+		if err := os.WriteFile(cf, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}}},
+	"nexus index hold": {{vaultless: true, code: 1}, {args: []string{"--idle", "later"}, code: 2}},
+	"nexus init":       {{args: []string{"{TMP}"}, code: 0}, {args: []string{"{DIR}"}, code: 0}, {args: []string{"a", "b"}, code: 2}},
 	"nexus journey": {
 		{code: 0},
 		{agent: "lyra", args: []string{"--since", "2026-01-01T10:30"}, code: 0},

@@ -252,7 +252,7 @@ var cliNoPromptText = map[string]string{
 	"decisions":   "reads", "demo": "writes its own fixed demo vault", "device name": "a name: letters, digits, '-', '_', '.'",
 	"doctor": "reads (and finishes interrupted work)", "fact list": "reads", "fact pin": "a slug", "fact unpin": "a slug",
 	"fact read": "reads", "fact remove": "archives a fact scanned when written", "fact stats": "reads",
-	"index hold": "search index cache", "index rebuild": "search index cache", "index status": "reads", "init": "makes an empty vault",
+	"index hold": "search index cache", "index embed": "vectors of notes' text in the search index cache", "index rebuild": "search index cache", "index status": "reads", "init": "makes an empty vault",
 	"journey": "prints a walk-through", "log clear": "a person's one-word name and an entry hash", "log feeds": "reads", "log timeline": "rewrites the derived timeline from entries scanned when appended, quarantined ones masked",
 	"log read": "reads", "log tail": "reads", "log verify": "reads", "memory remove": "removes an entry; old_text is not stored",
 	"memory show": "reads", "prompt": "reads", "review list": "reads", "review show": "reads",

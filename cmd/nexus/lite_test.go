@@ -107,7 +107,7 @@ func writeSpec(t *testing.T, b *bytes.Buffer, c *cobra.Command) {
 			s += ", Hidden: true"
 		}
 		switch f.Value.Type() {
-		case "bool", "int", "float64", "duration", "string":
+		case "bool", "int", "float64", "duration", "string", "stringArray":
 		default:
 			t.Errorf("%s --%s is a %s flag: teach forwardValue.Set (build_lite.go) and zeroDefault to check it", c.CommandPath(), f.Name, f.Value.Type())
 		}
@@ -139,6 +139,8 @@ func zeroDefault(typ, def string) bool {
 		return def == "0"
 	case "string":
 		return def == ""
+	case "stringArray":
+		return def == "[]" || def == ""
 	}
 	return def == "" || def == "false" || def == "0" || def == "<nil>"
 }

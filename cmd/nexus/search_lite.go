@@ -40,6 +40,9 @@ func liteSearch(g *globals, cmd *cobra.Command, args []string) (answered bool, e
 	if o.checkAgent(g, v, q) != nil {
 		return false, nil
 	}
+	if len(o.also) > 0 || v.Config().Search.Embeddings.Enabled() {
+		return false, nil // fusion (package hybrid) is the full nexus's
+	}
 	c, err := holder.DialVault(v)
 	if err != nil {
 		return false, nil
@@ -88,6 +91,9 @@ func liteSearchOptions(cmd *cobra.Command, args []string) (o searchFlags, ok boo
 	}
 	o.typ, o.tag, o.path = str("type"), str("tag"), str("path")
 	o.since, o.until, o.by, o.hold = str("since"), str("until"), str("by"), str("hold")
+	if f.Changed("also") { // the stand-in keeps the last; the full nexus reads them all
+		o.also = []string{str("also")}
+	}
 	o.words, o.agentGiven = args, f.Changed("agent")
 	return o, true
 }

@@ -27,6 +27,7 @@ type searchFlags struct {
 	until    string
 	by       string
 	hold     string
+	also     []string // --also: alternative phrasings, fused (package hybrid)
 	// words are the query's arguments; agentGiven says --agent was given
 	// on this command line (only then does it filter).
 	words      []string

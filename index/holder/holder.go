@@ -334,6 +334,11 @@ type Hit struct {
 	Agent   string    `json:"agent,omitempty"`
 	Type    string    `json:"type,omitempty"`
 	Date    time.Time `json:"date,omitzero"`
+	// Via names the rankings that found the hit when a search fused
+	// several (package hybrid): "words" (the query's words), "also" (the
+	// words of an alternative phrasing), "meaning" (the embedding model).
+	// Empty for a search by the query's words alone.
+	Via []string `json:"via,omitempty"`
 }
 
 // Hit.Kind: what a hit is.
@@ -367,6 +372,10 @@ type Results struct {
 	// minutes on a big new vault): hits may miss files changed while no
 	// holder ran. Search again in a moment.
 	CatchingUp bool `json:"catching_up,omitempty"`
+	// Notice says, in one line, why search by meaning did not take part
+	// (no model configured, the endpoint down or slow...): the hits are
+	// then the words' alone. Set by package hybrid, never by a holder.
+	Notice string `json:"notice,omitempty"`
 }
 
 // RecallPaths are the hits as a recall record holds them (agents.RecordHits,
