@@ -188,7 +188,7 @@ func (ix *Index) load(f diskFile) parsed {
 			return parsed{f: f, warns: []string{"binary content, not indexed"}}
 		}
 		n := markdown.Parse(f.key, data)
-		return parsed{f: f, docs: buildDocs(f.key, f.disk, n, st2.ModTime()), warns: n.Warnings}
+		return parsed{f: f, docs: buildDocs(f.key, f.disk, n, ix.fallbackDate(f.key, st2.ModTime())), warns: n.Warnings}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -483,6 +484,18 @@ func TestObsidianConventions(t *testing.T) {
 		{name: "Obsidian settings are not indexed", path: ".obsidian/snippets.md",
 			note:  "settings okapi\n",
 			query: Query{Text: "okapi"}, hit: false},
+		// Daily notes: dated by the date in the file name, not by the
+		// mtime (which is today's here).
+		{name: "a daily note is dated by its file name", path: "Daily/2023-09-12.md",
+			note:  "Standup with the kiwi team\n",
+			query: Query{Text: "kiwi", PathPrefix: "Daily/", Since: day("2023-09-12"), Until: day("2023-09-12").Add(24*time.Hour - 1)},
+			hit:   true, snippet: []string{"Standup with the **kiwi** team"}, line: 1, end: 1},
+		{name: "the next day's note is not that day's", path: "Daily/2023-09-13.md",
+			note:  "Standup with the plum team\n",
+			query: Query{Text: "plum", Since: day("2023-09-12"), Until: day("2023-09-12").Add(24*time.Hour - 1)}, hit: false},
+		{name: "a frontmatter date comes before the file name's", path: "Daily/2023-09-14.md",
+			note:  "---\ndate: 2024-01-02\n---\nStandup with the lime team\n",
+			query: Query{Text: "lime", Since: day("2024-01-02"), Until: day("2024-01-02").Add(24*time.Hour - 1)}, hit: true, line: 1, end: 4},
 	}
 	files := map[string]string{}
 	for _, c := range cases {
@@ -530,4 +543,13 @@ func TestObsidianConventions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// day is a YYYY-MM-DD date at 00:00 UTC, as --since reads it.
+func day(s string) time.Time {
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }
