@@ -7,6 +7,7 @@ package canvas
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Node is one node of a canvas.
@@ -74,4 +75,34 @@ func Parse(data []byte) []Node {
 		}
 	}
 	return nodes
+}
+
+// Text is the canvas as a reader sees it, line for line with data: the
+// line where a text node starts holds its text (its lines joined by
+// spaces), a group's line its label, a file node's line the file's name;
+// every other line is empty. Snippets are cut from it, so that a hit's
+// line numbers are the file's.
+func Text(data []byte) []byte {
+	lines := bytes.Count(data, []byte("\n")) + 1
+	out := make([][]byte, lines)
+	for _, n := range Parse(data) {
+		var s string
+		switch n.Type {
+		case "text":
+			s = n.Text
+		case "group":
+			s = n.Label
+		case "file":
+			s = n.File
+		}
+		if s == "" || n.Line > lines {
+			continue
+		}
+		s = strings.Join(strings.Fields(s), " ")
+		if len(out[n.Line-1]) > 0 {
+			out[n.Line-1] = append(out[n.Line-1], ' ')
+		}
+		out[n.Line-1] = append(out[n.Line-1], s...)
+	}
+	return bytes.Join(out, []byte("\n"))
 }

@@ -73,3 +73,11 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestText(t *testing.T) {
+	got := string(Text([]byte(sample)))
+	want := "\n\nKettle **plan** see [[Teapot]]\nNotes/Ada Lovelace.md\n\nBrewing ideas\n\n\n\n"
+	if got != want {
+		t.Errorf("Text = %q, want %q", got, want)
+	}
+}
