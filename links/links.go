@@ -43,8 +43,9 @@ type Vault struct {
 // fold is how Obsidian compares names: NFC, case-insensitive.
 func fold(s string) string { return strings.ToLower(norm.NFC.String(s)) }
 
-// Scan lists every file of the vault at root outside dot-folders (those
-// Obsidian hides, .obsidian and .nexus among them).
+// Scan lists every regular file of the vault at root outside dot-folders
+// (those Obsidian hides, .obsidian and .nexus among them); symlinks are
+// left out, as the search index leaves them out.
 func Scan(root string) (*Vault, error) {
 	v := &Vault{root: root, byKey: map[string]int{}, byName: map[string][]int{}}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -63,8 +64,8 @@ func Scan(root string) (*Vault, error) {
 			}
 			return nil
 		}
-		if d.IsDir() || !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
-			return nil
+		if !d.Type().IsRegular() {
+			return nil // a folder entry, or a symlink: it could point outside the vault (as the index, links skip them)
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {

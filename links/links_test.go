@@ -166,3 +166,23 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// TestSymlinkNotRead: a symlink could point outside the vault; its text
+// is never a backlink (the index skips symlinks too).
+func TestSymlinkNotRead(t *testing.T) {
+	root := vault(t, map[string]string{"a.md": "x"})
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	if err := os.WriteFile(outside, []byte("secret [[a]]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "link.md")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	res, err := Find(root, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Backlinks) != 0 {
+		t.Errorf("backlinks %+v, want none", res.Backlinks)
+	}
+}
