@@ -22,3 +22,17 @@ func BenchmarkFind10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScan10k is the folder walk alone (names, no file read).
+func BenchmarkScan10k(b *testing.B) {
+	dir := b.TempDir()
+	if _, err := indextest.Generate(dir, indextest.Options{Notes: 10000}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Scan(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
