@@ -187,8 +187,11 @@ func (ix *Index) load(f diskFile) parsed {
 		if bytes.IndexByte(head, 0) >= 0 {
 			return parsed{f: f, warns: []string{"binary content, not indexed"}}
 		}
+		if isCanvas(f.key) {
+			return parsed{f: f, docs: canvasDocs(f.key, f.disk, data, ix.fallbackDate(f.key, st2.ModTime()))}
+		}
 		n := markdown.Parse(f.key, data)
-		return parsed{f: f, docs: buildDocs(f.key, f.disk, n, st2.ModTime()), warns: n.Warnings}
+		return parsed{f: f, docs: buildDocs(f.key, f.disk, n, ix.fallbackDate(f.key, st2.ModTime())), warns: n.Warnings}
 	}
 }
 

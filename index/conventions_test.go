@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -483,10 +484,35 @@ func TestObsidianConventions(t *testing.T) {
 		{name: "Obsidian settings are not indexed", path: ".obsidian/snippets.md",
 			note:  "settings okapi\n",
 			query: Query{Text: "okapi"}, hit: false},
+		// A canvas: its text nodes and group labels are text; a hit
+		// is the canvas, its snippet the node's text.
+		{name: "a canvas text node is searchable", path: "Boards/Tea.canvas",
+			note: "{\n\t\"nodes\":[\n\t\t{\"id\":\"a\",\"type\":\"text\",\"text\":\"Brew the **oolong** slowly\\nsee [[Teapot]] #tea\",\"x\":0,\"y\":0,\"width\":250,\"height\":60},\n" +
+				"\t\t{\"id\":\"g\",\"type\":\"group\",\"label\":\"Teahouse corner\",\"x\":0,\"y\":0,\"width\":9,\"height\":9}\n\t],\n\t\"edges\":[]\n}\n",
+			query: Query{Text: "oolong teapot"}, hit: true, snippet: []string{"Brew the **oolong** slowly see **Teapot**"}, not: []string{"\"", "[["}, line: 1, end: 7},
+		{name: "a canvas group label is searchable", path: "Boards/Zoo.canvas",
+			note:  `{"nodes":[{"id":"g","type":"group","label":"Meerkat enclosure"}]}`,
+			query: Query{Text: "meerkat"}, hit: true, snippet: []string{"**Meerkat** enclosure"}, line: 1, end: 1},
+		{name: "a canvas's tag is a tag", path: "Boards/Tea.canvas",
+			query: Query{Text: "slowly", Tag: "tea"}, hit: true},
+		// Daily notes: dated by the date in the file name, not by the
+		// mtime (which is today's here).
+		{name: "a daily note is dated by its file name", path: "Daily/2023-09-12.md",
+			note:  "Standup with the kiwi team\n",
+			query: Query{Text: "kiwi", PathPrefix: "Daily/", Since: day("2023-09-12"), Until: day("2023-09-12").Add(24*time.Hour - 1)},
+			hit:   true, snippet: []string{"Standup with the **kiwi** team"}, line: 1, end: 1},
+		{name: "the next day's note is not that day's", path: "Daily/2023-09-13.md",
+			note:  "Standup with the plum team\n",
+			query: Query{Text: "plum", Since: day("2023-09-12"), Until: day("2023-09-12").Add(24*time.Hour - 1)}, hit: false},
+		{name: "a frontmatter date comes before the file name's", path: "Daily/2023-09-14.md",
+			note:  "---\ndate: 2024-01-02\n---\nStandup with the lime team\n",
+			query: Query{Text: "lime", Since: day("2024-01-02"), Until: day("2024-01-02").Add(24*time.Hour - 1)}, hit: true, line: 1, end: 4},
 	}
 	files := map[string]string{}
 	for _, c := range cases {
-		files[c.path] = c.note
+		if c.note != "" { // "" asks again of a note written above
+			files[c.path] = c.note
+		}
 	}
 	v := mustVault(t, files)
 	ix := mustOpen(t, v, Options{})
@@ -530,4 +556,13 @@ func TestObsidianConventions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// day is a YYYY-MM-DD date at 00:00 UTC, as --since reads it.
+func day(s string) time.Time {
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

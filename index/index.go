@@ -23,8 +23,9 @@ import (
 // a heading of several lines is one; words split at apostrophes; a body
 // over maxPairedBody indexed without pairs, in longbody.
 // 14: one document per note, a long note's sections as spans; the file
-// name is an alias; names for "the query is its name".)
-const schemaVersion = 14
+// name is an alias; names for "the query is its name".
+// 15: a daily note dated by its file name; .canvas files indexed.)
+const schemaVersion = 15
 
 const (
 	bleveSubdir  = "bleve"
@@ -104,6 +105,9 @@ type Index struct {
 	v    *vault.Vault
 	opts Options
 	dir  string // .nexus/index
+
+	dailyOnce sync.Once
+	daily     *dailyFormat // see daily.go; read on first use
 
 	// mu serialises changes to the index (apply, rebuild, mode switches)
 	// and protects man.

@@ -11,10 +11,11 @@ type dirNote struct {
 	st   fileState
 }
 
-// isNoteName reports whether a file name is a note's: .md in any case, not
-// hidden.
+// isNoteName reports whether a file name is a note's: .md (or a canvas's
+// .canvas) in any case, not hidden.
 func isNoteName(name string) bool {
-	return !strings.HasPrefix(name, ".") && len(name) > 3 && strings.EqualFold(name[len(name)-3:], ".md")
+	return !strings.HasPrefix(name, ".") && (len(name) > 3 && strings.EqualFold(name[len(name)-3:], ".md") ||
+		len(name) > 7 && strings.EqualFold(name[len(name)-7:], ".canvas"))
 }
 
 // sortNotes appends the notes (regular .md files) and the sub-folders

@@ -16,6 +16,7 @@ import (
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/nexus-memory/nexus/index/canvas"
 	"github.com/nexus-memory/nexus/index/markdown"
 	"github.com/nexus-memory/nexus/internal/invisible"
 	"github.com/nexus-memory/nexus/internal/scan"
@@ -118,6 +119,9 @@ func (ix *Index) readHit(rel string) []byte {
 	}
 	if !utf8.Valid(data) {
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
+	if isCanvas(rel) {
+		return canvas.Text(data) // its text, line for line
 	}
 	return bytes.TrimPrefix(data, []byte("\ufeff"))
 }

@@ -22,10 +22,11 @@ type diskFile struct {
 }
 
 // isNote reports whether a vault-relative path is a note the index covers:
-// a .md file outside every dot-folder, other than the derived timeline of
+// a .md or .canvas file outside every dot-folder, other than the derived timeline of
 // the log (its entries are indexed from the feeds themselves).
 func isNote(rel string) bool {
-	return strings.EqualFold(filepath.Ext(rel), ".md") && !vault.Hidden(rel) && rel != vault.TimelineFile
+	ext := filepath.Ext(rel)
+	return (strings.EqualFold(ext, ".md") || strings.EqualFold(ext, ".canvas")) && !vault.Hidden(rel) && rel != vault.TimelineFile
 }
 
 // diskPath is f's on-disk path when it differs from its key, else "" (as

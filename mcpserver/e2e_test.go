@@ -24,6 +24,7 @@ var specTools = map[string]struct{ readOnly, destructive bool }{
 	"fact_remove":     {false, true},
 	"memory_search":   {true, false},
 	"memory_get":      {true, false},
+	"memory_links":    {true, false},
 	"log_read":        {false, false},
 	"log_append":      {false, false},
 	"decision_record": {false, false},

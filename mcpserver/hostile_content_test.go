@@ -83,7 +83,7 @@ var mcpWriteDoors = []writeDoor{
 // fact whose text was scanned when it was written; log_read's ack moves a
 // cursor).
 var readOnlyTools = map[string]bool{"fact_read": true, "fact_remove": true, "memory_search": true, "memory_get": true,
-	"log_read": true, "decision_list": true, "checkpoint_load": true}
+	"memory_links": true, "log_read": true, "decision_list": true, "checkpoint_load": true}
 
 // TestHostileDoorsCoverEveryWriteTool fails when a tool is added that
 // writes but has no door in the table.

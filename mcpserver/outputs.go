@@ -30,6 +30,7 @@ func outputTypes() map[string][]any {
 		"fact_remove":     {factRemoved{}},
 		"memory_search":   {index.Results{}},
 		"memory_get":      {getResult{}},
+		"memory_links":    {linksResult{}},
 		"log_read":        {logReadResult{}},
 		"log_append":      {logAppended{}},
 		"decision_record": {livelog.Decision{}},

@@ -57,8 +57,8 @@ func newSchemaChecker(t *testing.T, cs *sdk.ClientSession) *schemaChecker {
 		sc.in[tool.Name] = resolve(tool.Name, "input", tool.InputSchema)
 		sc.out[tool.Name] = resolve(tool.Name, "output", tool.OutputSchema)
 	}
-	if len(sc.out) != 13 {
-		t.Errorf("%d tools with schemas, want 13", len(sc.out))
+	if len(sc.out) != len(specTools) {
+		t.Errorf("%d tools with schemas, want %d", len(sc.out), len(specTools))
 	}
 	return sc
 }
@@ -112,6 +112,8 @@ func TestEveryToolsResultValidatesAgainstItsOutputSchema(t *testing.T) {
 			ok("fact_read", nil)
 			ok("memory_search", map[string]any{"query": "Tuesdays"})
 			ok("memory_get", map[string]any{"path": "agents/lyra/MEMORY.md"})
+			ok("memory_links", map[string]any{"note": "MEMORY"})
+			fail("memory_links", map[string]any{"note": "no such note at all"})
 			ok("log_append", map[string]any{"summary": "deployed atlas " + version, "channel": "atlas"})
 			ok("log_read", nil)
 			ok("log_read", map[string]any{"last": 5})

@@ -4,7 +4,7 @@ package mcpserver
 func (s *Server) tools() []tool {
 	ts := []tool{s.memoryTool()}
 	ts = append(ts, s.factTools()...)
-	ts = append(ts, s.searchTool(), s.memoryGetTool())
+	ts = append(ts, s.searchTool(), s.memoryGetTool(), s.linksTool())
 	ts = append(ts, s.logTools()...)
 	ts = append(ts, s.retainTool())
 	return ts

@@ -223,6 +223,7 @@ func TestDeclaredBoundsAreEnforced(t *testing.T) {
 		"fact_remove":     {map[string]any{"slug": "no-such-fact"}, false},
 		"memory_search":   {map[string]any{"query": "bound", "maxResults": 5, "limit": 5, "agent": "lyra", "type": "project", "tag": "t", "path": "agents/", "since": "2020-01-01", "until": "2100-01-01", "also": []any{"other words"}}, true},
 		"memory_get":      {map[string]any{"path": "agents/lyra/IDENTITY.md", "from": 1, "lines": 5}, true},
+		"memory_links":    {map[string]any{"note": "agents/lyra/IDENTITY.md", "limit": 5}, true},
 		"log_read":        {map[string]any{"last": 5, "channel": "general", "kind": "note", "from": "lyra"}, true},
 		"log_append":      {map[string]any{"summary": "bound", "body": "b", "channel": "c", "kind": "k", "key": "k1"}, true},
 		"decision_record": {map[string]any{"title": "t", "decision": "d", "rationale": "r"}, true},

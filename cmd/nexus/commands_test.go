@@ -147,6 +147,12 @@ var commandCases = map[string][]cliCase{
 	}}},
 	"nexus index hold": {{vaultless: true, code: 1}, {args: []string{"--idle", "later"}, code: 2}},
 	"nexus init":       {{args: []string{"{TMP}"}, code: 0}, {args: []string{"{DIR}"}, code: 0}, {args: []string{"a", "b"}, code: 2}},
+	"nexus links": {
+		{args: []string{"MEMORY.md"}, code: 0},
+		{args: []string{"no such note"}, code: 1, says: "no file in the vault is named"},
+		{vaultless: true, args: []string{"x"}, code: 1},
+		{code: 2},
+	},
 	"nexus journey": {
 		{code: 0},
 		{agent: "lyra", args: []string{"--since", "2026-01-01T10:30"}, code: 0},

@@ -254,7 +254,7 @@ var cliNoPromptText = map[string]string{
 	"fact read": "reads", "fact remove": "archives a fact scanned when written", "fact stats": "reads",
 	"index hold": "search index cache", "index embed": "vectors of notes' text in the search index cache", "index rebuild": "search index cache", "index status": "reads", "init": "makes an empty vault",
 	"journey": "prints a walk-through", "log clear": "a person's one-word name and an entry hash", "log feeds": "reads", "log timeline": "rewrites the derived timeline from entries scanned when appended, quarantined ones masked",
-	"log read": "reads", "log tail": "reads", "log verify": "reads", "memory remove": "removes an entry; old_text is not stored",
+	"links": "reads", "log read": "reads", "log tail": "reads", "log verify": "reads", "memory remove": "removes an entry; old_text is not stored",
 	"memory show": "reads", "prompt": "reads", "review list": "reads", "review show": "reads",
 	"review reject": "archives the item; the reason stays in review/archive/, which no prompt shows",
 	"rollback":      "restores a snapshot of files written (and scanned) before", "search": "reads", "snapshot list": "reads",

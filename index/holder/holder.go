@@ -49,7 +49,7 @@ const (
 // background holder of an older one alive: the index schema version times
 // 100 plus this wire's own version (package index checks it).
 // Wire version 2 added keep-alive lines ([Reply].Alive).
-const Version = 1402
+const Version = 1502
 
 // Info is serve.json: where the holder answers.
 type Info struct {
