@@ -2,7 +2,6 @@ package links
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -29,8 +28,6 @@ type Result struct {
 	Backlinks []Link `json:"backlinks"`
 }
 
-// ErrNoNote is returned by [Find] when no file is named by its argument.
-var ErrNoNote = errors.New("no such note")
 
 // Vault is the list of a vault's files, for resolving links.
 type Vault struct {

@@ -26,12 +26,13 @@ var allowed = map[string][]string{
 	"index":     {"vault", "identity", "livelog", "agents"},
 	"retention": {"vault", "identity", "livelog", "agents"},
 	"embed":     {"vault"},
+	"links":     {"vault", "index"},
 	"hybrid":    {"vault", "identity", "livelog", "agents", "index", "embed"},
 	"curator":   {"vault", "identity", "livelog", "agents", "retention"},
 	"conflicts": {"vault", "identity", "livelog", "agents", "retention"},
 	"doctor":    {"vault", "identity", "livelog", "agents", "index", "retention", "conflicts"},
-	"mcpserver": {"vault", "identity", "livelog", "agents", "index", "embed", "hybrid", "retention", "curator", "conflicts"},
-	"demo":      {"vault", "identity", "livelog", "agents", "index", "embed", "hybrid", "retention", "curator", "conflicts", "doctor", "mcpserver"},
+	"mcpserver": {"vault", "identity", "livelog", "agents", "index", "embed", "hybrid", "links", "retention", "curator", "conflicts"},
+	"demo":      {"vault", "identity", "livelog", "agents", "index", "embed", "hybrid", "links", "retention", "curator", "conflicts", "doctor", "mcpserver"},
 }
 
 // faces are the top-level packages that talk to people and programs: they

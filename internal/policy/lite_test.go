@@ -23,9 +23,11 @@ var heavy = []string{
 
 // light are packages under a heavy prefix that the lean build may link:
 // index/holder is the wire to a running index holder, without the search
-// engine, through which nexus-lite answers searches (cmd/nexus/search_lite.go).
+// engine, through which nexus-lite answers searches (cmd/nexus/search_lite.go);
+// index/canvas reads JSON Canvas files with encoding/json alone, for
+// `nexus links`, which nexus-lite runs itself.
 // That it links no heavy library is checked with everything else here.
-var light = []string{module + "/index/holder"}
+var light = []string{module + "/index/holder", module + "/index/canvas"}
 
 func TestLiteBuildLinksNoHeavyPackage(t *testing.T) {
 	deps := func(tags ...string) []string {
