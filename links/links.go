@@ -28,7 +28,6 @@ type Result struct {
 	Backlinks []Link `json:"backlinks"`
 }
 
-
 // Vault is the list of a vault's files, for resolving links.
 type Vault struct {
 	root   string
