@@ -742,16 +742,7 @@ func ftsMeasure(ctx context.Context, db *sql.DB, er *engineReport, queries []str
 		if err != nil {
 			return nil, err
 		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				return nil, err
-			}
-			out = append(out, p)
-		}
-		return out, rows.Err()
+		return scanPaths(rows)
 	}
 	return measure(er, search, queries, gv.Needles, nouns, truth)
 }
@@ -795,4 +786,19 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "cold 'nexus search' process: p50 %.0fms with nobody holding the index and --hold 0 (checks every file first), %.0fms while 'nexus watch' runs\n", r.ColdP50ms, r.ColdHeldP50ms)
 		fmt.Fprintf(w, "cold 'nexus search' process as installed: first %.0fms (starts the background holder), then p50 %.0fms\n", r.ColdFirstMs, r.ColdAutoP50ms)
 	}
+}
+
+// scanPaths reads the path column of every row of an FTS5 query, in order,
+// and closes rows.
+func scanPaths(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }

@@ -387,16 +387,7 @@ func ftsRank(ctx context.Context, db *sql.DB, text, sep string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return scanPaths(rows)
 }
 
 // writeVault makes a Nexus vault in dir holding files.
