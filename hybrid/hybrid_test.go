@@ -455,7 +455,9 @@ func TestNotConfiguredEmbedder(t *testing.T) {
 
 // TestShownHitsHaveSnippets: the rankings by words give snippets only
 // to their first Limit hits; a hit from further down that the fusion
-// shows gets its snippet afterwards, the one a search by its words gives.
+// shows gets its snippet afterwards, the one a search by its words gives:
+// from the index in the process that holds it, and by a search of its
+// note in one that asks a holder.
 func TestShownHitsHaveSnippets(t *testing.T) {
 	v, ix := setupWith(t, "", map[string]string{
 		"Kettles.md":     "# Kettles\n\nA kettle boils water. The kettle whistles. Descale the kettle.\n",
@@ -464,6 +466,26 @@ func TestShownHitsHaveSnippets(t *testing.T) {
 		"Shopping.md":    "# Shopping\n\nBuy a new teapot lid.\n",
 		"Long/Stoves.md": "# Stoves\n\nGas or induction.\n\n## Kettle on the stove\n\nA stovetop kettle needs a flat base.\n",
 	})
+	shownHitsHaveSnippets(t, v, ix)
+	ix.Close()
+	holder, err := index.Open(v, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	client, err := index.Open(v, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if !client.Remote() {
+		t.Fatal("the second index is not a holder's client")
+	}
+	shownHitsHaveSnippets(t, v, client)
+}
+
+func shownHitsHaveSnippets(t *testing.T, v *vault.Vault, ix *index.Index) {
+	t.Helper()
 	s := hybrid.NewSearcher(v, ix, hybrid.Options{})
 	ctx := context.Background()
 	lifted := 0

@@ -187,19 +187,35 @@ func (s *Searcher) Search(ctx context.Context, q index.Query, also []string) (*i
 }
 
 // snippets gives a snippet to each hit that the fusion shows without
-// one (found by words below the ranks that got snippets): a search of its
-// note alone by the query that found it (wqs[0] the query's words, then
-// the phrasings').
+// one (found by words below the ranks that got snippets), the one the
+// search by words that found it shows (wqs[0] the query's, then the
+// phrasings'): from the index when this process holds it, else by a
+// search of the hit's note alone.
 func (s *Searcher) snippets(ctx context.Context, hits []index.Hit, wqs []index.Query) {
-	for i := range hits {
-		h := &hits[i]
-		for j, wq := range wqs {
-			if h.Snippet != "" || h.Match == MatchMeaning {
-				break
+	for j, wq := range wqs {
+		via := ViaWords
+		if j > 0 {
+			via = ViaAlso
+		}
+		var missing []int
+		var need []index.Hit
+		for i, h := range hits {
+			if h.Snippet == "" && h.Match != MatchMeaning && slices.Contains(h.Via, via) {
+				missing = append(missing, i)
+				need = append(need, h)
 			}
-			if j == 0 && !slices.Contains(h.Via, ViaWords) || j > 0 && !slices.Contains(h.Via, ViaAlso) {
-				continue
+		}
+		if len(need) == 0 {
+			continue
+		}
+		if local, err := s.ix.Snippets(ctx, wq, need); local && err == nil {
+			for k, i := range missing {
+				hits[i].Snippet = need[k].Snippet
 			}
+			continue
+		}
+		for _, i := range missing {
+			h := &hits[i]
 			wq.PathPrefix, wq.Limit, wq.Snippets = h.Path, 50, 0
 			r, err := s.ix.Search(ctx, wq)
 			if err != nil {
