@@ -141,6 +141,12 @@ var notes = map[string]string{
 // block of YAML under embeddings:, "" for none), an index synced with it.
 func setup(t *testing.T, cfg string) (*vault.Vault, *index.Index) {
 	t.Helper()
+	return setupWith(t, cfg, notes)
+}
+
+// setupWith is setup with other notes.
+func setupWith(t *testing.T, cfg string, notes map[string]string) (*vault.Vault, *index.Index) {
+	t.Helper()
 	dir := t.TempDir()
 	if _, _, err := vault.Init(dir); err != nil {
 		t.Fatal(err)
@@ -444,5 +450,81 @@ func TestNotConfiguredEmbedder(t *testing.T) {
 	_, err := hybrid.NewEmbedder(v, nil).Run(context.Background(), nil)
 	if !errors.Is(err, embed.ErrNotConfigured) {
 		t.Fatalf("err %v, want ErrNotConfigured", err)
+	}
+}
+
+// TestShownHitsHaveSnippets: the rankings by words give snippets only
+// to their first Limit hits; a hit from further down that the fusion
+// shows gets its snippet afterwards, the one a search by its words gives:
+// from the index in the process that holds it, and by a search of its
+// note in one that asks a holder.
+func TestShownHitsHaveSnippets(t *testing.T) {
+	v, ix := setupWith(t, "", map[string]string{
+		"Kettles.md":     "# Kettles\n\nA kettle boils water. The kettle whistles. Descale the kettle.\n",
+		"Tea.md":         "# Tea\n\nWarm the teapot with water from the kettle first.\n",
+		"Kitchen.md":     "# Kitchen\n\nThe kettle stands by the window.\n",
+		"Shopping.md":    "# Shopping\n\nBuy a new teapot lid.\n",
+		"Long/Stoves.md": "# Stoves\n\nGas or induction.\n\n## Kettle on the stove\n\nA stovetop kettle needs a flat base.\n",
+	})
+	shownHitsHaveSnippets(t, v, ix)
+	ix.Close()
+	holder, err := index.Open(v, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	client, err := index.Open(v, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if !client.Remote() {
+		t.Fatal("the second index is not a holder's client")
+	}
+	shownHitsHaveSnippets(t, v, client)
+}
+
+func shownHitsHaveSnippets(t *testing.T, v *vault.Vault, ix *index.Index) {
+	t.Helper()
+	s := hybrid.NewSearcher(v, ix, hybrid.Options{})
+	ctx := context.Background()
+	lifted := 0
+	for _, c := range []struct {
+		q    string
+		also []string
+	}{
+		{"kettle", []string{"teapot"}},
+		{"kettle", []string{"teapot", "stove"}},
+		{"water", []string{"teapot", "lid"}},
+	} {
+		words, err := ix.Search(ctx, index.Query{Text: c.q, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for limit := 1; limit <= 3; limit++ {
+			res, err := s.Search(ctx, index.Query{Text: c.q, Limit: limit}, c.also)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rank, h := range res.Hits {
+				if h.Snippet == "" {
+					t.Fatalf("%q also %q limit %d: hit %d (%s, via %v) has no snippet", c.q, c.also, limit, rank+1, h.Path, h.Via)
+				}
+				for i, w := range words.Hits {
+					if w.Path != h.Path || h.Via[0] != hybrid.ViaWords {
+						continue
+					}
+					if h.Snippet != w.Snippet || h.Line != w.Line {
+						t.Fatalf("%q limit %d: %s shows line %d %q, its words' search line %d %q", c.q, limit, h.Path, h.Line, h.Snippet, w.Line, w.Snippet)
+					}
+					if i >= limit {
+						lifted++
+					}
+				}
+			}
+		}
+	}
+	if lifted == 0 {
+		t.Fatal("the test is void: no shown hit came from below its word ranking's first Limit")
 	}
 }

@@ -44,48 +44,52 @@ func (h hashModel) Model() string { return "hash-" + strconv.Itoa(h.dims) }
 func (h hashModel) Dims() int     { return h.dims }
 func (h hashModel) Remote() bool  { return false }
 
-// TestHybridLatency measures a search by words and by words and meaning
-// on the same vault in the same run (docs/benchmarks.md). It runs only
-// with NEXUS_HYBRID_BENCH set to the number of notes (e.g. 8000).
-func TestHybridLatency(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("NEXUS_HYBRID_BENCH"))
+// BenchmarkHybridSearch measures a search by words and by words and
+// meaning on the same vault in the same run (docs/benchmarks.md): wall
+// p50/p99 and CPU per search of 24 queries (the planted needles and four
+// common ones), a top-10 search each. NEXUS_HYBRID_NOTES sets the vault's
+// size (default 2,000 notes; 6,000 notes are about 13,000 sections).
+//
+//	NEXUS_HYBRID_NOTES=6000 go test ./hybrid -run '^$' -bench HybridSearch -benchtime 5x
+func BenchmarkHybridSearch(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("NEXUS_HYBRID_NOTES"))
 	if n <= 0 {
-		t.Skip("set NEXUS_HYBRID_BENCH=NOTES to measure")
+		n = 2000
 	}
-	dir := t.TempDir()
+	dir := b.TempDir()
 	if _, _, err := vault.Init(dir); err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	gen, err := indextest.Generate(dir, indextest.Options{Notes: n, Seed: 7, Needles: true})
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	v, err := vault.Open(dir)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	ix, err := index.Open(v, index.Options{NoServe: true})
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	defer ix.Close()
 	ctx := context.Background()
 	if err := ix.Sync(ctx); err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	p := hashModel{dims: 256}
 	start := time.Now()
 	rep, err := hybrid.NewEmbedder(v, p).Run(ctx, nil)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
-	t.Logf("%d notes, %d sections embedded in %v (%d dims, store %d bytes in memory)", n, rep.Cost.Sections, time.Since(start).Round(time.Millisecond), p.dims, rep.Status.Memory)
+	b.Logf("%d notes, %d sections embedded in %v (%d dims, store %d bytes in memory)", n, rep.Cost.Sections, time.Since(start).Round(time.Millisecond), p.dims, rep.Status.Memory)
 	start = time.Now()
 	rep, err = hybrid.NewEmbedder(v, p).Run(ctx, nil)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
-	t.Logf("again, nothing changed: %d cached of %d, %d embedded, %v (a fresh lister parses every note)", rep.Cost.Cached, rep.Cost.Sections, rep.Cost.Embedded, time.Since(start).Round(time.Millisecond))
+	b.Logf("again, nothing changed: %d cached of %d, %d embedded, %v (a fresh lister parses every note)", rep.Cost.Cached, rep.Cost.Sections, rep.Cost.Embedded, time.Since(start).Round(time.Millisecond))
 
 	var queries []string
 	for _, nd := range gen.Needles {
@@ -93,38 +97,44 @@ func TestHybridLatency(t *testing.T) {
 	}
 	queries = append(queries, "deploy staging server", "meeting notes project", "how do I undo a change", "배포 실패")
 	s := hybrid.NewSearcher(v, ix, hybrid.Options{Provider: p})
-	measure := func(run func(q string) error) (p50, p99 time.Duration) {
-		var d []time.Duration
-		for range 5 {
-			for _, q := range queries {
-				t0 := time.Now()
-				if err := run(q); err != nil {
-					t.Fatal(err)
-				}
-				d = append(d, time.Since(t0))
+	for _, c := range []struct {
+		name string
+		run  func(q string) error
+	}{
+		{"words", func(q string) error { _, err := ix.Search(ctx, index.Query{Text: q}); return err }},
+		{"hybrid", func(q string) error {
+			res, err := s.Search(ctx, index.Query{Text: q}, nil)
+			if err == nil && res.Notice != "" {
+				b.Fatalf("meaning off: %s", res.Notice)
+			}
+			return err
+		}},
+		{"hybrid+2also", func(q string) error {
+			_, err := s.Search(ctx, index.Query{Text: q}, []string{q + " notes", "다른 말"})
+			return err
+		}},
+	} {
+		for _, q := range queries { // warm up
+			if err := c.run(q); err != nil {
+				b.Fatal(err)
 			}
 		}
-		slices.Sort(d)
-		return d[len(d)/2], d[int(math.Ceil(float64(len(d))*0.99))-1]
+		b.Run(c.name, func(b *testing.B) {
+			var d []time.Duration
+			cpu0 := cpuTime()
+			for b.Loop() {
+				for _, q := range queries {
+					t0 := time.Now()
+					if err := c.run(q); err != nil {
+						b.Fatal(err)
+					}
+					d = append(d, time.Since(t0))
+				}
+			}
+			slices.Sort(d)
+			b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(d[int(math.Ceil(float64(len(d))*0.99))-1].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(len(d)), "cpu-ms/search")
+		})
 	}
-	// Warm both up once.
-	for _, q := range queries {
-		ix.Search(ctx, index.Query{Text: q})
-		s.Search(ctx, index.Query{Text: q}, nil)
-	}
-	w50, w99 := measure(func(q string) error { _, err := ix.Search(ctx, index.Query{Text: q}); return err })
-	h50, h99 := measure(func(q string) error {
-		res, err := s.Search(ctx, index.Query{Text: q}, nil)
-		if err == nil && res.Notice != "" {
-			t.Fatalf("meaning off: %s", res.Notice)
-		}
-		return err
-	})
-	a50, a99 := measure(func(q string) error {
-		_, err := s.Search(ctx, index.Query{Text: q}, []string{q + " notes", "다른 말"})
-		return err
-	})
-	t.Logf("words only:            p50 %v p99 %v", w50, w99)
-	t.Logf("words + meaning:       p50 %v p99 %v", h50, h99)
-	t.Logf("+ 2 also, and meaning: p50 %v p99 %v", a50, a99)
 }

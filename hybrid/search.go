@@ -140,46 +140,95 @@ func (s *Searcher) Search(ctx context.Context, q index.Query, also []string) (*i
 		mch <- meant{h, n}
 	}()
 
-	if len(alts) == 0 {
-		// The query's words as they always are; meaning (if any) is
-		// fused in below.
-		wq := q
-		wq.Limit = wordsDepth(q.Limit)
-		res, err := s.ix.Search(ctx, wq)
-		m := <-mch
-		if err != nil {
-			return nil, err
-		}
-		if len(m.hits) == 0 {
-			res.Notice = m.notice
-			if len(res.Hits) > q.Limit {
-				res.Hits = res.Hits[:q.Limit]
-			}
-			return res, nil
-		}
-		return s.fuse(ctx, q, filters, res, nil, m.hits, m.notice)
-	}
-	wq := q
-	wq.Limit = wordsDepth(q.Limit)
-	res, err := s.ix.Search(ctx, wq)
-	if err != nil {
-		<-mch
-		return nil, err
-	}
-	var alsoRes []*index.Results
+	// Every ranking by words gives the fusion limit+10 hits, with
+	// snippets for the first limit (what a search by words spends its
+	// time on); a hit from further down that the fusion shows gets its
+	// snippet afterwards ([Searcher.snippets]). The phrasings' searches
+	// run side by side.
+	wqs := []index.Query{q}
 	for _, a := range alts {
 		aq := q
 		aq.Text = strings.TrimSpace(a + " " + filters)
-		aq.Limit = wordsDepth(q.Limit)
-		r, err := s.ix.Search(ctx, aq)
-		if err != nil {
-			<-mch
-			return nil, err
-		}
-		alsoRes = append(alsoRes, r)
+		wqs = append(wqs, aq)
 	}
+	res := make([]*index.Results, len(wqs))
+	errs := make([]error, len(wqs))
+	var wg sync.WaitGroup
+	for i, wq := range wqs {
+		wq.Limit, wq.Snippets = wordsDepth(q.Limit), q.Limit
+		if i == len(wqs)-1 {
+			res[i], errs[i] = s.ix.Search(ctx, wq)
+			continue
+		}
+		wg.Go(func() { res[i], errs[i] = s.ix.Search(ctx, wq) })
+	}
+	wg.Wait()
 	m := <-mch
-	return s.fuse(ctx, q, filters, res, alsoRes, m.hits, m.notice)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(alts) == 0 && len(m.hits) == 0 {
+		// Words alone after all (no vectors, or the model failed).
+		r := res[0]
+		r.Notice = m.notice
+		if len(r.Hits) > q.Limit {
+			r.Hits = r.Hits[:q.Limit]
+		}
+		return r, nil
+	}
+	out, err := s.fuse(ctx, q, filters, res, m.hits, m.notice)
+	if err != nil {
+		return nil, err
+	}
+	if !q.NoSnippets {
+		s.snippets(ctx, out.Hits, wqs)
+	}
+	return out, nil
+}
+
+// snippets gives a snippet to each hit that the fusion shows without
+// one (found by words below the ranks that got snippets), the one the
+// search by words that found it shows (wqs[0] the query's, then the
+// phrasings'): from the index when this process holds it, else by a
+// search of the hit's note alone.
+func (s *Searcher) snippets(ctx context.Context, hits []index.Hit, wqs []index.Query) {
+	for j, wq := range wqs {
+		via := ViaWords
+		if j > 0 {
+			via = ViaAlso
+		}
+		var missing []int
+		var need []index.Hit
+		for i, h := range hits {
+			if h.Snippet == "" && h.Match != MatchMeaning && slices.Contains(h.Via, via) {
+				missing = append(missing, i)
+				need = append(need, h)
+			}
+		}
+		if len(need) == 0 {
+			continue
+		}
+		if local, err := s.ix.Snippets(ctx, wq, need); local && err == nil {
+			for k, i := range missing {
+				hits[i].Snippet = need[k].Snippet
+			}
+			continue
+		}
+		for _, i := range missing {
+			h := &hits[i]
+			wq.PathPrefix, wq.Limit, wq.Snippets = h.Path, 50, 0
+			r, err := s.ix.Search(ctx, wq)
+			if err != nil {
+				continue
+			}
+			for _, x := range r.Hits {
+				if key(x) == key(*h) && x.Line == h.Line {
+					h.Snippet = x.Snippet
+					break
+				}
+			}
+		}
+	}
 }
 
 // wordsDepth is how many hits a ranking by words gives the fusion.
@@ -187,9 +236,9 @@ func wordsDepth(limit int) int { return min(limit+10, 10000) }
 
 // fuse makes one ranking of the words' (res), the also phrasings' and
 // meaning's.
-func (s *Searcher) fuse(ctx context.Context, q index.Query, filters string, res *index.Results, alsoRes []*index.Results, meaning [][]index.Hit, notice string) (*index.Results, error) {
-	rs := []ranking{{via: ViaWords, hits: res.Hits, pin: true}}
-	for _, r := range alsoRes {
+func (s *Searcher) fuse(ctx context.Context, q index.Query, filters string, res []*index.Results, meaning [][]index.Hit, notice string) (*index.Results, error) {
+	rs := []ranking{{via: ViaWords, hits: res[0].Hits, pin: true}}
+	for _, r := range res[1:] {
 		rs = append(rs, ranking{via: ViaAlso, hits: r.Hits, pin: true})
 	}
 	if len(meaning) > 0 {
@@ -208,8 +257,8 @@ func (s *Searcher) fuse(ctx context.Context, q index.Query, filters string, res 
 		}
 	}
 	hits := fuseRankings(rs, q.Limit)
-	out := &index.Results{Query: res.Query, Total: max(res.Total, uint64(len(hits))), TotalCapped: res.TotalCapped, Hits: hits, CatchingUp: res.CatchingUp, Notice: notice}
-	for _, r := range alsoRes {
+	out := &index.Results{Query: res[0].Query, Total: max(res[0].Total, uint64(len(hits))), TotalCapped: res[0].TotalCapped, Hits: hits, Notice: notice}
+	for _, r := range res {
 		out.CatchingUp = out.CatchingUp || r.CatchingUp
 	}
 	return out, nil

@@ -77,6 +77,9 @@ type Server struct {
 	// ixMu protects ix, the search index (nil until opened).
 	ixMu sync.Mutex
 	ix   *index.Index
+	// searchers holds the [hybrid.Searcher] of each index the server
+	// searched (it loads the model and the vectors once).
+	searchers sync.Map // *index.Index → *hybrid.Searcher
 
 	// mu protects closing, inflight, idle and https.
 	mu sync.Mutex

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
@@ -67,71 +66,30 @@ func (s *Server) memorySearch(ctx context.Context, c *call) (any, error) {
 	return res, err
 }
 
-// searchers holds each server's [hybrid.Searcher] (which loads the model
-// and the vectors once), by server and index.
-var searchers sync.Map // searcherKey → *hybrid.Searcher
-
-type searcherKey struct {
-	s  *Server
-	ix *index.Index
-}
-
 // hybridSearcher returns the server's Searcher over ix, making it on first
 // use; then, when an embedding model is configured, it also starts keeping
 // the vectors in step with the notes (see keepEmbeddings).
 func (s *Server) hybridSearcher(ix *index.Index) *hybrid.Searcher {
-	k := searcherKey{s, ix}
-	if hs, ok := searchers.Load(k); ok {
+	if hs, ok := s.searchers.Load(ix); ok {
 		return hs.(*hybrid.Searcher)
 	}
-	hs, loaded := searchers.LoadOrStore(k, hybrid.NewSearcher(s.vault(), ix, hybrid.Options{}))
+	hs, loaded := s.searchers.LoadOrStore(ix, hybrid.NewSearcher(s.vault(), ix, hybrid.Options{}))
 	if !loaded && s.vault().Config().Search.Embeddings.Enabled() {
 		s.mu.Lock()
 		if !s.closing { // Close waits for loops only after setting closing
 			s.loops.Add(1)
 			go func() {
 				defer s.loops.Done()
-				defer searchers.Delete(k)
-				s.keepEmbeddings(s.ctx, ix)
+				defer s.searchers.Delete(ix)
+				hybrid.Keep(s.ctx, s.vault(), ix, func(err error) {
+					s.log.Warn("embed sections for search by meaning", "err", embed.Notice(err))
+				})
 			}()
 		}
 		s.mu.Unlock()
 	}
 	return hs.(*hybrid.Searcher)
 }
-
-// keepEmbeddings embeds the notes' sections now and again after the index
-// changes (once the vault has been quiet for embedQuiet), until ctx is
-// done: only changed text is embedded. A failing model is logged and
-// tried again at the next change; searches meanwhile answer by words.
-func (s *Server) keepEmbeddings(ctx context.Context, ix *index.Index) {
-	e := hybrid.NewEmbedder(s.vault(), nil)
-	ver := ix.Version()
-	for {
-		if _, err := e.Run(ctx, nil); err != nil && ctx.Err() == nil {
-			s.log.Warn("embed sections for search by meaning", "err", embed.Notice(err))
-		}
-		next, err := ix.Wait(ctx, ver)
-		if err != nil {
-			return
-		}
-		for quiet := false; !quiet; { // wait for a pause in the changes
-			wctx, cancel := context.WithTimeout(ctx, embedQuiet)
-			n, err := ix.Wait(wctx, next)
-			cancel()
-			if ctx.Err() != nil {
-				return
-			}
-			quiet = err != nil
-			next = max(next, n)
-		}
-		ver = next
-	}
-}
-
-// embedQuiet is how long the vault must be quiet before changed notes are
-// embedded again.
-const embedQuiet = 2 * time.Second
 
 // recordHits records a search and its hits as a recall signal
 // (docs/curation.md): a hit read next counts with this query.

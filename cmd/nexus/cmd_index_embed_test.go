@@ -3,12 +3,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nexus-memory/nexus/hybrid"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 func TestIndexEmbedStatusAndHybridSearch(t *testing.T) {
@@ -64,5 +70,67 @@ func TestIndexEmbedStatusAndHybridSearch(t *testing.T) {
 	r = search("fridays", "--also", "staging port")
 	if len(r.Hits) < 2 || r.Hits[0].Path != "agents/lyra/memory/f.md" || !strings.Contains(fmt.Sprint(r.Hits), "projects/staging.md") {
 		t.Fatalf("also: %+v", r)
+	}
+}
+
+// TestWatchKeepsEmbeddingsCurrent: with a model configured, 'nexus
+// watch' embeds the notes and, after a note is added, that note too, so
+// a search by meaning finds it without 'nexus index embed'.
+func TestWatchKeepsEmbeddingsCurrent(t *testing.T) {
+	dir := searchVault(t)
+	cf := filepath.Join(dir, ".nexus", "config.yaml")
+	f, err := os.OpenFile(cf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "\nsearch:\n  embeddings:\n    provider: openai\n    url: %s\n    model: ways\n    query_timeout: 30s\n", fakeEmbeddings(t))
+	f.Close()
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded := func() int {
+		st, err := hybrid.ReadStatus(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Embedded
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	var errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"--vault", dir, "watch"}, strings.NewReader(""), new(bytes.Buffer), &errb)
+	}()
+	stop := func(why string) {
+		t.Helper()
+		cancel()
+		<-done
+		t.Fatalf("%s; watch's stderr:\n%s", why, errb.String())
+	}
+	await := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for embedded() < want {
+			if time.Now().After(deadline) {
+				stop(fmt.Sprintf("%d sections embedded, want %d", embedded(), want))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	await(4)
+	note := filepath.Join(dir, "notes", "gate.md")
+	if err := os.WriteFile(note, []byte("# Gate\n\nThe back door code is 4711.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	await(5)
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("watch exit %d: %s", code, errb.String())
+	}
+	code, out, stderr := searchCLI(t, nil, "--vault", dir, "--json", "search", "entrance door")
+	if code != 0 || !strings.Contains(out, "notes/gate.md") {
+		t.Fatalf("search by meaning after watch: exit %d\n%s\n%s", code, out, stderr)
 	}
 }

@@ -3,14 +3,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-memory/nexus/conflicts"
 	"github.com/nexus-memory/nexus/curator"
+	"github.com/nexus-memory/nexus/embed"
+	"github.com/nexus-memory/nexus/hybrid"
 	"github.com/nexus-memory/nexus/index"
 	"github.com/nexus-memory/nexus/retention"
 )
@@ -37,6 +41,9 @@ size+mtime walk (--reconcile) catches anything the watcher missed.
 It also carries out reviews decided in Obsidian (status: approved or
 rejected in a review/pending/ file) and keeps every agent's
 memory/INDEX.md in step with fact files edited by hand, every few seconds.
+With an embedding model configured (search.embeddings), it embeds the
+sections of changed notes once the vault has been quiet for two seconds,
+so search by meaning stays current without 'nexus index embed'.
 
 While it runs, 'nexus search' in other terminals asks this process, so
 answers are current and the index is never "locked". If another process
@@ -98,6 +105,16 @@ func runWatch(g *globals, o watchOptions) error {
 		After:  new(curator.Auto).Run,
 	})
 	defer keeper.Close()
+	// With an embedding model configured, keep the vectors of search by
+	// meaning in step with the notes too.
+	kctx, stop := context.WithCancel(g.ctx)
+	var kept sync.WaitGroup
+	kept.Go(func() {
+		hybrid.Keep(kctx, v, ix, func(err error) {
+			fmt.Fprintf(g.stderr, "nexus: embed sections for search by meaning: %s\n", embed.Notice(err))
+		})
+	})
+	defer func() { stop(); kept.Wait() }()
 	st, err := ix.Status(g.ctx)
 	if err != nil {
 		return err

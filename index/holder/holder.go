@@ -317,6 +317,10 @@ type Query struct {
 	Until      time.Time `json:"until,omitzero"`
 	// NoSnippets skips reading the files for snippets (faster).
 	NoSnippets bool `json:"no_snippets,omitempty"`
+	// Snippets, when above 0, gives snippets to the first Snippets hits
+	// only: a caller that ranks more hits than it shows (a fused search)
+	// pays for the snippets it shows. The others have an empty Snippet.
+	Snippets int `json:"snippets,omitempty"`
 }
 
 // Hit is one search result: a note, a section of one, a log entry or a
