@@ -107,12 +107,12 @@ type realReport struct {
 }
 
 type realVaultInfo struct {
-	Name      string `json:"name"`
-	Repo      string `json:"repo"`
-	Commit    string `json:"commit"`
-	Notes     int    `json:"notes"`
-	Questions int    `json:"questions"`
-	IndexSecs float64
+	Name      string  `json:"name"`
+	Repo      string  `json:"repo"`
+	Commit    string  `json:"commit"`
+	Notes     int     `json:"notes"`
+	Questions int     `json:"questions"`
+	IndexSecs float64 `json:"index_seconds"`
 }
 
 type realMiss struct {
