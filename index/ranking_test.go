@@ -194,8 +194,12 @@ func TestResultsAreNotes(t *testing.T) {
 		"index.md":                       "# 목차\n\n- Hermes 시스템 헌법\n- 메모리 계층\n",
 		// Named by its title, above notes that only keep the name as
 		// an alias (the help vault's translations).
-		"en/Aliases.md":    "# Aliases\n\nAdd aliases to a note; an alias is another name.\n" + strings.Repeat("Links use the alias as the note's name.\n", 20),
-		"ru/Псевдонимы.md": "---\naliases: [aliases]\n---\n# Псевдонимы\n\nДобавьте aliases.\n",
+		"en/Aliases.md": "# Aliases\n\nAdd aliases to a note; an alias is another name.\n" + strings.Repeat("Links use the alias as the note's name.\n", 20),
+		// The words as a phrase in a heading: the post with a section
+		// on them above a short note that says them once.
+		"Notes/Usage.md":          "# Product usage\n\nAnalysis of cost per use.\n",
+		"Clippings/Buy wisely.md": "# Buy wisely\n\nWhen I buy things I weigh what each use costs.\n\n## Cost per use\n\nDivide the price by the uses: cost per use.\n" + strings.Repeat("Durable things cost more upfront and less over time.\n", 10),
+		"ru/Псевдонимы.md":        "---\naliases: [aliases]\n---\n# Псевдонимы\n\nДобавьте aliases.\n",
 	})
 	ix := mustOpen(t, v, Options{NoServe: true})
 	if err := ix.Sync(context.Background()); err != nil {
@@ -222,6 +226,7 @@ func TestResultsAreNotes(t *testing.T) {
 		// heading is two of them).
 		{"키움 API 가이드", []string{"키움 API 가이드.md:1 title-phrase", "ko/mention2.md:1 together", "ko/mention1.md:1 together"}},
 		{"Hermes 시스템 헌법", []string{"Wiki/Hermes-시스템-헌법-20260627.md:1 title-words", "Wiki/작업내역.md:1 together", "index.md:1 together"}},
+		{"cost per use", []string{"Clippings/Buy wisely.md:1 together", "Notes/Usage.md:1 together"}},
 		{"aliases", []string{"en/Aliases.md:1 title-phrase", "ru/Псевдонимы.md:1 title-phrase"}},
 		{"Kevin Kelly", []string{"References/Kevin Kelly.md:1 title-phrase", "mentions/kk.md:1 together"}},
 	} {

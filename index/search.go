@@ -384,8 +384,11 @@ type plan struct {
 	tiers   [][]query.Query
 	strong  []string      // each tier's Hit.Match
 	bonus   []query.Query // scored, never required: the words as typed, when matched by their stems
-	loose   bool          // any word may match (MinShould 1 on should)
-	byDate  bool          // nothing scores: newest first
+	// headPhrase scores the words as a phrase in a heading, in the
+	// together, title and heading tiers (nil for a query of one word).
+	headPhrase query.Query
+	loose      bool // any word may match (MinShould 1 on should)
+	byDate     bool // nothing scores: newest first
 }
 
 // validQuery replaces the invalid UTF-8 in q's text and filters with
@@ -475,6 +478,14 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		if stemmed {
 			exact := matchField(strings.Join(p.words, " "), "all", exactBoost)
 			pl.bonus = append(pl.bonus, exact)
+		}
+		if nterms > 1 {
+			// The words as a phrase in a heading: of the notes that
+			// hold the words side by side, or a word in the title or a
+			// heading, the one with a section about them first (the post with "##
+			// Cost per use" above a note saying it once). Not in the
+			// title tiers, where the title says what a note is about.
+			pl.headPhrase = phraseField(free, "headings", pairBoost)
 		}
 		if nterms > 0 {
 			m := bleve.NewMatchQuery(free)
@@ -671,6 +682,9 @@ func (pl *plan) tierQuery(t int) query.Query {
 	// (the English "Backlinks" note above its translations that keep
 	// the English title).
 	b.AddShould(pl.words)
+	if pl.headPhrase != nil && pl.strong[t] != MatchTitlePhrase && pl.strong[t] != MatchTitleWords {
+		b.AddShould(pl.headPhrase)
+	}
 	return pl.withBonus(b)
 }
 
