@@ -187,6 +187,19 @@ func TestResultsAreNotes(t *testing.T) {
 		"ko/mention2.md":            "# 키움 API\n\n키움 API 가이드에 따르면 키움 API 가이드.\n",
 		"References/Kevin Kelly.md": "# Clippings\n\nThe technium.\n",
 		"mentions/kk.md":            "# Reading\n\nKevin Kelly wrote it. Kevin Kelly again, Kevin Kelly.\n",
+		// Every query word in the title or the file name, not as a
+		// phrase: the note about them, above notes that name it.
+		"Wiki/Hermes-시스템-헌법-20260627.md": "# Hermes Agent 시스템 헌법 (Constitution)\n\n운영 원칙.\n",
+		"Wiki/작업내역.md":                   "# 작업내역\n\nHermes 시스템 헌법 작성. Hermes 시스템 헌법 검토.\n",
+		"index.md":                       "# 목차\n\n- Hermes 시스템 헌법\n- 메모리 계층\n",
+		// Named by its title, above notes that only keep the name as
+		// an alias (the help vault's translations).
+		"en/Aliases.md": "# Aliases\n\nAdd aliases to a note; an alias is another name.\n" + strings.Repeat("Links use the alias as the note's name.\n", 20),
+		// The words as a phrase in a heading: the post with a section
+		// on them above a short note that says them once.
+		"Notes/Usage.md":          "# Product usage\n\nAnalysis of cost per use.\n",
+		"Clippings/Buy wisely.md": "# Buy wisely\n\nWhen I buy things I weigh what each use costs.\n\n## Cost per use\n\nDivide the price by the uses: cost per use.\n" + strings.Repeat("Durable things cost more upfront and less over time.\n", 10),
+		"ru/Псевдонимы.md":        "---\naliases: [aliases]\n---\n# Псевдонимы\n\nДобавьте aliases.\n",
 	})
 	ix := mustOpen(t, v, Options{NoServe: true})
 	if err := ix.Sync(context.Background()); err != nil {
@@ -209,7 +222,12 @@ func TestResultsAreNotes(t *testing.T) {
 			"Kettle.md:1 title",
 			"mentions/breakfast.md:1 words", "mentions/shopping.md:1 words", "tea.md:1 words", "handbook.md:29 words",
 		}},
-		{"키움 API 가이드", []string{"키움 API 가이드.md:1 title-phrase", "ko/mention1.md:1 together", "ko/mention2.md:1 together"}},
+		// The mentions by how much of them is the words (mention2's
+		// heading is two of them).
+		{"키움 API 가이드", []string{"키움 API 가이드.md:1 title-phrase", "ko/mention2.md:1 together", "ko/mention1.md:1 together"}},
+		{"Hermes 시스템 헌법", []string{"Wiki/Hermes-시스템-헌법-20260627.md:1 title-words", "Wiki/작업내역.md:1 together", "index.md:1 together"}},
+		{"cost per use", []string{"Clippings/Buy wisely.md:1 together", "Notes/Usage.md:1 together"}},
+		{"aliases", []string{"en/Aliases.md:1 title-phrase", "ru/Псевдонимы.md:1 title-phrase"}},
 		{"Kevin Kelly", []string{"References/Kevin Kelly.md:1 title-phrase", "mentions/kk.md:1 together"}},
 	} {
 		res := mustSearch(t, ix, Query{Text: c.q, Limit: 20})

@@ -38,6 +38,7 @@ type (
 // Hits are ordered by it (title-phrase first), then by score.
 const (
 	MatchTitlePhrase = holder.MatchTitlePhrase // the words as a phrase in the title or an alias
+	MatchTitleWords  = holder.MatchTitleWords  // every query word in the title, the file name or an alias
 	MatchTogether    = holder.MatchTogether    // query words side by side in the text
 	MatchTitle       = holder.MatchTitle       // a word in the title or an alias
 	MatchHeading     = holder.MatchHeading     // a word in a tag or a heading
@@ -383,8 +384,11 @@ type plan struct {
 	tiers   [][]query.Query
 	strong  []string      // each tier's Hit.Match
 	bonus   []query.Query // scored, never required: the words as typed, when matched by their stems
-	loose   bool          // any word may match (MinShould 1 on should)
-	byDate  bool          // nothing scores: newest first
+	// headPhrase scores the words as a phrase in a heading, in the
+	// together, title and heading tiers (nil for a query of one word).
+	headPhrase query.Query
+	loose      bool // any word may match (MinShould 1 on should)
+	byDate     bool // nothing scores: newest first
 }
 
 // validQuery replaces the invalid UTF-8 in q's text and filters with
@@ -425,13 +429,17 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		words, stemmed := koreanStems(p.words)
 		free := strings.Join(words, " ")
 		nterms := len(analyzedTerms(free))
-		var name, phrase, together, names, heads []query.Query
+		var name, phrase, titleWords, together, names, heads []query.Query
 		// The query is the note's name: its title, file name or an alias.
 		for _, k := range uniq([]string{nameKey(strings.Join(p.words, " ")), nameKey(free)}) {
 			if k != "" {
 				t := bleve.NewTermQuery(k)
 				t.SetField("name")
-				name = append(name, t)
+				// Named by its title or file name scores above named
+				// by an alias: the help vault's "Aliases" above its
+				// translations, which keep "aliases" as an alias.
+				byTitle := bleve.NewConjunctionQuery(t, phraseField(free, "title", phraseBoost))
+				name = append(name, t, byTitle)
 			}
 		}
 		if pairs := crossPairs(words); len(pairs) > 0 {
@@ -446,6 +454,19 @@ func buildQuery(q Query, all bool) (*plan, error) {
 				together = append(together, t)
 			}
 		}
+		// Every word in the title, the file name or an alias, in any
+		// order: the note about the words, above notes that mention
+		// them side by side (키움 API 가이드 is the note titled 키움 API
+		// 정상 동작 가이드, not an index note listing "키움 API 가이드").
+		var each []query.Query
+		for _, w := range uniq(words) {
+			if qs := append(wordsIn([]string{w}, "title", 3), wordsIn([]string{w}, "aliases", 3)...); len(qs) > 0 {
+				each = append(each, bleve.NewDisjunctionQuery(qs...))
+			}
+		}
+		if len(each) > 1 {
+			titleWords = []query.Query{bleve.NewConjunctionQuery(each...)}
+		}
 		for _, fb := range fieldBoosts {
 			switch fb.field {
 			case "title", "aliases":
@@ -457,6 +478,14 @@ func buildQuery(q Query, all bool) (*plan, error) {
 		if stemmed {
 			exact := matchField(strings.Join(p.words, " "), "all", exactBoost)
 			pl.bonus = append(pl.bonus, exact)
+		}
+		if nterms > 1 {
+			// The words as a phrase in a heading: of the notes that
+			// hold the words side by side, or a word in the title or a
+			// heading, the one with a section about them first (the post with "##
+			// Cost per use" above a note saying it once). Not in the
+			// title tiers, where the title says what a note is about.
+			pl.headPhrase = phraseField(free, "headings", pairBoost)
 		}
 		if nterms > 0 {
 			m := bleve.NewMatchQuery(free)
@@ -470,15 +499,16 @@ func buildQuery(q Query, all bool) (*plan, error) {
 				// the same tiers, so that a title still counts.
 				pl.words, pl.wordsF = m, anyWordFilter(free)
 			}
-			for i, t := range [][]query.Query{name, phrase, together, names, heads} {
+			for i, t := range [][]query.Query{name, phrase, titleWords, together, names, heads} {
 				if len(t) > 0 {
 					pl.tiers = append(pl.tiers, t)
-					pl.strong = append(pl.strong, []string{MatchTitlePhrase, MatchTitlePhrase, MatchTogether, MatchTitle, MatchHeading}[i])
+					pl.strong = append(pl.strong, []string{MatchTitlePhrase, MatchTitlePhrase, MatchTitleWords, MatchTogether, MatchTitle, MatchHeading}[i])
 				}
 			}
 		} else {
 			// Only stop words: rank the documents holding any of them.
 			pl.should = append(pl.should, phrase...)
+			pl.should = append(pl.should, titleWords...)
 			pl.should = append(pl.should, together...)
 			pl.should = append(pl.should, names...)
 			pl.should = append(pl.should, heads...)
@@ -646,6 +676,14 @@ func (pl *plan) tierQuery(t int) query.Query {
 	b.AddMust(bleve.NewDisjunctionQuery(pl.tiers[t]...))
 	for _, stronger := range pl.tiers[:t] {
 		b.AddMustNot(stronger...)
+	}
+	// Within the tier, the words over the whole note count too: of the
+	// notes a query names, the one whose text is about the words first
+	// (the English "Backlinks" note above its translations that keep
+	// the English title).
+	b.AddShould(pl.words)
+	if pl.headPhrase != nil && pl.strong[t] != MatchTitlePhrase && pl.strong[t] != MatchTitleWords {
+		b.AddShould(pl.headPhrase)
 	}
 	return pl.withBonus(b)
 }

@@ -62,6 +62,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "recall" {
 		os.Exit(recallMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "realvault" {
+		os.Exit(realvaultMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	var o options
 	flag.IntVar(&o.notes, "notes", 10000, "notes in the generated vault")
 	flag.StringVar(&o.dir, "dir", "", "vault folder (default /tmp/nexus-bench-N); generated if missing")

@@ -219,6 +219,8 @@ Query syntax:
                        notes holding some), ranked by how they match:
                          title-phrase  the words are the title, the file
                                        name or an alias (or a phrase of one)
+                         title-words   every word in the title, file name
+                                       or an alias
                          together      two query words side by side
                          title         a word in the title, file name or alias
                          heading       a word in a heading or a tag

@@ -356,6 +356,7 @@ const (
 // Hits are ordered by it (title-phrase first), then by score.
 const (
 	MatchTitlePhrase = "title-phrase" // the words as a phrase in the title or an alias
+	MatchTitleWords  = "title-words"  // every query word in the title, the file name or an alias
 	MatchTogether    = "together"     // query words side by side in the text
 	MatchTitle       = "title"        // a word in the title or an alias
 	MatchHeading     = "heading"      // a word in a tag or a heading
