@@ -161,6 +161,14 @@ export class CLIClient {
     return this.run([...args, "--", summary]);
   }
 
+  async checkpoint({ task, state, next, notes }) {
+    const args = ["checkpoint", "save", "--task", task];
+    if (state) args.push("--state", state);
+    if (next) args.push("--next", next);
+    for (const n of notes ?? []) args.push("--note", n);
+    return this.run(args);
+  }
+
   async search({ query, maxResults }) {
     const doc = await this.run(["search", "--limit", String(maxResults), "--", query], { agent: false });
     return (doc.hits ?? []).map((h) => ({
@@ -198,6 +206,15 @@ export class CLIClient {
     const count = Math.max(1, Math.min(lineCount ?? 400, 2000));
     return { content: lines.slice(from - 1, from - 1 + count).join("\n"), fromLine: from, lineCount: Math.min(count, Math.max(0, lines.length - from + 1)) };
   }
+}
+
+// renderEntry is one unread entry as 'nexus prompt' renders it: a head
+// line and the body folded to one line, cut to 300 characters.
+function renderEntry(e) {
+  if (e.hand) return `- (typed by hand, unsigned) ${clip(oneLine(e.body), 300)}`;
+  let s = `- ${e.signed ? "" : "(unsigned) "}${e.time ?? ""} ${e.agent ?? ""} [${e.channel ?? ""}/${e.kind ?? ""}] ${oneLine(e.summary)}`;
+  if (e.body) s += `\n  ${clip(oneLine(e.body), 300)}`;
+  return s;
 }
 
 export class MCPClient {
@@ -241,8 +258,14 @@ export class MCPClient {
     const sid = resp.headers.get("mcp-session-id");
     if (sid) this.session = sid;
     if (!resp.ok) {
-      if (resp.status === 404) this.session = null;
-      throw new NexusError(`${this.url}: HTTP ${resp.status} ${clip(oneLine(raw), 200)}`.trim());
+      const err = new NexusError(`${this.url}: HTTP ${resp.status} ${clip(oneLine(raw), 200)}`.trim());
+      if (resp.status === 404 && headers["Mcp-Session-Id"]) {
+        // The server no longer knows the session (it restarted, or the
+        // session expired while idle): the caller starts a new one.
+        this.session = null;
+        err.sessionLost = true;
+      }
+      throw err;
     }
     if (payload.id === undefined) return null;
     let doc = null;
@@ -269,6 +292,15 @@ export class MCPClient {
   }
 
   async rpc(method, params) {
+    try {
+      return await this.rpcOnce(method, params);
+    } catch (e) {
+      if (!e.sessionLost) throw e;
+      return this.rpcOnce(method, params); // once more, in a new session
+    }
+  }
+
+  async rpcOnce(method, params) {
     if (!this.session) {
       await this.post({
         jsonrpc: "2.0",
@@ -293,25 +325,36 @@ export class MCPClient {
     }
   }
 
-  async unread({ maxEntries, ack }) {
-    const doc = await this.tool("log_read", { ack, limit: Math.max(1, Math.min(maxEntries, 100)) });
-    const entries = doc.entries ?? [];
-    const more = doc.remaining ?? 0;
-    const lines = [];
-    for (const e of entries) {
-      if (e.hand) {
-        lines.push(`- (typed by hand, unsigned) ${clip(oneLine(e.body), 300)}`);
-        continue;
-      }
-      lines.push(`- ${e.signed ? "" : "(unsigned) "}${e.time ?? ""} ${e.agent ?? ""} [${e.channel ?? ""}/${e.kind ?? ""}] ${oneLine(e.summary)}`);
-      if (e.body) lines.push(`  ${clip(oneLine(e.body), 300)}`);
+  // unread renders the unread entries as 'nexus prompt --only unread'
+  // does: at most maxEntries in at most maxChars characters (at least one
+  // entry), oldest first when acknowledging. log_read has no character
+  // bound, so it first peeks, then acknowledges exactly the entries that
+  // fit: none is acknowledged without being shown.
+  async unread({ maxEntries, maxChars, ack }) {
+    const limit = Math.max(1, Math.min(maxEntries, 100));
+    const peek = await this.tool("log_read", { ack: false, limit });
+    const entries = peek.entries ?? [];
+    const blocks = entries.map(renderEntry);
+    let fit = 0;
+    let size = 0;
+    for (const b of blocks) {
+      const n = Array.from(b).length + 1;
+      if (fit > 0 && size + n > (maxChars ?? Infinity)) break;
+      size += n;
+      fit++;
     }
-    const total = entries.length + more;
+    let acked = false;
+    if (ack && fit > 0) {
+      const got = await this.tool("log_read", { ack: true, limit: fit });
+      acked = Boolean(got.acked);
+    }
+    const more = (peek.remaining ?? 0) + (entries.length - fit);
+    const total = fit + more;
     let text = `## Unread log entries (${total})\n`;
-    if (entries.length === 0) text += "Nothing new in the live log.\n";
-    if (more) text += `(${more} newer unread entries not shown yet; they stay unread and come next time; log_read shows them now.)\n`;
-    text += lines.join("\n");
-    return { text: text.trimEnd(), total, shown: entries.length, more, acked: Boolean(doc.acked) };
+    if (fit === 0) text += "Nothing new in the live log.\n";
+    if (more) text += `(${more} newer unread ${more === 1 ? "entry" : "entries"} not shown yet; they stay unread and come next time; log_read shows them now.)\n`;
+    text += blocks.slice(0, fit).join("\n");
+    return { text: text.trimEnd(), total, shown: fit, more, acked };
   }
 
   async append({ summary, body, channel, kind, key }) {
@@ -326,6 +369,14 @@ export class MCPClient {
       }
     }
     return this.tool("log_append", args);
+  }
+
+  async checkpoint({ task, state, next, notes }) {
+    const args = { task };
+    if (state) args.state = state;
+    if (next) args.next = next;
+    if (notes?.length) args.notes = notes.join("\n");
+    return this.tool("checkpoint_save", args);
   }
 
   async search({ query, maxResults }) {
