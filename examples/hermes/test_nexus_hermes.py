@@ -371,18 +371,27 @@ class MCPTest(unittest.TestCase):
         self.addr = "127.0.0.1:%d" % s.getsockname()[1]
         s.close()
         self.token = nx(self.vault, "agent", "token", "lyra")["token"]
+        self.start()
+
+    def start(self):
+        """Starts nexus serve --http and returns once it says it listens
+        (its log line on stderr)."""
         self.srv = subprocess.Popen([NEXUS, "--vault", self.vault, "serve", "--http", self.addr],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                     env=dict(os.environ, NEXUS_SEARCH_HOLD="0"))
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(tuple([self.addr.split(":")[0], int(self.addr.split(":")[1])]), 0.2).close()
+        said = b""
+        for line in self.srv.stderr:
+            said += line
+            if b"serving MCP over Streamable HTTP" in line:
                 break
-            except OSError:
-                if self.srv.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("nexus serve --http did not start: " + self.srv.stderr.read().decode())
-                time.sleep(0.05)
+        else:
+            raise AssertionError("nexus serve --http did not start: " + said.decode())
+        # Keep reading its log so a full pipe never blocks it.
+        threading.Thread(target=self.srv.stderr.read, daemon=True).start()
+
+    def stop(self):
+        self.srv.terminate()
+        self.srv.wait(30)
 
     def tearDown(self):
         self.srv.terminate()
@@ -391,8 +400,29 @@ class MCPTest(unittest.TestCase):
         except subprocess.TimeoutExpired:
             self.srv.kill()
             self.srv.wait()
-        self.srv.stderr.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_max_chars_and_a_server_restart(self):
+        v = self.vault
+        for i in range(6):
+            nx(v, "log", "append", "--body", "x" * 250, "ELLA-C%d" % i, agent="ella")
+        c = MCPClient("http://%s/mcp" % self.addr, self.token, 20)
+        u = c.unread(20, 700, ack=True)
+        self.assertLess(len(u["text"]), 900, u["text"])
+        self.assertIn("ELLA-C0", u["text"])
+        self.assertNotIn("ELLA-C5", u["text"])
+        shown = len(re.findall(r"ELLA-C\d", u["text"]))
+        self.assertEqual((u["shown"], u["more"], u["total"]), (shown, 6 - shown, 6))
+        self.assertIn("(%d newer unread entr" % (6 - shown), u["text"])
+        left = nx(v, "log", "read", "--unread", "--ack=false", agent="lyra")["count"]
+        self.assertEqual(left, 6 - shown, "acknowledged more than it showed")
+        # The server restarts: the old session is gone, the next call
+        # starts a new one and is not a failure.
+        self.stop()
+        self.start()
+        nx(v, "log", "append", "ELLA-R after the restart", agent="ella")
+        u = c.unread(20, 100000, ack=True)
+        self.assertIn("ELLA-R after the restart", u["text"])
 
     def test_session_over_http(self):
         v = self.vault

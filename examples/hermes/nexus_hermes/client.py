@@ -41,6 +41,18 @@ def default_binary(env: Optional[Dict[str, str]] = None) -> str:
 _MCP_BODY_CHARS = 300
 
 
+def _render_entry(e: Dict[str, Any]) -> str:
+    """One unread entry as 'nexus prompt' renders it: a head line and the
+    body folded to one line, cut to 300 characters."""
+    if e.get("hand"):
+        return "- (typed by hand, unsigned) " + _clip(_one_line(e.get("body", "")), _MCP_BODY_CHARS)
+    head = "- " + ("" if e.get("signed") else "(unsigned) ")
+    head += f"{e.get('time', '')} {e.get('agent', '')} [{e.get('channel', '')}/{e.get('kind', '')}] {_one_line(e.get('summary', ''))}"
+    if e.get("body"):
+        head += "\n  " + _clip(_one_line(e["body"]), _MCP_BODY_CHARS)
+    return head
+
+
 class NexusError(Exception):
     """Nexus could not be reached, or refused the call."""
 
@@ -171,6 +183,10 @@ class CLIClient:
         return self._run(args)
 
 
+class _SessionLost(NexusError):
+    """The server answered 404 to a request of a session it no longer knows."""
+
+
 class MCPClient:
     """Speaks MCP (Streamable HTTP, JSON-RPC) to 'nexus serve --http' with a
     bearer token; the token names the agent."""
@@ -209,9 +225,12 @@ class MCPClient:
                 raw = resp.read().decode("utf-8", "replace")
                 ctype = resp.headers.get("Content-Type", "")
         except urllib.error.HTTPError as e:
-            if e.code == 404 and self._session:
-                self._session = None  # the server forgot the session: start again
             detail = e.read().decode("utf-8", "replace").strip()[:200]
+            if e.code == 404 and self._session:
+                # The server forgot the session (it restarted, or the
+                # session expired while idle): the caller starts a new one.
+                self._session = None
+                raise _SessionLost(f"{self.url}: HTTP 404 {detail}".strip())
             raise NexusError(f"{self.url}: HTTP {e.code} {detail}".strip())
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
@@ -242,6 +261,12 @@ class MCPClient:
         return doc.get("result", {})
 
     def _rpc(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return self._rpc_once(method, params)
+        except _SessionLost:
+            return self._rpc_once(method, params)  # once more, in a new session
+
+    def _rpc_once(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         if self._session is None:
             self._id += 1
             self._post({"jsonrpc": "2.0", "id": self._id, "method": "initialize", "params": {
@@ -267,28 +292,35 @@ class MCPClient:
         return doc if isinstance(doc, dict) else {}
 
     def unread(self, max_entries: int, max_chars: int, ack: bool) -> Dict[str, Any]:
-        doc = self._tool("log_read", {"ack": ack, "limit": max(1, min(max_entries, 100))})
-        entries = doc.get("entries") or []
-        more = int(doc.get("remaining", 0))
-        lines = []
-        for e in entries:
-            if e.get("hand"):
-                lines.append("- (typed by hand, unsigned) " + _clip(_one_line(e.get("body", "")), _MCP_BODY_CHARS))
-                continue
-            head = "- " + ("" if e.get("signed") else "(unsigned) ")
-            head += f"{e.get('time', '')} {e.get('agent', '')} [{e.get('channel', '')}/{e.get('kind', '')}] {_one_line(e.get('summary', ''))}"
-            lines.append(head)
-            if e.get("body"):
-                lines.append("  " + _clip(_one_line(e["body"]), _MCP_BODY_CHARS))
-        total = len(entries) + more
+        """The unread entries as 'nexus prompt --only unread' renders them:
+        at most max_entries in at most max_chars characters (at least one).
+        log_read has no character bound, so this peeks first and then
+        acknowledges exactly the entries that fit: none is acknowledged
+        without being shown."""
+        limit = max(1, min(max_entries, 100))
+        peek = self._tool("log_read", {"ack": False, "limit": limit})
+        entries = peek.get("entries") or []
+        blocks = [_render_entry(e) for e in entries]
+        fit = size = 0
+        for b in blocks:
+            n = len(b) + 1
+            if fit > 0 and size + n > max_chars:
+                break
+            size += n
+            fit += 1
+        acked = False
+        if ack and fit:
+            acked = bool(self._tool("log_read", {"ack": True, "limit": fit}).get("acked", False))
+        more = int(peek.get("remaining", 0)) + len(entries) - fit
+        total = fit + more
         text = f"## Unread log entries ({total})\n"
-        if not entries:
+        if not fit:
             text += "Nothing new in the live log."
         if more:
-            text += f"({more} newer unread entries not shown yet; they stay unread and come next time; log_read shows them now.)\n"
-        text += "\n".join(lines)
-        return {"text": text.rstrip("\n"), "total": total, "shown": len(entries), "more": more,
-                "acked": bool(doc.get("acked", False))}
+            noun = "entry" if more == 1 else "entries"
+            text += f"({more} newer unread {noun} not shown yet; they stay unread and come next time; log_read shows them now.)\n"
+        text += "\n".join(blocks[:fit])
+        return {"text": text.rstrip("\n"), "total": total, "shown": fit, "more": more, "acked": acked}
 
     def static_block(self) -> str:
         res = self._rpc("prompts/get", {"name": "session_start"})
