@@ -31,7 +31,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 import os from "node:os";
 import path from "node:path";
 
-import { CLIClient, CORPUS_PREFIX, MCPClient, NexusError, clip, keyOf, oneLine, resolveBin } from "./nexus.js";
+import { CLIClient, CORPUS_PREFIX, HubClient, MCPClient, NexusError, clip, keyOf, oneLine, resolveBin } from "./nexus.js";
 
 const NOTICE = "⚠ Nexus (shared memory)";
 
@@ -112,6 +112,8 @@ function settings(api) {
     appendTurns: c.appendTurns !== false,
     corpus: c.corpus !== false,
     checkpoints: c.checkpoints !== false,
+    // One 'nexus serve --http' per vault, started on demand (nexus.js).
+    hub: c.hub ?? /^(1|true|yes|on)$/iu.test(env.NEXUS_HUB ?? ""),
     // Relevance prefetch: off unless asked for (OpenClaw recalls its own
     // memory; the vault can be in that corpus too, docs/runtimes.md).
     recall: c.recall ?? /^(1|true|yes|on)$/iu.test(env.NEXUS_RECALL ?? ""),
@@ -200,8 +202,8 @@ export function relevantText(hits, { limit, chars }) {
 
 export function createNexusPlugin(api) {
   const cfg = settings(api);
-  const client = cfg.url ? new MCPClient(cfg) : new CLIClient(cfg);
   const log = api.logger ?? console;
+  const client = cfg.url ? new MCPClient(cfg) : cfg.hub ? new HubClient(cfg, { log }) : new CLIClient(cfg);
   const notices = new NoticeStore(cfg.stateDir, cfg.url ? `url\u0000${cfg.url}` : `cli\u0000${cfg.vault}\u0000${cfg.agent}`);
   const injected = new Map(); // admission id -> text, so a prompt rebuild does not fetch (and ack) again
 
@@ -342,7 +344,7 @@ const configSchema = {
     if (!value || typeof value !== "object" || Array.isArray(value)) {
       return { success: false, error: { issues: [{ path: [], message: "expected a config object" }] } };
     }
-    const known = new Set(["vault", "agent", "bin", "url", "token", "channel", "timeoutMs", "maxEntries", "maxChars", "appendTurns", "corpus", "checkpoints", "recall", "recallLimit", "recallChars", "stateDir"]);
+    const known = new Set(["vault", "agent", "bin", "url", "token", "channel", "timeoutMs", "maxEntries", "maxChars", "appendTurns", "corpus", "checkpoints", "recall", "recallLimit", "recallChars", "stateDir", "hub"]);
     const extra = Object.keys(value).filter((k) => !known.has(k));
     if (extra.length) {
       return { success: false, error: { issues: extra.map((k) => ({ path: [k], message: `unknown setting ${k}` })) } };

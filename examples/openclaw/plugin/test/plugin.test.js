@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, watch, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -16,7 +16,7 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import plugin, { createNexusPlugin, isTrivial, lastExchange, relevantText } from "../index.js";
-import { defaultBin, resolveBin } from "../nexus.js";
+import { HubClient, defaultBin, fullBin, resolveBin } from "../nexus.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../../../..");
@@ -408,6 +408,97 @@ describe("over MCP with the agent's token", () => {
         await exited;
       }
     }
+  });
+});
+
+// waitForLog resolves once file holds text, watching it (no polling).
+function waitForLog(file, text) {
+  return new Promise((ok) => {
+    const has = () => existsSync(file) && readFileSync(file, "utf8").includes(text);
+    if (has()) return ok();
+    const w = watch(path.dirname(file), () => {
+      if (has()) {
+        w.close();
+        ok();
+      }
+    });
+  });
+}
+
+// stopHub ends the hub a test started and waits until it says so.
+async function stopHub(dir) {
+  const state = JSON.parse(readFileSync(path.join(dir, "serve.json"), "utf8"));
+  const done = waitForLog(path.join(dir, "serve.log"), "shutting down");
+  process.kill(state.pid, "SIGTERM");
+  await done;
+}
+
+describe("the hub: one nexus serve --http per vault, started on demand", { timeout: 120000 }, () => {
+  test("the first turn starts it over the CLI, the next turns use it", async () => {
+    const vault = makeVault();
+    nx(vault, "--agent", "lyra", "log", "append", "LYRA-HUB1 before the hub");
+    const cfg = { vault, agent: "ella", bin: NEXUS, timeoutMs: 20000, hub: true };
+    const dir = path.join(vault, ".nexus", "state", "hub");
+    const p1 = createNexusPlugin(fakeApi(cfg));
+    assert.ok(p1.client instanceof HubClient);
+    const r1 = await p1.beforePromptBuild({ prompt: "q", currentUserMessageId: "h1", messages: [] }, {});
+    assert.match(r1.prependContext, /LYRA-HUB1/u);
+    assert.equal(p1.client.mcp, null, "the first turn went to a hub that was not there");
+    await p1.client.starting;
+    try {
+      assert.equal(statSync(dir).mode & 0o777, 0o700);
+      assert.equal(statSync(path.join(dir, "ella.token")).mode & 0o777, 0o600);
+      assert.equal(statSync(path.join(dir, "serve.json")).mode & 0o777, 0o600);
+      await waitForLog(path.join(dir, "serve.log"), "serving MCP over Streamable HTTP");
+
+      // The next turn (a new process in 'openclaw agent --local'): over MCP.
+      nx(vault, "--agent", "lyra", "log", "append", "LYRA-HUB2 through the hub");
+      const p2 = createNexusPlugin(fakeApi(cfg));
+      const r2 = await p2.beforePromptBuild({ prompt: "q", currentUserMessageId: "h2", messages: [] }, {});
+      assert.match(r2.prependContext, /LYRA-HUB2/u);
+      assert.doesNotMatch(r2.prependContext, /LYRA-HUB1|could not be used/u);
+      assert.ok(p2.client.mcp, "the second turn did not use the hub");
+      await p2.agentEnd({ runId: "h2", success: true, messages: exchange("What came through the hub?", "Lyra's second note.") }, { sessionKey: "s" });
+      const mine = entriesBy(vault, "ella");
+      assert.equal(mine.length, 1);
+      assert.equal(mine[0].signed, true);
+      assert.equal(p2.client.starting, undefined, "a turn that used the hub started another");
+    } finally {
+      await stopHub(dir);
+    }
+
+    // The hub is gone (its process ended): the turn goes over the CLI
+    // without a notice and starts a new hub.
+    nx(vault, "--agent", "lyra", "log", "append", "LYRA-HUB3 after the hub");
+    const p3 = createNexusPlugin(fakeApi(cfg));
+    const r3 = await p3.beforePromptBuild({ prompt: "q", currentUserMessageId: "h3", messages: [] }, {});
+    assert.match(r3.prependContext, /LYRA-HUB3/u);
+    assert.doesNotMatch(r3.prependContext, /could not be used/u);
+    await p3.client.starting;
+    await waitForLog(path.join(dir, "serve.log"), "serving MCP over Streamable HTTP");
+    await stopHub(dir);
+  });
+
+  test("an agent that has a token already stays on the CLI, and says why in the log", async () => {
+    const vault = makeVault();
+    nx(vault, "agent", "token", "ella");
+    const api = fakeApi({ vault, agent: "ella", bin: NEXUS, timeoutMs: 20000, hub: true });
+    const p = createNexusPlugin(api);
+    await p.beforePromptBuild({ prompt: "q", messages: [] }, {});
+    await p.client.starting;
+    const dir = path.join(vault, ".nexus", "state", "hub");
+    assert.match(readFileSync(path.join(dir, "ella.no-token"), "utf8"), /already has a token/u);
+    assert.ok(!existsSync(path.join(dir, "serve.json")), "a hub was started for an agent that cannot use it");
+    assert.ok(api.warnings.some((w) => /cannot use the hub/u.test(w)), api.warnings.join("\n"));
+  });
+
+  test("the server is the full nexus beside nexus-lite", () => {
+    const dir = path.join(tmp, "bin-full");
+    executable(dir, "nexus-lite");
+    const full = executable(dir, "nexus");
+    assert.equal(fullBin(path.join(dir, "nexus-lite")), full);
+    assert.equal(fullBin("/opt/x/nexus-lite"), "nexus");
+    assert.equal(fullBin("/opt/x/nexus"), "/opt/x/nexus");
   });
 });
 
