@@ -119,7 +119,7 @@ function settings(api) {
     recall: c.recall ?? /^(1|true|yes|on)$/iu.test(env.NEXUS_RECALL ?? ""),
     recallLimit: num(c.recallLimit ?? env.NEXUS_RECALL_LIMIT, 3),
     recallChars: num(c.recallChars ?? env.NEXUS_RECALL_CHARS, 1500),
-    stateDir: c.stateDir ?? env.NEXUS_OPENCLAW_STATE ?? path.join(env.OPENCLAW_STATE_DIR || path.join(os.homedir(), ".openclaw"), "nexus"),
+    stateDir: c.stateDir ?? env.NEXUS_OPENCLAW_STATE ?? path.join(env.OPENCLAW_STATE_DIR || path.join(env.OPENCLAW_HOME || os.homedir(), ".openclaw"), "nexus"),
   };
 }
 
