@@ -127,11 +127,12 @@ function settings(api) {
 // process per turn, so a notice kept in memory would die with it. Each
 // notice is said twice: in the turn it happened in (or the next, for an
 // append that failed after the reply) and again at the next turn's start.
-// The file is per agent and vault (or server), written whole and renamed
-// into place, removed when empty.
+// One file per state folder (the plugin has one configuration per OpenClaw
+// home, whatever its transport), written whole and renamed into place,
+// removed when empty.
 export class NoticeStore {
-  constructor(dir, who) {
-    this.file = path.join(dir, `notices-${keyOf(who).slice(0, 16)}.json`);
+  constructor(dir) {
+    this.file = path.join(dir, "notices.json");
     this.dir = dir;
   }
 
@@ -204,7 +205,7 @@ export function createNexusPlugin(api) {
   const cfg = settings(api);
   const log = api.logger ?? console;
   const client = cfg.url ? new MCPClient(cfg) : cfg.hub ? new HubClient(cfg, { log }) : new CLIClient(cfg);
-  const notices = new NoticeStore(cfg.stateDir, cfg.url ? `url\u0000${cfg.url}` : `cli\u0000${cfg.vault}\u0000${cfg.agent}`);
+  const notices = new NoticeStore(cfg.stateDir);
   const injected = new Map(); // admission id -> text, so a prompt rebuild does not fetch (and ack) again
 
   const notice = (what) => {

@@ -41,8 +41,13 @@ function makeVault() {
 
 const entriesBy = (vault, who) => nx(vault, "log", "read", "--last", "0", "--from", who).entries;
 
-// fakeApi stands in for OpenClaw's plugin API: what register() uses.
+// fakeApi stands in for OpenClaw's plugin API: what register() uses. A
+// config object gets a notices folder of its own (kept in the object, so
+// plugins built from the same config, like the turns of one OpenClaw
+// home, share it).
+let states = 0;
 function fakeApi(pluginConfig) {
+  if (pluginConfig && !pluginConfig.stateDir) pluginConfig.stateDir = path.join(tmp, `state-${++states}`);
   const api = { pluginConfig, hooks: {}, supplements: [], warnings: [] };
   api.logger = { warn: (m) => api.warnings.push(m), info() {}, error() {} };
   api.on = (name, fn) => {
