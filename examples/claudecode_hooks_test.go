@@ -330,3 +330,76 @@ func TestClaudeCodePluginShape(t *testing.T) {
 		t.Errorf("the plugin's MCP server: %v", server)
 	}
 }
+
+// TestClaudeCodeHookRecall: with NEXUS_RECALL the prompt goes through
+// nexus search and the best facts and notes come with the unread entries,
+// the log and memory indexes left out; without it, no search.
+func TestClaudeCodeHookRecall(t *testing.T) {
+	needNode(t)
+	bin := buildNexus(t)
+	vault := newVault(t, bin)
+	nexus(t, bin, "--vault", vault, "--agent", "lyra", "fact", "write", "--name", "Deploy window", "--type", "project",
+		"--description", "when production deploys happen", "Deploys to production only on Tuesdays after 14:00 KST.")
+	nexus(t, bin, "--vault", vault, "--agent", "lyra", "log", "append", "Deploy window discussed in the log")
+	args := []string{"--agent", "claude", "--vault", vault, "--bin", bin}
+	prompt := map[string]any{"hook_event_name": "UserPromptSubmit", "session_id": "s-r", "cwd": t.TempDir(), "prompt": "When may we deploy to production?"}
+	base := append(os.Environ(), "NEXUS_HOOK_STATE="+t.TempDir(), "NEXUS_AGENT=", "NEXUS_VAULT=", "NEXUS_BIN=", "NEXUS_SEARCH_HOLD=0")
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want bool
+	}{
+		{"off by default", []string{"NEXUS_RECALL="}, false},
+		{"on", []string{"NEXUS_RECALL=1", "NEXUS_RECALL_LIMIT=2"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := addedContext(hookRun(t, append(base, tc.env...), prompt, args...))
+			i := strings.Index(ctx, "Relevant in the shared vault")
+			if (i >= 0) != tc.want {
+				t.Fatalf("relevance part present %v, want %v:\n%s", i >= 0, tc.want, ctx)
+			}
+			if !tc.want {
+				return
+			}
+			relevant := ctx[i:]
+			if !strings.Contains(relevant, "agents/lyra/memory/deploy-window.md:") || !strings.Contains(relevant, "Tuesdays") {
+				t.Errorf("the fact is not in the relevance part:\n%s", relevant)
+			}
+			if strings.Contains(relevant, "log/live/") || strings.Contains(relevant, "INDEX.md") {
+				t.Errorf("a log entry or a memory index came as relevant:\n%s", relevant)
+			}
+			if n := strings.Count(relevant, "\n- "); n < 1 || n > 2 {
+				t.Errorf("%d relevant lines, want 1-2 (NEXUS_RECALL_LIMIT=2):\n%s", n, relevant)
+			}
+		})
+	}
+	// A trivial prompt searches nothing (and here finds nothing unread).
+	trivial := map[string]any{"hook_event_name": "UserPromptSubmit", "session_id": "s-r", "cwd": t.TempDir(), "prompt": "ok"}
+	if out := hookRun(t, append(base, "NEXUS_RECALL=1"), trivial, args...); out != nil {
+		t.Errorf("a trivial prompt added %v", out)
+	}
+}
+
+// TestClaudeCodeHookReadFailureSaidTwice: a prompt whose read failed says
+// so in that turn and again at the next prompt (a new process), then no
+// more.
+func TestClaudeCodeHookReadFailureSaidTwice(t *testing.T) {
+	needNode(t)
+	bin := buildNexus(t)
+	vault := newVault(t, bin)
+	env := append(os.Environ(), "NEXUS_HOOK_STATE="+t.TempDir(), "NEXUS_AGENT=", "NEXUS_VAULT=", "NEXUS_BIN=")
+	prompt := map[string]any{"hook_event_name": "UserPromptSubmit", "session_id": "s-f", "cwd": t.TempDir(), "prompt": "What changed?"}
+	missing := filepath.Join(t.TempDir(), "no", "nexus")
+	out := hookRun(t, env, prompt, "--agent", "claude", "--vault", vault, "--bin", missing)
+	if msg, _ := out["systemMessage"].(string); !strings.Contains(msg, "not found") {
+		t.Fatalf("the failed read is not said in its turn: %v", out)
+	}
+	out = hookRun(t, env, prompt, "--agent", "claude", "--vault", vault, "--bin", bin)
+	if msg, _ := out["systemMessage"].(string); !strings.Contains(msg, "not found") || !strings.Contains(addedContext(out), "not found") {
+		t.Errorf("the failed read is not said again at the next prompt: %v", out)
+	}
+	if out = hookRun(t, env, prompt, "--agent", "claude", "--vault", vault, "--bin", bin); out != nil {
+		t.Errorf("said a third time: %v", out)
+	}
+}

@@ -298,6 +298,21 @@ func TestOpenClawPlugin(t *testing.T) {
 	if got := len(logEntries(t, bin, vault, "ella")); got != 2 {
 		t.Errorf("ella has %d entries; the unreachable turn wrote one", got)
 	}
+
+	// Turn 4, a new process with Nexus back: turn 3's notice comes again
+	// (kept on disk, not in the process that died), and the log too.
+	writeOpenClawConfig(t, home, srv.URL, map[string]any{"vault": vault, "agent": "ella", "bin": bin, "timeoutMs": 20000}, mcpServers)
+	nexus(t, bin, "--vault", vault, "--agent", "lyra", "log", "append", "LYRA-4 rolled the gateway fix to production")
+	n = model.count()
+	runOpenClaw(t, ocBin, env, home, "What happened while Nexus was away?")
+	reqs = model.since(n)
+	if !anyContains(reqs, "did not answer within 1000 ms") || !anyContains(reqs, "LYRA-4 rolled the gateway fix") {
+		t.Errorf("turn 4: turn 3's notice again %v (want true), lyra's new entry %v (want true); requests: %d",
+			anyContains(reqs, "did not answer within 1000 ms"), anyContains(reqs, "LYRA-4 rolled the gateway fix"), len(reqs))
+	}
+	if _, err := os.Stat(filepath.Join(home, ".openclaw", "nexus")); err != nil {
+		t.Errorf("the notices were not kept under OPENCLAW_HOME: %v", err)
+	}
 }
 
 // toolResults returns the contents of the tool-role messages of requests,

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nexus-memory/nexus/vault"
@@ -33,6 +34,10 @@ type HTTPOptions struct {
 	// Ready, if not nil, is called with the bound address once the server
 	// listens (useful with port 0).
 	Ready func(addr net.Addr)
+	// IdleExit, if positive, shuts the server down as ctx's end would once
+	// no request has been in flight for that long: a server a runtime
+	// adapter started on demand goes away when its agents are done.
+	IdleExit time.Duration
 }
 
 // Handler returns the Streamable HTTP handler at [EndpointPath]: every
@@ -132,8 +137,13 @@ func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 	if err := CheckListenAddr(o.Addr, useTLS, o.InsecureListen); err != nil {
 		return err
 	}
+	handler := s.Handler()
+	idle := newIdleWatch(o.IdleExit)
+	if idle != nil {
+		handler = idle.wrap(handler)
+	}
 	srv := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -162,10 +172,19 @@ func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var idleDone <-chan struct{}
+	if idle != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go idle.run(stop)
+		idleDone = idle.done
+	}
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-idleDone:
+		s.log.Info("no request for the idle time: exiting", "idle", o.IdleExit)
 	}
 	s.log.Info("shutting down: letting in-flight calls finish")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -219,4 +238,62 @@ func hasTokens(v *vault.Vault) bool {
 		}
 	}
 	return false
+}
+
+// idleWatch tells when no request has been in flight for a while.
+type idleWatch struct {
+	after  time.Duration
+	done   chan struct{}
+	mu     sync.Mutex
+	active int       // requests in flight
+	last   time.Time // when the last one ended (or the watch began)
+}
+
+// newIdleWatch returns a watch for after, or nil when after is not positive.
+func newIdleWatch(after time.Duration) *idleWatch {
+	if after <= 0 {
+		return nil
+	}
+	return &idleWatch{after: after, done: make(chan struct{}), last: time.Now()}
+}
+
+func (w *idleWatch) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		w.active++
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			w.active--
+			w.last = time.Now()
+			w.mu.Unlock()
+		}()
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// run closes w.done once the server has been idle for w.after, or returns
+// when stop is closed.
+func (w *idleWatch) run(stop <-chan struct{}) {
+	t := time.NewTimer(w.after)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		wait := w.after - time.Since(w.last)
+		busy := w.active > 0
+		w.mu.Unlock()
+		if !busy && wait <= 0 {
+			close(w.done)
+			return
+		}
+		if busy || wait <= 0 {
+			wait = w.after // a request in flight (a stream, say): look again later
+		}
+		t.Reset(wait)
+	}
 }

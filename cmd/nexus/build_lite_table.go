@@ -320,13 +320,17 @@ loopback address unless --tls-cert/--tls-key are given or --insecure-listen
 is passed (for a trusted TLS-terminating proxy).
 
 SIGINT/SIGTERM shut down gracefully: calls in flight finish their writes.
+With --idle the HTTP server also shuts down once no request has come for
+that long (a server the runtime adapters start on demand uses 10m).
 
 Examples:
   nexus --agent lyra serve --stdio
-  nexus agent token lyra && nexus serve --http 127.0.0.1:7777`,
+  nexus agent token lyra && nexus serve --http 127.0.0.1:7777
+  nexus serve --http 127.0.0.1:0 --idle 10m`,
 		Runs: true,
 		Flags: []forwardFlag{
 			{Name: "http", Usage: `serve Streamable HTTP on ADDR (host:port), bearer-token authenticated`, Type: "string"},
+			{Name: "idle", Usage: `with --http: exit after this long without a request (0: never)`, Type: "duration"},
 			{Name: "insecure-listen", Usage: `allow plain HTTP on a non-loopback address`, Type: "bool", NoOptDefault: "true"},
 			{Name: "log-level", Usage: `log level on stderr: debug, info, warn, error`, Type: "string", Default: "info"},
 			{Name: "stdio", Usage: `serve one agent (--agent) on stdin/stdout (default)`, Type: "bool", NoOptDefault: "true"},

@@ -26,6 +26,7 @@ type serveOptions struct {
 	tlsKey         string
 	insecureListen bool
 	logLevel       string
+	idle           time.Duration
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -50,10 +51,13 @@ loopback address unless --tls-cert/--tls-key are given or --insecure-listen
 is passed (for a trusted TLS-terminating proxy).
 
 SIGINT/SIGTERM shut down gracefully: calls in flight finish their writes.
+With --idle the HTTP server also shuts down once no request has come for
+that long (a server the runtime adapters start on demand uses 10m).
 
 Examples:
   nexus --agent lyra serve --stdio
-  nexus agent token lyra && nexus serve --http 127.0.0.1:7777`,
+  nexus agent token lyra && nexus serve --http 127.0.0.1:7777
+  nexus serve --http 127.0.0.1:0 --idle 10m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runServe(g, o) },
 	}
@@ -64,6 +68,7 @@ Examples:
 	f.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file for HTTPS")
 	f.BoolVar(&o.insecureListen, "insecure-listen", false, "allow plain HTTP on a non-loopback address")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	f.DurationVar(&o.idle, "idle", 0, "with --http: exit after this long without a request (0: never)")
 	return cmd
 }
 
@@ -78,8 +83,11 @@ func runServe(g *globals, o serveOptions) error {
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)
 	}
-	if o.http == "" && (o.tlsCert != "" || o.tlsKey != "" || o.insecureListen) {
-		return usagef("--tls-cert, --tls-key and --insecure-listen go with --http")
+	if o.http == "" && (o.tlsCert != "" || o.tlsKey != "" || o.insecureListen || o.idle != 0) {
+		return usagef("--tls-cert, --tls-key, --insecure-listen and --idle go with --http")
+	}
+	if o.idle < 0 {
+		return usagef("--idle %s: want a duration of 0 or more", o.idle)
 	}
 	var agent string
 	if o.http == "" {
@@ -109,7 +117,7 @@ func runServe(g *globals, o serveOptions) error {
 	}
 	if o.http != "" {
 		err = srv.ListenAndServe(ctx, mcpserver.HTTPOptions{
-			Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, InsecureListen: o.insecureListen, Ready: serveReady,
+			Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, InsecureListen: o.insecureListen, Ready: serveReady, IdleExit: o.idle,
 		})
 	} else {
 		stdin, stdout := g.stdin, g.stdout

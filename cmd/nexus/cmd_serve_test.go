@@ -32,6 +32,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--http", ":7777"}, "non-loopback"},
 		{[]string{"--agent", "lyra", "serve", "--tls-cert", "c.pem"}, "go with --http"},
 		{[]string{"--agent", "lyra", "serve", "--log-level", "loud"}, "--log-level"},
+		{[]string{"--agent", "lyra", "serve", "--idle", "10m"}, "go with --http"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--idle", "-1s"}, "--idle"},
 		{[]string{"serve", "extra"}, ""},
 	} {
 		code, _, errOut := factCLI(t, "", append([]string{"--vault", dir}, tt.args...)...)
@@ -160,5 +162,52 @@ func TestServeHTTPInProcess(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop")
+	}
+}
+
+// TestServeHTTPIdleExit: with --idle the server ends by itself once no
+// request has come for that long, after answering the ones that came.
+func TestServeHTTPIdleExit(t *testing.T) {
+	dir := factVault(t)
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := identity.NewToken(v, "lyra", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrc := make(chan net.Addr, 1)
+	serveReady = func(a net.Addr) { addrc <- a }
+	defer func() { serveReady = nil }()
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"--vault", dir, "serve", "--http", "127.0.0.1:0", "--idle", "300ms"}, strings.NewReader(""), io.Discard, &errb)
+	}()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case code := <-done:
+		t.Fatalf("serve ended early (%d): %s", code, errb.String())
+	}
+	req, _ := http.NewRequest("POST", "http://"+addr.String()+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("initialize: %d", resp.StatusCode)
+	}
+	// No cancel: the server must end on its own.
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited %d when idle: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "no request for the idle time") {
+		t.Errorf("the idle exit is not logged: %s", errb.String())
 	}
 }

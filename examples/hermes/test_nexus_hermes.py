@@ -34,7 +34,7 @@ sys.path.insert(0, HERE)
 
 import nexus_hermes  # noqa: E402
 from nexus_hermes import NexusMemoryProvider, is_trivial  # noqa: E402
-from nexus_hermes.client import MCPClient, strip_sections  # noqa: E402
+from nexus_hermes.client import HubClient, MCPClient, full_binary, strip_sections  # noqa: E402
 
 NEXUS = os.environ.get("NEXUS_BIN", "")
 _BUILD_DIR = None
@@ -371,18 +371,27 @@ class MCPTest(unittest.TestCase):
         self.addr = "127.0.0.1:%d" % s.getsockname()[1]
         s.close()
         self.token = nx(self.vault, "agent", "token", "lyra")["token"]
+        self.start()
+
+    def start(self):
+        """Starts nexus serve --http and returns once it says it listens
+        (its log line on stderr)."""
         self.srv = subprocess.Popen([NEXUS, "--vault", self.vault, "serve", "--http", self.addr],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                     env=dict(os.environ, NEXUS_SEARCH_HOLD="0"))
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(tuple([self.addr.split(":")[0], int(self.addr.split(":")[1])]), 0.2).close()
+        said = b""
+        for line in self.srv.stderr:
+            said += line
+            if b"serving MCP over Streamable HTTP" in line:
                 break
-            except OSError:
-                if self.srv.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("nexus serve --http did not start: " + self.srv.stderr.read().decode())
-                time.sleep(0.05)
+        else:
+            raise AssertionError("nexus serve --http did not start: " + said.decode())
+        # Keep reading its log so a full pipe never blocks it.
+        threading.Thread(target=self.srv.stderr.read, daemon=True).start()
+
+    def stop(self):
+        self.srv.terminate()
+        self.srv.wait(30)
 
     def tearDown(self):
         self.srv.terminate()
@@ -391,8 +400,29 @@ class MCPTest(unittest.TestCase):
         except subprocess.TimeoutExpired:
             self.srv.kill()
             self.srv.wait()
-        self.srv.stderr.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_max_chars_and_a_server_restart(self):
+        v = self.vault
+        for i in range(6):
+            nx(v, "log", "append", "--body", "x" * 250, "ELLA-C%d" % i, agent="ella")
+        c = MCPClient("http://%s/mcp" % self.addr, self.token, 20)
+        u = c.unread(20, 700, ack=True)
+        self.assertLess(len(u["text"]), 900, u["text"])
+        self.assertIn("ELLA-C0", u["text"])
+        self.assertNotIn("ELLA-C5", u["text"])
+        shown = len(re.findall(r"ELLA-C\d", u["text"]))
+        self.assertEqual((u["shown"], u["more"], u["total"]), (shown, 6 - shown, 6))
+        self.assertIn("(%d newer unread entr" % (6 - shown), u["text"])
+        left = nx(v, "log", "read", "--unread", "--ack=false", agent="lyra")["count"]
+        self.assertEqual(left, 6 - shown, "acknowledged more than it showed")
+        # The server restarts: the old session is gone, the next call
+        # starts a new one and is not a failure.
+        self.stop()
+        self.start()
+        nx(v, "log", "append", "ELLA-R after the restart", agent="ella")
+        u = c.unread(20, 100000, ack=True)
+        self.assertIn("ELLA-R after the restart", u["text"])
 
     def test_session_over_http(self):
         v = self.vault
@@ -413,6 +443,90 @@ class MCPTest(unittest.TestCase):
         mine = entries(v, "lyra")
         self.assertEqual(len(mine), 2, mine)
         self.assertTrue(all(e["signed"] and e["agent"] == "lyra" and e["kind"] == "turn" for e in mine))
+
+
+class HubTest(unittest.TestCase):
+    """The hub: the first call that finds no 'nexus serve --http' for the
+    vault goes over the CLI and starts one; the next calls (a new process
+    too) use it; a hub that went away costs no notice."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="nexus-hermes-hub-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.vault = make_vault(self.tmp)
+        self.dir = os.path.join(self.vault, ".nexus", "state", "hub")
+
+    def wait_listening(self, srv):
+        """Returns once the hub's log says it listens, or fails when it exits."""
+        log = os.path.join(self.dir, "serve.log")
+        with open(log, "rb") as f:
+            said = b""
+            while b"serving MCP over Streamable HTTP" not in said:
+                chunk = f.read()
+                if chunk:
+                    said += chunk
+                    continue
+                if srv.poll() is not None:
+                    raise AssertionError("the hub exited: " + said.decode())
+                # The log file has no readiness event to wait on here; the
+                # server is our child, so wait on it with a short bound.
+                try:
+                    srv.wait(0.05)
+                except subprocess.TimeoutExpired:
+                    pass
+
+    def stop(self, srv):
+        srv.terminate()
+        srv.wait(30)
+
+    def test_started_on_demand_and_reused(self):
+        nx(self.vault, "log", "append", "ELLA-HUB1 before the hub", agent="ella")
+        c1 = HubClient(NEXUS, self.vault, "lyra", 20)
+        u = c1.unread(20, 4000, ack=True)
+        self.assertIn("ELLA-HUB1", u["text"])
+        self.assertIsNone(c1.mcp, "the first call went to a hub that was not there")
+        self.assertIsNotNone(c1.started, "no hub was started")
+        self.addCleanup(lambda: c1.started.poll() is None and self.stop(c1.started))
+        self.assertEqual(os.stat(self.dir).st_mode & 0o777, 0o700)
+        self.assertEqual(os.stat(os.path.join(self.dir, "lyra.token")).st_mode & 0o777, 0o600)
+        self.wait_listening(c1.started)
+
+        nx(self.vault, "log", "append", "ELLA-HUB2 through the hub", agent="ella")
+        c2 = HubClient(NEXUS, self.vault, "lyra", 20)
+        u = c2.unread(20, 4000, ack=True)
+        self.assertIn("ELLA-HUB2", u["text"])
+        self.assertNotIn("ELLA-HUB1", u["text"])
+        self.assertIsNotNone(c2.mcp, "the second client did not use the hub")
+        self.assertIsNone(c2.started)
+        c2.append("through the hub", "", "general", "turn", "hermes:hub-test")
+        c2.append("through the hub", "", "general", "turn", "hermes:hub-test")  # a retry: the key holds
+        self.assertEqual(len(entries(self.vault, "lyra")), 1)
+
+        # The hub goes away: the next call goes over the CLI, no error.
+        self.stop(c1.started)
+        nx(self.vault, "log", "append", "ELLA-HUB3 after the hub", agent="ella")
+        u = c2.unread(20, 4000, ack=True)
+        self.assertIn("ELLA-HUB3", u["text"])
+        self.assertIsNotNone(c2.started, "no new hub was started")
+        self.addCleanup(lambda: c2.started.poll() is None and self.stop(c2.started))
+        self.wait_listening(c2.started)
+
+    def test_agent_with_a_token_stays_on_the_cli(self):
+        nx(self.vault, "agent", "token", "lyra")
+        c = HubClient(NEXUS, self.vault, "lyra", 20)
+        c.unread(20, 4000, ack=True)
+        self.assertIsNone(c.started)
+        with open(os.path.join(self.dir, "lyra.no-token")) as f:
+            self.assertIn("already has a token", f.read())
+
+    def test_full_binary(self):
+        d = os.path.join(self.tmp, "bin")
+        os.mkdir(d)
+        _executable(d, "nexus-lite")
+        full = _executable(d, "nexus")
+        self.assertEqual(full_binary(os.path.join(d, "nexus-lite")), full)
+        self.assertEqual(full_binary("/opt/x/nexus-lite"), "nexus")
+        self.assertEqual(full_binary("/opt/x/nexus"), "/opt/x/nexus")
 
 
 def _executable(folder, name):

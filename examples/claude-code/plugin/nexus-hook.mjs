@@ -6,7 +6,9 @@
 //   SessionStart       add the session-start snapshot (nexus prompt: identity,
 //                      memory, memory index, checkpoint, decisions)
 //   UserPromptSubmit   add the agent's unread log entries, acknowledged
-//                      exactly as shown (nexus prompt --only unread --ack)
+//                      exactly as shown (nexus prompt --only unread --ack);
+//                      with NEXUS_RECALL=1 also the few facts and notes of
+//                      the vault that best match the prompt (nexus search)
 //   PreCompact         save a checkpoint (the request, the last reply, the
 //                      files edited) before the context is compacted
 //   Stop               append one entry of kind "turn", unless the model
@@ -62,6 +64,11 @@ export function settings(argv = process.argv.slice(2), env = process.env) {
     timeoutMs: num(flag("--timeout-ms") ?? env.NEXUS_TIMEOUT_MS, 5000),
     maxEntries: num(env.NEXUS_MAX_ENTRIES, 20),
     maxChars: num(env.NEXUS_MAX_CHARS, 4000),
+    // Relevance prefetch: off unless asked for (Claude Code's model can
+    // call memory_search itself).
+    recall: argv.includes("--recall") || /^(1|true|yes|on)$/iu.test(env.NEXUS_RECALL ?? ""),
+    recallLimit: num(env.NEXUS_RECALL_LIMIT, 3),
+    recallChars: num(env.NEXUS_RECALL_CHARS, 1500),
     stateDir: env.NEXUS_HOOK_STATE || path.join(env.XDG_STATE_HOME || path.join(os.homedir(), ".local", "state"), "nexus-claude-code"),
   };
 }
@@ -91,10 +98,11 @@ class NexusError extends Error {
 
 // nexus runs the CLI with --json, bounded by cfg.timeoutMs, and returns its
 // JSON document.
-function nexus(cfg, args, cwd) {
+function nexus(cfg, args, cwd, { asAgent = true } = {}) {
   const argv = [];
   if (cfg.vault) argv.push("--vault", cfg.vault);
-  argv.push("--agent", cfg.agent, "--json", ...args);
+  if (asAgent) argv.push("--agent", cfg.agent);
+  argv.push("--json", ...args);
   const what = args.slice(0, 2).filter((a) => !a.startsWith("-")).join(" ");
   return new Promise((resolve, reject) => {
     execFile(
@@ -144,6 +152,29 @@ function saveNotices(cfg, list) {
   } catch (e) {
     process.stderr.write(`nexus hook: cannot keep the notice in ${cfg.stateDir}: ${e.message}\n`);
   }
+}
+
+// relevantText is the few best facts and notes of the vault for the
+// prompt: log entries (they come as unread entries) and memory indexes
+// (they only list facts) left out, at most limit lines in at most chars
+// characters.
+export function relevantText(hits, { limit, chars }) {
+  const lines = [];
+  let size = 0;
+  for (const h of hits ?? []) {
+    const p = String(h.path ?? "");
+    if (h.kind === "log" || p.startsWith("log/") || p.endsWith("/memory/INDEX.md")) continue;
+    let line = `- ${p}:${h.line ?? 1} ${oneLine(h.title)}`;
+    const snippet = oneLine(h.snippet);
+    if (snippet) line += ` — ${clip(snippet, 300)}`;
+    const n = Array.from(line).length;
+    if (size + n > chars) break;
+    lines.push(line);
+    size += n;
+    if (lines.length >= limit) break;
+  }
+  if (lines.length === 0) return "";
+  return `Relevant in the shared vault (Nexus search for this prompt; the nexus memory_get tool reads one):\n${lines.join("\n")}`;
 }
 
 function check(cfg) {
@@ -245,10 +276,25 @@ export async function handle(input, cfg) {
       if (doc.prompt) context.push(`Nexus session start for agent ${cfg.agent} (shared memory; the MCP tools of server "nexus" read and write it):\n\n${doc.prompt}`);
     });
   } else if (event === "UserPromptSubmit") {
+    const query = oneLine(input.prompt);
+    // The search runs beside the read: a turn waits for the slower one.
+    const recall =
+      cfg.recall && !problem && query && !isTrivial(query)
+        ? nexus(cfg, ["search", "--limit", String(Math.min(cfg.recallLimit * 3, 50)), "--", clip(query, 1000)], cwd, { asAgent: false }).then(
+            (doc) => relevantText(doc.hits, { limit: cfg.recallLimit, chars: cfg.recallChars }),
+            (e) => {
+              // A failed search costs only the relevance part.
+              process.stderr.write(`nexus hook: the relevance search failed: ${e.message}\n`);
+              return "";
+            },
+          )
+        : Promise.resolve("");
     await take(async () => {
       const doc = await nexus(cfg, ["prompt", "--only", "unread", "--ack", "--max-entries", String(cfg.maxEntries), "--max-chars", String(cfg.maxChars)], cwd);
       if ((doc.unread_total ?? 0) > 0) context.push(`${unreadHeader(doc)}\n${doc.unread ?? ""}`.trimEnd());
     });
+    const relevant = await recall;
+    if (relevant) context.push(relevant);
   } else if (event === "PreCompact") {
     await take(async () => {
       const t = (input.transcript_path && readTranscript(input.transcript_path)) || { user: "", reply: "", files: [] };
@@ -297,7 +343,8 @@ export async function handle(input, cfg) {
   // the user's view (systemMessage) and, where the hook can add context,
   // to the model. A notice kept on disk is said again until a hook that
   // can put it in front of the model (SessionStart, UserPromptSubmit)
-  // has done so.
+  // has done so; such a hook's own failure is said now and kept for the
+  // next turn's start.
   const canTell = event === "SessionStart" || event === "UserPromptSubmit";
   const all = [...carried, ...problems.filter((p) => !carried.includes(p))];
   const out = {};
@@ -306,7 +353,8 @@ export async function handle(input, cfg) {
     if (canTell) context.unshift(out.systemMessage);
   }
   if (canTell) {
-    if (carried.length) saveNotices(cfg, []);
+    const again = problems.filter((p) => !carried.includes(p));
+    if (carried.length || again.length) saveNotices(cfg, again);
   } else if (problems.length) {
     saveNotices(cfg, all);
   }

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from typing import Any, Dict, List, Optional
@@ -39,6 +42,18 @@ def default_binary(env: Optional[Dict[str, str]] = None) -> str:
 # How much of a body the MCP transport shows per unread entry (the CLI's
 # 'nexus prompt' cuts bodies to 300 code points itself).
 _MCP_BODY_CHARS = 300
+
+
+def _render_entry(e: Dict[str, Any]) -> str:
+    """One unread entry as 'nexus prompt' renders it: a head line and the
+    body folded to one line, cut to 300 characters."""
+    if e.get("hand"):
+        return "- (typed by hand, unsigned) " + _clip(_one_line(e.get("body", "")), _MCP_BODY_CHARS)
+    head = "- " + ("" if e.get("signed") else "(unsigned) ")
+    head += f"{e.get('time', '')} {e.get('agent', '')} [{e.get('channel', '')}/{e.get('kind', '')}] {_one_line(e.get('summary', ''))}"
+    if e.get("body"):
+        head += "\n  " + _clip(_one_line(e["body"]), _MCP_BODY_CHARS)
+    return head
 
 
 class NexusError(Exception):
@@ -171,6 +186,10 @@ class CLIClient:
         return self._run(args)
 
 
+class _SessionLost(NexusError):
+    """The server answered 404 to a request of a session it no longer knows."""
+
+
 class MCPClient:
     """Speaks MCP (Streamable HTTP, JSON-RPC) to 'nexus serve --http' with a
     bearer token; the token names the agent."""
@@ -209,15 +228,22 @@ class MCPClient:
                 raw = resp.read().decode("utf-8", "replace")
                 ctype = resp.headers.get("Content-Type", "")
         except urllib.error.HTTPError as e:
-            if e.code == 404 and self._session:
-                self._session = None  # the server forgot the session: start again
             detail = e.read().decode("utf-8", "replace").strip()[:200]
-            raise NexusError(f"{self.url}: HTTP {e.code} {detail}".strip())
+            if e.code == 404 and self._session:
+                # The server forgot the session (it restarted, or the
+                # session expired while idle): the caller starts a new one.
+                self._session = None
+                raise _SessionLost(f"{self.url}: HTTP 404 {detail}".strip())
+            err = NexusError(f"{self.url}: HTTP {e.code} {detail}".strip())
+            err.unauthorized = e.code == 401
+            raise err
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             if "timed out" in str(reason):
                 raise NexusError(f"{self.url} did not answer within {self.timeout:g} s")
-            raise NexusError(f"cannot reach {self.url}: {reason}")
+            err = NexusError(f"cannot reach {self.url}: {reason}")
+            err.unreachable = "refused" in str(reason).lower()  # nothing listens there
+            raise err
         if "id" not in payload:
             return None
         if "text/event-stream" in ctype:
@@ -242,6 +268,12 @@ class MCPClient:
         return doc.get("result", {})
 
     def _rpc(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return self._rpc_once(method, params)
+        except _SessionLost:
+            return self._rpc_once(method, params)  # once more, in a new session
+
+    def _rpc_once(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         if self._session is None:
             self._id += 1
             self._post({"jsonrpc": "2.0", "id": self._id, "method": "initialize", "params": {
@@ -267,28 +299,35 @@ class MCPClient:
         return doc if isinstance(doc, dict) else {}
 
     def unread(self, max_entries: int, max_chars: int, ack: bool) -> Dict[str, Any]:
-        doc = self._tool("log_read", {"ack": ack, "limit": max(1, min(max_entries, 100))})
-        entries = doc.get("entries") or []
-        more = int(doc.get("remaining", 0))
-        lines = []
-        for e in entries:
-            if e.get("hand"):
-                lines.append("- (typed by hand, unsigned) " + _clip(_one_line(e.get("body", "")), _MCP_BODY_CHARS))
-                continue
-            head = "- " + ("" if e.get("signed") else "(unsigned) ")
-            head += f"{e.get('time', '')} {e.get('agent', '')} [{e.get('channel', '')}/{e.get('kind', '')}] {_one_line(e.get('summary', ''))}"
-            lines.append(head)
-            if e.get("body"):
-                lines.append("  " + _clip(_one_line(e["body"]), _MCP_BODY_CHARS))
-        total = len(entries) + more
+        """The unread entries as 'nexus prompt --only unread' renders them:
+        at most max_entries in at most max_chars characters (at least one).
+        log_read has no character bound, so this peeks first and then
+        acknowledges exactly the entries that fit: none is acknowledged
+        without being shown."""
+        limit = max(1, min(max_entries, 100))
+        peek = self._tool("log_read", {"ack": False, "limit": limit})
+        entries = peek.get("entries") or []
+        blocks = [_render_entry(e) for e in entries]
+        fit = size = 0
+        for b in blocks:
+            n = len(b) + 1
+            if fit > 0 and size + n > max_chars:
+                break
+            size += n
+            fit += 1
+        acked = False
+        if ack and fit:
+            acked = bool(self._tool("log_read", {"ack": True, "limit": fit}).get("acked", False))
+        more = int(peek.get("remaining", 0)) + len(entries) - fit
+        total = fit + more
         text = f"## Unread log entries ({total})\n"
-        if not entries:
+        if not fit:
             text += "Nothing new in the live log."
         if more:
-            text += f"({more} newer unread entries not shown yet; they stay unread and come next time; log_read shows them now.)\n"
-        text += "\n".join(lines)
-        return {"text": text.rstrip("\n"), "total": total, "shown": len(entries), "more": more,
-                "acked": bool(doc.get("acked", False))}
+            noun = "entry" if more == 1 else "entries"
+            text += f"({more} newer unread {noun} not shown yet; they stay unread and come next time; log_read shows them now.)\n"
+        text += "\n".join(blocks[:fit])
+        return {"text": text.rstrip("\n"), "total": total, "shown": fit, "more": more, "acked": acked}
 
     def static_block(self) -> str:
         res = self._rpc("prompts/get", {"name": "session_start"})
@@ -350,3 +389,179 @@ def strip_sections(text: str, titles, drop_from: str) -> str:
     while "\n\n\n" in joined:
         joined = joined.replace("\n\n\n", "\n\n")
     return joined.strip("\n")
+
+
+# The hub: one 'nexus serve --http' per vault on this machine, started on
+# demand and shared by every adapter (the OpenClaw plugin and the Claude
+# Code hook use the same files), so a turn costs a few loopback HTTP calls
+# instead of two process starts. See docs/runtimes.md, "One server started
+# on demand". Files in VAULT/.nexus/state/hub/ (machine-local, 0700/0600):
+# serve.json {url, pid}, AGENT.token, AGENT.no-token, serve.log.
+HUB_IDLE = "10m"
+_HUB_STARTING = 30.0  # seconds: a start younger than this is not repeated
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+        return True
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+
+
+def _read_json(path: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        return doc if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_private(path: str, text: str) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def full_binary(binary: str) -> str:
+    """The nexus that serves: nexus-lite leaves the server out, so the full
+    nexus beside it (or on PATH)."""
+    name = os.path.basename(binary)
+    if name not in ("nexus-lite", "nexus-lite.exe"):
+        return binary
+    beside = os.path.join(os.path.dirname(binary), "nexus" + (".exe" if os.name == "nt" else ""))
+    return beside if os.path.isfile(beside) else "nexus"
+
+
+class HubClient:
+    """Sends each call to the vault's hub when one answers, else runs it
+    over the CLI and starts a hub (in the background, not waited for) for
+    the next turns."""
+
+    def __init__(self, binary: str, vault: str, agent: str, timeout: float, log: Any = None):
+        self.cli = CLIClient(binary, vault, agent, timeout)
+        self.vault = vault
+        self.agent = agent
+        self.timeout = timeout
+        self.dir = os.path.join(vault, ".nexus", "state", "hub") if vault else ""
+        self.mcp: Optional[MCPClient] = None
+        self.started: Optional[subprocess.Popen] = None  # for tests: the server this client started
+        self._log = log
+
+    def describe(self) -> str:
+        return f"{self.mcp.describe()} (the hub of {self.vault})" if self.mcp else self.cli.describe()
+
+    def check(self) -> Optional[str]:
+        return self.cli.check()
+
+    def _agent_file(self, ext: str) -> str:
+        return os.path.join(self.dir, re.sub(r"[^\w.-]", "_", self.agent) + "." + ext)
+
+    def _connect(self) -> Optional[MCPClient]:
+        if self.mcp is None and self.dir:
+            state = _read_json(os.path.join(self.dir, "serve.json")) or {}
+            url = str(state.get("url", ""))
+            try:
+                with open(self._agent_file("token"), encoding="utf-8") as f:
+                    token = f.read().strip()
+            except OSError:
+                return None
+            if re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url) and token:
+                self.mcp = MCPClient(url, token, self.timeout)
+        return self.mcp
+
+    def _via(self, method: str, *args: Any, **kw: Any) -> Any:
+        mcp = self._connect()
+        if mcp is not None:
+            try:
+                return getattr(mcp, method)(*args, **kw)
+            except NexusError as e:
+                if not (getattr(e, "unreachable", False) or getattr(e, "unauthorized", False)):
+                    raise
+                self.mcp = None
+                try:
+                    if getattr(e, "unauthorized", False):
+                        os.remove(self._agent_file("token"))  # rotated: issue a new one
+                    elif not _alive((_read_json(os.path.join(self.dir, "serve.json")) or {}).get("pid")):
+                        os.remove(os.path.join(self.dir, "serve.json"))
+                except OSError:
+                    pass
+        try:
+            self.start()
+        except (OSError, NexusError) as e:
+            if self._log:
+                self._log.warning("Nexus: cannot start the hub: %s", e)
+        return getattr(self.cli, method)(*args, **kw)
+
+    def unread(self, max_entries: int, max_chars: int, ack: bool) -> Dict[str, Any]:
+        return self._via("unread", max_entries, max_chars, ack)
+
+    def static_block(self) -> str:
+        return self._via("static_block")
+
+    def append(self, summary: str, body: str, channel: str, kind: str, key: str) -> Dict[str, Any]:
+        return self._via("append", summary, body, channel, kind, key)
+
+    def search(self, query: str, limit: int) -> List[Dict[str, Any]]:
+        return self._via("search", query, limit)
+
+    def checkpoint(self, task: str, state: str, next_step: str, notes: List[str]) -> Dict[str, Any]:
+        return self._via("checkpoint", task, state, next_step, notes)
+
+    def start(self) -> None:
+        """Issues the agent's token if it has none and starts the server
+        unless one is running or starting."""
+        if not self.dir or self.cli.check():
+            return
+        os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        if os.path.exists(self._agent_file("no-token")):
+            return
+        if not os.path.exists(self._agent_file("token")):
+            try:
+                doc = self.cli._run(["agent", "token", self.agent], as_agent=False)
+            except NexusError as e:
+                _write_private(self._agent_file("no-token"), f"{e}\n")
+                if self._log:
+                    self._log.warning("Nexus: agent %s cannot use the hub (%s); turns go over the CLI. Put its token in %s "
+                                      "and delete %s to use it.", self.agent, e, self._agent_file("token"), self._agent_file("no-token"))
+                return
+            _write_private(self._agent_file("token"), f"{doc.get('token', '')}\n")
+        state = _read_json(os.path.join(self.dir, "serve.json"))
+        if state and _alive(state.get("pid")):
+            return  # running, or still starting
+        lock = os.path.join(self.dir, "serve.starting")
+        try:
+            if time.time() - os.stat(lock).st_mtime < _HUB_STARTING:
+                return
+            os.remove(lock)
+        except OSError:
+            pass
+        try:
+            os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError:
+            return  # another process is starting it
+        try:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            s.close()
+            env = dict(os.environ)
+            env.setdefault("NEXUS_SEARCH_HOLD", "0")
+            fd = os.open(os.path.join(self.dir, "serve.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                self.started = subprocess.Popen(
+                    [full_binary(self.cli.binary), "--vault", self.vault, "serve", "--http", f"127.0.0.1:{port}", "--idle", HUB_IDLE],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fd, env=env, start_new_session=True)
+            finally:
+                os.close(fd)
+            _write_private(os.path.join(self.dir, "serve.json"),
+                           json.dumps({"url": f"http://127.0.0.1:{port}/mcp", "pid": self.started.pid}))
+        finally:
+            os.remove(lock)  # serve.json and a live pid say "running" from here

@@ -54,7 +54,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-from .client import CLIClient, MCPClient, NexusError, default_binary
+from .client import CLIClient, HubClient, MCPClient, NexusError, default_binary
 
 try:  # Hermes present: subclass its base class, so its loader accepts us.
     from agent.memory_provider import MemoryProvider as _Base  # type: ignore
@@ -277,6 +277,8 @@ class NexusMemoryProvider(_Base):
         self.max_chars = int(cfg.get("max_chars") or _env_int("NEXUS_MAX_CHARS", 4000))
         # Relevance prefetch: off unless asked for (Hermes recalls on its own).
         self.recall = _env_on(cfg.get("recall", env.get("NEXUS_RECALL", "")))
+        # One 'nexus serve --http' per vault, started on demand (client.HubClient).
+        self.hub = _env_on(cfg.get("hub", env.get("NEXUS_HUB", "")))
         self.recall_limit = int(cfg.get("recall_limit") or _env_int("NEXUS_RECALL_LIMIT", 3))
         self.recall_chars = int(cfg.get("recall_chars") or _env_int("NEXUS_RECALL_CHARS", 1500))
         self._hermes_home = cfg.get("hermes_home", "")
@@ -315,6 +317,8 @@ class NexusMemoryProvider(_Base):
     def _make_client(self):
         if self.url:
             return MCPClient(self.url, self.token, self.timeout)
+        if self.hub and self.vault:
+            return HubClient(self.binary, self.vault, self.agent, self.timeout, log=logger)
         return CLIClient(self.binary, self.vault, self.agent, self.timeout)
 
     def is_available(self) -> bool:
@@ -347,6 +351,7 @@ class NexusMemoryProvider(_Base):
             {"key": "url", "description": "Or: URL of 'nexus serve --http' (http://HOST:PORT/mcp)", "env_var": "NEXUS_URL"},
             {"key": "token", "description": "The agent's token for the URL", "env_var": "NEXUS_TOKEN", "secret": True},
             {"key": "timeout", "description": "Seconds before a Nexus call is given up (default 3)", "env_var": "NEXUS_TIMEOUT", "type": "number"},
+            {"key": "hub", "description": "Start one 'nexus serve --http' for the vault on demand and send the turns to it (default off; needs NEXUS_VAULT)", "env_var": "NEXUS_HUB", "type": "boolean", "default": False},
             {"key": "recall", "description": "Also search the vault for the user's message and add the best facts and notes (default off)", "env_var": "NEXUS_RECALL", "type": "boolean", "default": False},
         ]
 

@@ -4,14 +4,16 @@
 // nothing (/bin/true).
 //
 //   go build -o /tmp/nexus ./cmd/nexus && go build -o /tmp/loggen ./cmd/nexus-loggen
-//   NEXUS_BIN=/tmp/nexus LOGGEN=/tmp/loggen node examples/openclaw/plugin/bench.js [N] [TURNS]
+//   NEXUS_BIN=/tmp/nexus LOGGEN=/tmp/loggen node examples/openclaw/plugin/bench.js [N] [TURNS] [cli|http|hub]
 //
 // Each turn: lyra appends 3 entries (not timed), then ella's two hooks run,
-// timed together. Prints the median and p95 per turn.
+// timed together. Prints the median, p95 and p99 per turn. "hub" builds a
+// new plugin for every turn, as 'openclaw agent --local' (a process per
+// turn) does, with the hub started on demand by a first, untimed turn.
 
 import { execFileSync, spawn } from "node:child_process";
 import net from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -21,6 +23,7 @@ const n = Number(process.argv[2] ?? 10000);
 const turns = Number(process.argv[3] ?? 40);
 // "http": MCP over HTTP to a running nexus serve --http, instead of the CLI
 const http = process.argv[4] === "http";
+const hub = process.argv[4] === "hub";
 const nexus = process.env.NEXUS_BIN;
 const loggen = process.env.LOGGEN;
 const env = { ...process.env, NEXUS_SEARCH_HOLD: "0" };
@@ -56,13 +59,31 @@ try {
     }
     pluginConfig = { url: `http://127.0.0.1:${port}/mcp`, token, timeoutMs: 30000 };
   }
+  if (hub) {
+    pluginConfig = { ...pluginConfig, hub: true, stateDir: path.join(tmp, "state") };
+    const first = createNexusPlugin({ pluginConfig, logger: { warn: (m) => console.error(m) } });
+    await first.beforePromptBuild({ prompt: "q", messages: [] }, {});
+    await first.client.starting;
+    const state = JSON.parse(readFileSync(path.join(vault, ".nexus", "state", "hub", "serve.json"), "utf8"));
+    const port = Number(new URL(state.url).port);
+    for (;;) {
+      const up = await new Promise((ok) => {
+        const c = net.connect(port, "127.0.0.1", () => (c.end(), ok(true)));
+        c.on("error", () => ok(false));
+      });
+      if (up) break;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    srv = { kill: () => process.kill(state.pid, "SIGTERM") };
+  }
   const api = { pluginConfig, logger: { warn: (m) => console.error(m) } };
-  const p = createNexusPlugin(api);
+  let p = createNexusPlugin(api);
   const per = [];
   const floor = [];
   for (let i = 0; i < turns; i++) {
     for (let k = 0; k < 3; k++) execFileSync(nexus, ["--vault", vault, "--agent", "lyra", "log", "append", `lyra turn ${i} note ${k}`], { env });
     const t0 = performance.now();
+    if (hub) p = createNexusPlugin(api);
     const r = await p.beforePromptBuild({ prompt: "q", currentUserMessageId: `m${i}`, messages: [] }, { runId: `r${i}` });
     await p.agentEnd(
       {
@@ -76,6 +97,7 @@ try {
       { sessionKey: "bench" },
     );
     per.push(performance.now() - t0);
+    if (hub && !p.client.mcp) throw new Error(`turn ${i}: not through the hub`);
     if (!r?.prependContext?.includes(`lyra turn ${i} note 2`)) throw new Error(`turn ${i}: not injected: ${r?.prependContext}`);
     const f0 = performance.now();
     execFileSync("/bin/true");
@@ -84,9 +106,9 @@ try {
   }
   srv?.kill("SIGINT");
   const med = (xs) => pct(xs, 50).toFixed(1);
-  console.log(`log entries before the first turn: ${n}; turns: ${turns}; transport: ${http ? "MCP over HTTP" : "nexus CLI"}`);
-  console.log(`openclaw plugin, inject + append per turn: median ${med(per)} ms, p95 ${pct(per, 95).toFixed(1)} ms`);
-  console.log(`floor, two /bin/true process starts:       median ${med(floor)} ms, p95 ${pct(floor, 95).toFixed(1)} ms`);
+  console.log(`log entries before the first turn: ${n}; turns: ${turns}; transport: ${hub ? "the hub (a new plugin per turn)" : http ? "MCP over HTTP" : "nexus CLI"}`);
+  console.log(`openclaw plugin, inject + append per turn: median ${med(per)} ms, p95 ${pct(per, 95).toFixed(1)} ms, p99 ${pct(per, 99).toFixed(1)} ms`);
+  console.log(`floor, two /bin/true process starts:       median ${med(floor)} ms, p95 ${pct(floor, 95).toFixed(1)} ms, p99 ${pct(floor, 99).toFixed(1)} ms`);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -11,14 +11,27 @@
 //                        which the model called log_append itself
 //                        (heartbeat, cron and subagent runs read the log
 //                        without acknowledging and append nothing)
+//   before_compaction,   save a checkpoint (the request, where it stood,
+//   before_reset         the last reply) before the context is compacted or
+//                        the session reset
 //   memory corpus        OpenClaw's memory_search / memory_get (corpus "all"
 //                        or "wiki") reach the vault through 'nexus search'
+//   recall (opt-in)      the user's message through 'nexus search': the few
+//                        best facts and notes, after the unread entries
+//
+// Notices (Nexus missing, slow, refusing) are kept on disk in stateDir and
+// said at the head of the context of the turn they happened in (or the
+// next, for an append after the reply) and again at the next turn's start.
 //
 // Configuration (plugins.entries.nexus.config): { vault, agent } for the
 // nexus CLI on this machine, or { url, token } for 'nexus serve --http'.
 // See docs/runtimes.md in the Nexus repository.
 
-import { CLIClient, CORPUS_PREFIX, MCPClient, NexusError, clip, keyOf, oneLine, resolveBin } from "./nexus.js";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+import { CLIClient, CORPUS_PREFIX, HubClient, MCPClient, NexusError, clip, keyOf, oneLine, resolveBin } from "./nexus.js";
 
 const NOTICE = "⚠ Nexus (shared memory)";
 
@@ -98,23 +111,111 @@ function settings(api) {
     maxChars: num(c.maxChars, 4000),
     appendTurns: c.appendTurns !== false,
     corpus: c.corpus !== false,
+    checkpoints: c.checkpoints !== false,
+    // One 'nexus serve --http' per vault, started on demand (nexus.js).
+    hub: c.hub ?? /^(1|true|yes|on)$/iu.test(env.NEXUS_HUB ?? ""),
+    // Relevance prefetch: off unless asked for (OpenClaw recalls its own
+    // memory; the vault can be in that corpus too, docs/runtimes.md).
+    recall: c.recall ?? /^(1|true|yes|on)$/iu.test(env.NEXUS_RECALL ?? ""),
+    recallLimit: num(c.recallLimit ?? env.NEXUS_RECALL_LIMIT, 3),
+    recallChars: num(c.recallChars ?? env.NEXUS_RECALL_CHARS, 1500),
+    stateDir: c.stateDir ?? env.NEXUS_OPENCLAW_STATE ?? path.join(env.OPENCLAW_STATE_DIR || path.join(env.OPENCLAW_HOME || os.homedir(), ".openclaw"), "nexus"),
   };
+}
+
+// Notices kept on disk between processes: 'openclaw agent --local' is one
+// process per turn, so a notice kept in memory would die with it. Each
+// notice is said twice: in the turn it happened in (or the next, for an
+// append that failed after the reply) and again at the next turn's start.
+// One file per state folder (the plugin has one configuration per OpenClaw
+// home, whatever its transport), written whole and renamed into place,
+// removed when empty.
+export class NoticeStore {
+  constructor(dir) {
+    this.file = path.join(dir, "notices.json");
+    this.dir = dir;
+  }
+
+  load() {
+    try {
+      const list = JSON.parse(readFileSync(this.file, "utf8"));
+      return Array.isArray(list) ? list.filter((n) => n && typeof n.text === "string").map((n) => ({ text: n.text, left: Number(n.left) || 1 })) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  save(list, log) {
+    try {
+      if (list.length === 0) {
+        rmSync(this.file, { force: true });
+        return;
+      }
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const tmp = `${this.file}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(list.slice(-10)), { mode: 0o600 });
+      renameSync(tmp, this.file);
+    } catch (e) {
+      log.warn?.(`nexus: cannot keep the notice in ${this.dir}: ${e.message}`);
+    }
+  }
+
+  add(text, log) {
+    const list = this.load();
+    if (!list.some((n) => n.text === text)) list.push({ text, left: 2 });
+    this.save(list, log);
+  }
+
+  // take returns the notices to say now and counts this saying.
+  take(log) {
+    const list = this.load();
+    if (list.length === 0) return [];
+    this.save(
+      list.map((n) => ({ ...n, left: n.left - 1 })).filter((n) => n.left > 0),
+      log,
+    );
+    return list.map((n) => n.text);
+  }
+}
+
+// relevantText is the few best facts and notes of the vault for the
+// user's message: log entries (they come as unread entries) and memory
+// indexes (they only list facts) left out, at most limit lines in at most
+// chars characters.
+export function relevantText(hits, { limit, chars }) {
+  const lines = [];
+  let size = 0;
+  for (const h of hits) {
+    const p = String(h.path ?? "");
+    if (h.kind === "log" || p.startsWith("log/") || p.endsWith("/memory/INDEX.md")) continue;
+    let line = `- ${p}:${h.startLine ?? 1} ${oneLine(h.title)}`;
+    const snippet = oneLine(h.snippet);
+    if (snippet) line += ` — ${clip(snippet, 300)}`;
+    const n = Array.from(line).length;
+    if (size + n > chars) break;
+    lines.push(line);
+    size += n;
+    if (lines.length >= limit) break;
+  }
+  if (lines.length === 0) return "";
+  return `Relevant in the shared vault (Nexus search for this message; memory_get with corpus "all" reads nexus/<path>):\n${lines.join("\n")}`;
 }
 
 export function createNexusPlugin(api) {
   const cfg = settings(api);
-  const client = cfg.url ? new MCPClient(cfg) : new CLIClient(cfg);
   const log = api.logger ?? console;
-  const pending = []; // notices for the next injection
+  const client = cfg.url ? new MCPClient(cfg) : cfg.hub ? new HubClient(cfg, { log }) : new CLIClient(cfg);
+  const notices = new NoticeStore(cfg.stateDir);
   const injected = new Map(); // admission id -> text, so a prompt rebuild does not fetch (and ack) again
 
   const notice = (what) => {
     log.warn?.(`nexus: ${what}`);
-    if (!pending.includes(what)) pending.push(what);
+    notices.add(what, log);
   };
   const takeNotices = () => {
+    const pending = notices.take(log);
     if (pending.length === 0) return "";
-    const [first, ...rest] = pending.splice(0);
+    const [first, ...rest] = pending;
     return [
       `${NOTICE}: the shared log could not be used — ${first}`,
       ...rest.map((r) => `  also: ${r}`),
@@ -142,7 +243,18 @@ export function createNexusPlugin(api) {
         notice(e instanceof NexusError ? e.message : `unexpected error: ${e?.message ?? e}`);
       }
     }
-    text = [takeNotices(), text].filter(Boolean).join("\n\n");
+    let relevant = "";
+    const query = oneLine(event?.currentUserMessage ?? event?.prompt ?? "");
+    if (cfg.recall && !problem && query && !isTrivial(query)) {
+      try {
+        const hits = await client.search({ query: clip(query, 1000), maxResults: Math.min(cfg.recallLimit * 3, 50) });
+        relevant = relevantText(hits, { limit: cfg.recallLimit, chars: cfg.recallChars });
+      } catch (e) {
+        // A failed search costs only the relevance part; the log was read.
+        log.warn?.(`nexus: the relevance search failed: ${e?.message ?? e}`);
+      }
+    }
+    text = [takeNotices(), text, relevant].filter(Boolean).join("\n\n");
     if (id) {
       injected.set(id, text);
       if (injected.size > 64) injected.delete(injected.keys().next().value);
@@ -175,6 +287,26 @@ export function createNexusPlugin(api) {
     }
   }
 
+  // checkpoint saves a checkpoint before OpenClaw compacts the session or
+  // resets it: the request, where it stood, the last reply.
+  const checkpoint = (what) => async (event, ctx = {}) => {
+    if (!cfg.checkpoints || readOnly(ctx) || client.check()) return;
+    const { user, reply } = lastExchange(event?.messages);
+    const state =
+      what === "compaction"
+        ? `context compacted by OpenClaw (${event?.messageCount ?? "?"} messages${event?.tokenCount ? `, ${event.tokenCount} tokens` : ""}); last reply: ${oneLine(reply) || "(none)"}`
+        : `session reset (${event?.reason ?? "reset"}); last reply: ${oneLine(reply) || "(none)"}`;
+    try {
+      await client.checkpoint({
+        task: clip(oneLine(user) || "OpenClaw session", 1000),
+        state: clip(state, 1000),
+        notes: [`saved by the Nexus OpenClaw plugin before ${what}, session ${ctx.sessionKey ?? ctx.sessionId ?? "?"}`],
+      });
+    } catch (e) {
+      notice(`no checkpoint was saved before the ${what}: ${e?.message ?? e}`);
+    }
+  };
+
   const supplement = {
     async search({ query, maxResults }) {
       if (client.check()) return [];
@@ -204,7 +336,7 @@ export function createNexusPlugin(api) {
     },
   };
 
-  return { beforePromptBuild, agentEnd, supplement, client, cfg };
+  return { beforePromptBuild, agentEnd, beforeCompaction: checkpoint("compaction"), beforeReset: checkpoint("reset"), supplement, client, cfg };
 }
 
 const configSchema = {
@@ -213,7 +345,7 @@ const configSchema = {
     if (!value || typeof value !== "object" || Array.isArray(value)) {
       return { success: false, error: { issues: [{ path: [], message: "expected a config object" }] } };
     }
-    const known = new Set(["vault", "agent", "bin", "url", "token", "channel", "timeoutMs", "maxEntries", "maxChars", "appendTurns", "corpus"]);
+    const known = new Set(["vault", "agent", "bin", "url", "token", "channel", "timeoutMs", "maxEntries", "maxChars", "appendTurns", "corpus", "checkpoints", "recall", "recallLimit", "recallChars", "stateDir", "hub"]);
     const extra = Object.keys(value).filter((k) => !known.has(k));
     if (extra.length) {
       return { success: false, error: { issues: extra.map((k) => ({ path: [k], message: `unknown setting ${k}` })) } };
@@ -231,6 +363,8 @@ export default {
     const p = createNexusPlugin(api);
     api.on("before_prompt_build", p.beforePromptBuild);
     api.on("agent_end", p.agentEnd);
+    api.on("before_compaction", p.beforeCompaction);
+    api.on("before_reset", p.beforeReset);
     if (p.cfg.corpus && typeof api.registerMemoryCorpusSupplement === "function") {
       api.registerMemoryCorpusSupplement(p.supplement);
     }

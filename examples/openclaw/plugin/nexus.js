@@ -4,9 +4,10 @@
 // is killed, a stalled server abandoned, and the caller gets a NexusError
 // whose message says so. Node's standard library only.
 
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 
 export class NexusError extends Error {
@@ -161,6 +162,14 @@ export class CLIClient {
     return this.run([...args, "--", summary]);
   }
 
+  async checkpoint({ task, state, next, notes }) {
+    const args = ["checkpoint", "save", "--task", task];
+    if (state) args.push("--state", state);
+    if (next) args.push("--next", next);
+    for (const n of notes ?? []) args.push("--note", n);
+    return this.run(args);
+  }
+
   async search({ query, maxResults }) {
     const doc = await this.run(["search", "--limit", String(maxResults), "--", query], { agent: false });
     return (doc.hits ?? []).map((h) => ({
@@ -200,6 +209,15 @@ export class CLIClient {
   }
 }
 
+// renderEntry is one unread entry as 'nexus prompt' renders it: a head
+// line and the body folded to one line, cut to 300 characters.
+function renderEntry(e) {
+  if (e.hand) return `- (typed by hand, unsigned) ${clip(oneLine(e.body), 300)}`;
+  let s = `- ${e.signed ? "" : "(unsigned) "}${e.time ?? ""} ${e.agent ?? ""} [${e.channel ?? ""}/${e.kind ?? ""}] ${oneLine(e.summary)}`;
+  if (e.body) s += `\n  ${clip(oneLine(e.body), 300)}`;
+  return s;
+}
+
 export class MCPClient {
   constructor({ url, token, timeoutMs }) {
     this.url = url;
@@ -236,13 +254,22 @@ export class MCPClient {
       if (e && (e.name === "TimeoutError" || e.name === "AbortError")) {
         throw new NexusError(`${this.url} did not answer within ${this.timeoutMs} ms`);
       }
-      throw new NexusError(`cannot reach ${this.url}: ${e?.cause?.code ?? e?.message ?? e}`);
+      const err = new NexusError(`cannot reach ${this.url}: ${e?.cause?.code ?? e?.message ?? e}`);
+      err.unreachable = true; // nothing listens there: a hub that went away
+      throw err;
     }
     const sid = resp.headers.get("mcp-session-id");
     if (sid) this.session = sid;
     if (!resp.ok) {
-      if (resp.status === 404) this.session = null;
-      throw new NexusError(`${this.url}: HTTP ${resp.status} ${clip(oneLine(raw), 200)}`.trim());
+      const err = new NexusError(`${this.url}: HTTP ${resp.status} ${clip(oneLine(raw), 200)}`.trim());
+      if (resp.status === 401) err.unauthorized = true;
+      if (resp.status === 404 && headers["Mcp-Session-Id"]) {
+        // The server no longer knows the session (it restarted, or the
+        // session expired while idle): the caller starts a new one.
+        this.session = null;
+        err.sessionLost = true;
+      }
+      throw err;
     }
     if (payload.id === undefined) return null;
     let doc = null;
@@ -269,6 +296,15 @@ export class MCPClient {
   }
 
   async rpc(method, params) {
+    try {
+      return await this.rpcOnce(method, params);
+    } catch (e) {
+      if (!e.sessionLost) throw e;
+      return this.rpcOnce(method, params); // once more, in a new session
+    }
+  }
+
+  async rpcOnce(method, params) {
     if (!this.session) {
       await this.post({
         jsonrpc: "2.0",
@@ -293,25 +329,36 @@ export class MCPClient {
     }
   }
 
-  async unread({ maxEntries, ack }) {
-    const doc = await this.tool("log_read", { ack, limit: Math.max(1, Math.min(maxEntries, 100)) });
-    const entries = doc.entries ?? [];
-    const more = doc.remaining ?? 0;
-    const lines = [];
-    for (const e of entries) {
-      if (e.hand) {
-        lines.push(`- (typed by hand, unsigned) ${clip(oneLine(e.body), 300)}`);
-        continue;
-      }
-      lines.push(`- ${e.signed ? "" : "(unsigned) "}${e.time ?? ""} ${e.agent ?? ""} [${e.channel ?? ""}/${e.kind ?? ""}] ${oneLine(e.summary)}`);
-      if (e.body) lines.push(`  ${clip(oneLine(e.body), 300)}`);
+  // unread renders the unread entries as 'nexus prompt --only unread'
+  // does: at most maxEntries in at most maxChars characters (at least one
+  // entry), oldest first when acknowledging. log_read has no character
+  // bound, so it first peeks, then acknowledges exactly the entries that
+  // fit: none is acknowledged without being shown.
+  async unread({ maxEntries, maxChars, ack }) {
+    const limit = Math.max(1, Math.min(maxEntries, 100));
+    const peek = await this.tool("log_read", { ack: false, limit });
+    const entries = peek.entries ?? [];
+    const blocks = entries.map(renderEntry);
+    let fit = 0;
+    let size = 0;
+    for (const b of blocks) {
+      const n = Array.from(b).length + 1;
+      if (fit > 0 && size + n > (maxChars ?? Infinity)) break;
+      size += n;
+      fit++;
     }
-    const total = entries.length + more;
+    let acked = false;
+    if (ack && fit > 0) {
+      const got = await this.tool("log_read", { ack: true, limit: fit });
+      acked = Boolean(got.acked);
+    }
+    const more = (peek.remaining ?? 0) + (entries.length - fit);
+    const total = fit + more;
     let text = `## Unread log entries (${total})\n`;
-    if (entries.length === 0) text += "Nothing new in the live log.\n";
-    if (more) text += `(${more} newer unread entries not shown yet; they stay unread and come next time; log_read shows them now.)\n`;
-    text += lines.join("\n");
-    return { text: text.trimEnd(), total, shown: entries.length, more, acked: Boolean(doc.acked) };
+    if (fit === 0) text += "Nothing new in the live log.\n";
+    if (more) text += `(${more} newer unread ${more === 1 ? "entry" : "entries"} not shown yet; they stay unread and come next time; log_read shows them now.)\n`;
+    text += blocks.slice(0, fit).join("\n");
+    return { text: text.trimEnd(), total, shown: fit, more, acked };
   }
 
   async append({ summary, body, channel, kind, key }) {
@@ -326,6 +373,14 @@ export class MCPClient {
       }
     }
     return this.tool("log_append", args);
+  }
+
+  async checkpoint({ task, state, next, notes }) {
+    const args = { task };
+    if (state) args.state = state;
+    if (next) args.next = next;
+    if (notes?.length) args.notes = notes.join("\n");
+    return this.tool("checkpoint_save", args);
   }
 
   async search({ query, maxResults }) {
@@ -350,4 +405,187 @@ export class MCPClient {
     if (typeof doc.content !== "string" && typeof doc.text !== "string") return null;
     return { content: doc.content ?? doc.text, fromLine: doc.from ?? fromLine ?? 1, lineCount: doc.lines ?? lineCount ?? 0 };
   }
+}
+
+// The hub: one 'nexus serve --http' per vault on this machine, started on
+// demand by the first turn that finds none and shared by every adapter's
+// turns after it, so a turn costs a few loopback HTTP calls instead of two
+// process starts. It listens on 127.0.0.1 and exits by itself after
+// HUB_IDLE without a request. Its address and the agent's token live in
+// VAULT/.nexus/state/hub/ (machine-local, never synced; the folder 0700,
+// the files 0600):
+//
+//   serve.json       {"url": "http://127.0.0.1:PORT/mcp", "pid": N}
+//   AGENT.token      the agent's bearer token, issued by 'nexus agent token'
+//   AGENT.no-token   why the agent cannot use the hub (it had a token
+//                    already, which only its owner knows); delete it after
+//                    putting that token in AGENT.token
+//   serve.log        the server's log
+//
+// The turn that starts the hub runs over the CLI, as does any turn that
+// finds the hub gone; none waits for it.
+export const HUB_IDLE = "10m";
+const HUB_STARTING_MS = 30000; // a start younger than this is not repeated
+
+export class HubClient {
+  constructor(cfg, { log = console } = {}) {
+    this.cli = new CLIClient(cfg);
+    this.cfg = cfg;
+    this.log = log;
+    this.vault = cfg.vault || process.env.NEXUS_VAULT || "";
+    this.dir = this.vault ? path.join(this.vault, ".nexus", "state", "hub") : "";
+    this.mcp = null;
+  }
+
+  describe() {
+    return this.mcp ? `${this.mcp.describe()} (the hub of ${this.vault})` : this.cli.describe();
+  }
+
+  check() {
+    return this.cli.check();
+  }
+
+  agentFile(ext) {
+    return path.join(this.dir, `${this.cfg.agent.replace(/[^\w.-]/gu, "_")}.${ext}`);
+  }
+
+  // connect returns the MCP client of a running hub, or null.
+  connect() {
+    if (this.mcp) return this.mcp;
+    if (!this.dir) return null;
+    try {
+      const { url } = JSON.parse(readFileSync(path.join(this.dir, "serve.json"), "utf8"));
+      const token = readFileSync(this.agentFile("token"), "utf8").trim();
+      if (!/^http:\/\/127\.0\.0\.1:\d+\/mcp$/u.test(url) || !token) return null;
+      this.mcp = new MCPClient({ url, token, timeoutMs: this.cfg.timeoutMs });
+      return this.mcp;
+    } catch {
+      return null;
+    }
+  }
+
+  // via runs one call on the hub when it answers, else over the CLI (and
+  // starts a hub in the background for the next turns).
+  async via(method, args) {
+    const mcp = this.connect();
+    if (mcp) {
+      try {
+        return await mcp[method](args);
+      } catch (e) {
+        if (!e.unreachable && !e.unauthorized) throw e;
+        this.mcp = null;
+        if (e.unauthorized) rmSync(this.agentFile("token"), { force: true }); // rotated: issue a new one
+        else if (!alive(readJSON(path.join(this.dir, "serve.json"))?.pid)) rmSync(path.join(this.dir, "serve.json"), { force: true });
+      }
+    }
+    // Not awaited: this turn goes over the CLI. Kept for tests to await.
+    this.starting = this.start().catch((e) => this.log.warn?.(`nexus: cannot start the hub: ${e?.message ?? e}`));
+    return this.cli[method](args);
+  }
+
+  unread(args) {
+    return this.via("unread", args);
+  }
+  append(args) {
+    return this.via("append", args);
+  }
+  checkpoint(args) {
+    return this.via("checkpoint", args);
+  }
+  search(args) {
+    return this.via("search", args);
+  }
+  get(args) {
+    return this.cli.get(args); // a file read, no server needed
+  }
+
+  // start issues the agent's token if it has none and starts the server
+  // unless one is running or starting.
+  async start() {
+    if (!this.dir || this.cli.check()) return;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    if (existsSync(this.agentFile("no-token"))) return;
+    if (!existsSync(this.agentFile("token"))) {
+      try {
+        const doc = await this.cli.run(["agent", "token", this.cfg.agent], { agent: false });
+        writePrivate(this.agentFile("token"), `${doc.token}\n`);
+      } catch (e) {
+        writePrivate(this.agentFile("no-token"), `${e.message}\n`);
+        this.log.warn?.(`nexus: agent ${this.cfg.agent} cannot use the hub (${e.message}); turns go over the CLI. Put its token in ${this.agentFile("token")} and delete ${this.agentFile("no-token")} to use it.`);
+        return;
+      }
+    }
+    const state = readJSON(path.join(this.dir, "serve.json"));
+    if (state && alive(state.pid)) return; // running (or still starting)
+    const lock = path.join(this.dir, "serve.starting");
+    try {
+      if (Date.now() - statSync(lock).mtimeMs < HUB_STARTING_MS) return;
+      rmSync(lock, { force: true });
+    } catch {
+      // no start under way
+    }
+    let fd;
+    try {
+      fd = openSync(lock, "wx", 0o600);
+    } catch {
+      return; // another process is starting it
+    }
+    closeSync(fd);
+    const port = await freePort();
+    const logFd = openSync(path.join(this.dir, "serve.log"), "a", 0o600);
+    const child = spawn(fullBin(this.cli.bin), ["--vault", this.vault, "serve", "--http", `127.0.0.1:${port}`, "--idle", HUB_IDLE], {
+      detached: true,
+      stdio: ["ignore", "ignore", logFd],
+      env: { ...process.env, NEXUS_SEARCH_HOLD: "0" },
+      windowsHide: true,
+    });
+    closeSync(logFd);
+    child.on("error", (e) => this.log.warn?.(`nexus: cannot start the hub: ${e.message}`));
+    child.unref();
+    if (child.pid) writePrivate(path.join(this.dir, "serve.json"), JSON.stringify({ url: `http://127.0.0.1:${port}/mcp`, pid: child.pid }));
+    rmSync(lock, { force: true }); // serve.json and a live pid say "running" from here
+  }
+}
+
+// fullBin is the nexus that serves: nexus-lite leaves the server out, so
+// the full nexus beside it (or on PATH).
+export function fullBin(bin) {
+  if (path.basename(bin).replace(/\.exe$/u, "") !== LITE_BIN) return bin;
+  const beside = path.join(path.dirname(bin), "nexus" + (process.platform === "win32" ? ".exe" : ""));
+  return existsSync(beside) ? beside : "nexus";
+}
+
+function readJSON(file) {
+  try {
+    return JSON.parse(readFileSync(file, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+function alive(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+
+function writePrivate(file, text) {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
 }

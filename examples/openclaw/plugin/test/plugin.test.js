@@ -8,20 +8,22 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, watch, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import plugin, { createNexusPlugin, isTrivial, lastExchange } from "../index.js";
-import { defaultBin, resolveBin } from "../nexus.js";
+import plugin, { createNexusPlugin, isTrivial, lastExchange, relevantText } from "../index.js";
+import { HubClient, defaultBin, fullBin, resolveBin } from "../nexus.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../../../..");
 const tmp = mkdtempSync(path.join(os.tmpdir(), "nexus-openclaw-"));
 let NEXUS = process.env.NEXUS_BIN;
+// Notices are kept on disk between runs; never in the user's ~/.openclaw.
+process.env.OPENCLAW_STATE_DIR = path.join(tmp, "openclaw-state");
 
 const nx = (vault, ...args) => {
   const out = execFileSync(NEXUS, ["--vault", vault, "--json", ...args], { env: { ...process.env, NEXUS_SEARCH_HOLD: "0" } });
@@ -39,8 +41,13 @@ function makeVault() {
 
 const entriesBy = (vault, who) => nx(vault, "log", "read", "--last", "0", "--from", who).entries;
 
-// fakeApi stands in for OpenClaw's plugin API: what register() uses.
+// fakeApi stands in for OpenClaw's plugin API: what register() uses. A
+// config object gets a notices folder of its own (kept in the object, so
+// plugins built from the same config, like the turns of one OpenClaw
+// home, share it).
+let states = 0;
 function fakeApi(pluginConfig) {
+  if (pluginConfig && !pluginConfig.stateDir) pluginConfig.stateDir = path.join(tmp, `state-${++states}`);
   const api = { pluginConfig, hooks: {}, supplements: [], warnings: [] };
   api.logger = { warn: (m) => api.warnings.push(m), info() {}, error() {} };
   api.on = (name, fn) => {
@@ -127,11 +134,10 @@ describe("which nexus the plugin runs", () => {
 });
 
 describe("hooks over the nexus CLI", () => {
-  test("register wires the two hooks and the corpus supplement", () => {
+  test("register wires the hooks and the corpus supplement", () => {
     const api = fakeApi({ vault: "/nowhere", agent: "ella" });
     plugin.register(api);
-    assert.equal(typeof api.hooks.before_prompt_build, "function");
-    assert.equal(typeof api.hooks.agent_end, "function");
+    for (const h of ["before_prompt_build", "agent_end", "before_compaction", "before_reset"]) assert.equal(typeof api.hooks[h], "function", h);
     assert.equal(api.supplements.length, 1);
     assert.equal(plugin.id, "nexus");
     assert.equal(plugin.configSchema.safeParse({ vault: "v", agent: "a" }).success, true);
@@ -213,6 +219,64 @@ describe("hooks over the nexus CLI", () => {
   });
 });
 
+describe("checkpoints and relevance", () => {
+  test("before_compaction and before_reset save a checkpoint; read-only runs do not", async () => {
+    const vault = makeVault();
+    const api = fakeApi({ vault, agent: "ella", bin: NEXUS, timeoutMs: 20000 });
+    plugin.register(api);
+    await api.hooks.before_compaction({ messageCount: 42, tokenCount: 90000, messages: exchange("Migrate the billing tables", "Half of them are done.") }, { sessionKey: "s" });
+    let cp = nx(vault, "--agent", "ella", "checkpoint", "show").current;
+    assert.equal(cp.task, "Migrate the billing tables");
+    assert.match(cp.state, /^context compacted by OpenClaw \(42 messages, 90000 tokens\); last reply: Half of them are done\./u);
+    await api.hooks.before_reset({ reason: "new", messages: exchange("Write the release notes", "Drafted them.") }, { sessionKey: "s" });
+    cp = nx(vault, "--agent", "ella", "checkpoint", "show").current;
+    assert.equal(cp.task, "Write the release notes");
+    assert.match(cp.state, /^session reset \(new\)/u);
+    await api.hooks.before_compaction({ messageCount: 3, messages: exchange("Heartbeat check", "All quiet.") }, { trigger: "heartbeat" });
+    assert.equal(nx(vault, "--agent", "ella", "checkpoint", "show").current.task, "Write the release notes", "a heartbeat run saved a checkpoint");
+  });
+
+  test("a checkpoint that cannot be saved is a notice", async () => {
+    const vault = makeVault();
+    const p = createNexusPlugin(fakeApi({ vault, agent: "ghost", bin: NEXUS, timeoutMs: 20000 }));
+    await p.beforeCompaction({ messageCount: 9, messages: exchange("Migrate the billing tables", "Done.") }, {});
+    const r = await p.beforePromptBuild({ prompt: "q", messages: [] }, {});
+    assert.match(r.prependContext, /no checkpoint was saved before the compaction/u);
+  });
+
+  test("recall adds the few best facts and notes for the message, off by default", async () => {
+    const vault = makeVault();
+    nx(vault, "--agent", "lyra", "fact", "write", "--name", "Deploy window", "--type", "project", "--description", "when production deploys happen", "Deploys to production only on Tuesdays after 14:00 KST.");
+    nx(vault, "--agent", "lyra", "log", "append", "Deploy window discussed in the log");
+    const off = createNexusPlugin(fakeApi({ vault, agent: "ella", bin: NEXUS, timeoutMs: 20000 }));
+    const r0 = await off.beforePromptBuild({ prompt: "When may we deploy to production?", currentUserMessageId: "a", messages: [] }, { trigger: "heartbeat" });
+    assert.doesNotMatch(r0.prependContext ?? "", /Relevant in the shared vault/u);
+    const on = createNexusPlugin(fakeApi({ vault, agent: "ella", bin: NEXUS, timeoutMs: 20000, recall: true, recallLimit: 2 }));
+    const r1 = await on.beforePromptBuild({ prompt: "When may we deploy to production?", currentUserMessageId: "b", messages: [] }, {});
+    assert.match(r1.prependContext, /Relevant in the shared vault[^\n]*\n- [^\n]*deploy-window\.md:\d+ deploy-window — [^\n]*Tuesdays/u);
+    const relevant = r1.prependContext.slice(r1.prependContext.indexOf("Relevant in the shared vault"));
+    assert.doesNotMatch(relevant, /log\/live\//u, "a log entry came as a relevant note");
+    // A trivial message searches nothing.
+    const r2 = await on.beforePromptBuild({ prompt: "ok", currentUserMessageId: "c", messages: [] }, {});
+    assert.equal(r2, undefined);
+  });
+
+  test("relevantText is bounded and leaves out the log and indexes", () => {
+    const hits = [
+      { path: "log/live/2026-12/lyra@box.md", kind: "log", title: "x", snippet: "log" },
+      { path: "agents/lyra/memory/INDEX.md", title: "index" },
+      { path: "agents/lyra/memory/a.md", startLine: 3, title: "A", snippet: "alpha   beta" },
+      { path: "wiki/b.md", title: "B", snippet: "b".repeat(500) },
+      { path: "wiki/c.md", title: "C" },
+    ];
+    const t = relevantText(hits, { limit: 2, chars: 10000 });
+    assert.match(t, /\n- agents\/lyra\/memory\/a\.md:3 A — alpha beta\n- wiki\/b\.md:1 B — b+…$/u);
+    assert.doesNotMatch(t, /INDEX|log\/live|wiki\/c/u);
+    assert.equal(relevantText(hits, { limit: 5, chars: 60 }).split("\n").length, 2, "the character bound");
+    assert.equal(relevantText(hits.slice(0, 2), { limit: 3, chars: 1000 }), "");
+  });
+});
+
 describe("failures are visible and bounded", () => {
   test("a missing binary is a notice in the context", async () => {
     const p = createNexusPlugin(fakeApi({ vault: "/nonexistent", agent: "ella", bin: "/nonexistent/nexus" }));
@@ -221,12 +285,30 @@ describe("failures are visible and bounded", () => {
     assert.match(r.prependContext, /\/nonexistent\/nexus/u);
   });
 
-  test("a refused append is said on the next reply", async () => {
+  test("a refused append is said on the next two replies, across processes", async () => {
     const vault = makeVault();
-    const p = createNexusPlugin(fakeApi({ vault, agent: "ghost", bin: NEXUS, timeoutMs: 20000 }));
-    await p.agentEnd({ runId: "r", success: true, messages: exchange("Summarise the incidents", "Two are open.") }, {});
-    const r = await p.beforePromptBuild({ prompt: "q", messages: [] }, {});
-    assert.match(r.prependContext, /the last turn was not recorded in the shared log/u);
+    const cfg = { vault, agent: "ghost", bin: NEXUS, timeoutMs: 20000 };
+    // 'openclaw agent --local' is one process per turn: a new plugin each time.
+    await createNexusPlugin(fakeApi(cfg)).agentEnd({ runId: "r", success: true, messages: exchange("Summarise the incidents", "Two are open.") }, {});
+    for (const turn of [1, 2]) {
+      const r = await createNexusPlugin(fakeApi(cfg)).beforePromptBuild({ prompt: "q", messages: [] }, {});
+      assert.match(r?.prependContext ?? "", /the last turn was not recorded in the shared log/u, `turn ${turn}`);
+    }
+    const r3 = await createNexusPlugin(fakeApi(cfg)).beforePromptBuild({ prompt: "q", messages: [] }, {});
+    assert.doesNotMatch(r3?.prependContext ?? "", /the last turn was not recorded/u, "said a third time");
+  });
+
+  test("a failed read is said in its turn and again at the next, then the file is gone", async () => {
+    const stateDir = path.join(tmp, "state-read");
+    const cfg = { vault: "/nonexistent", agent: "ella", bin: "/nonexistent/nexus", stateDir };
+    const r1 = await createNexusPlugin(fakeApi(cfg)).beforePromptBuild({ prompt: "q", messages: [] }, {});
+    assert.match(r1.prependContext, /\/nonexistent/u);
+    assert.equal(readdirSync(stateDir).length, 1, "the notice is not kept on disk");
+    const file = path.join(stateDir, readdirSync(stateDir)[0]);
+    assert.match(readFileSync(file, "utf8"), /nonexistent/u);
+    // The next process: the notice again (and its own, the same, once).
+    const r2 = await createNexusPlugin(fakeApi(cfg)).beforePromptBuild({ prompt: "q", messages: [] }, {});
+    assert.equal(r2.prependContext.split("could not be used").length, 2, r2.prependContext);
   });
 
   test("a stalled nexus is killed after timeoutMs", async () => {
@@ -259,6 +341,20 @@ describe("failures are visible and bounded", () => {
   });
 });
 
+// startServe starts 'nexus serve --http' on port and resolves once it says
+// it listens (its log line on stderr), or rejects when it exits first.
+function startServe(vault, port) {
+  const srv = spawn(NEXUS, ["--vault", vault, "serve", "--http", `127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, NEXUS_SEARCH_HOLD: "0" } });
+  return new Promise((ok, fail) => {
+    let err = "";
+    srv.stderr.on("data", (d) => {
+      err += d;
+      if (err.includes("serving MCP over Streamable HTTP")) ok(srv);
+    });
+    srv.once("exit", (code) => fail(new Error(`nexus serve --http exited (${code}) before listening: ${err}`)));
+  });
+}
+
 describe("over MCP with the agent's token", () => {
   test("inject and append through nexus serve --http", async () => {
     const vault = makeVault();
@@ -271,17 +367,8 @@ describe("over MCP with the agent's token", () => {
         s.close(() => ok(p));
       });
     });
-    const srv = spawn(NEXUS, ["--vault", vault, "serve", "--http", `127.0.0.1:${port}`], { stdio: "ignore", env: { ...process.env, NEXUS_SEARCH_HOLD: "0" } });
+    let srv = await startServe(vault, port);
     try {
-      for (let i = 0; ; i++) {
-        const up = await new Promise((ok) => {
-          const c = net.connect(port, "127.0.0.1", () => (c.end(), ok(true)));
-          c.on("error", () => ok(false));
-        });
-        if (up) break;
-        if (i > 200) throw new Error("nexus serve --http did not start");
-        await new Promise((ok) => setTimeout(ok, 50));
-      }
       const p = createNexusPlugin(fakeApi({ url: `http://127.0.0.1:${port}/mcp`, token, timeoutMs: 20000 }));
       const r = await p.beforePromptBuild({ prompt: "q", messages: [] }, {});
       assert.match(r.prependContext, /LYRA-H over http/u);
@@ -292,6 +379,30 @@ describe("over MCP with the agent's token", () => {
       assert.equal(mine[0].kind, "turn");
       const hits = await p.supplement.search({ query: "over http", maxResults: 3 });
       assert.ok(hits.some((h) => h.path.startsWith("nexus/log/")), JSON.stringify(hits));
+
+      // maxChars holds over HTTP as over the CLI, and nothing is
+      // acknowledged that was not shown.
+      for (let i = 0; i < 6; i++) nx(vault, "--agent", "lyra", "log", "append", "--body", "x".repeat(250), `LYRA-C${i}`);
+      const small = createNexusPlugin(fakeApi({ url: `http://127.0.0.1:${port}/mcp`, token, timeoutMs: 20000, maxChars: 700 }));
+      const rc = await small.beforePromptBuild({ prompt: "q", currentUserMessageId: "c1", messages: [] }, {});
+      const unread = rc.prependContext.slice(rc.prependContext.indexOf("## Unread"));
+      assert.ok(Array.from(unread).length < 900, `${Array.from(unread).length} characters: ${unread}`);
+      assert.match(unread, /LYRA-C0/u);
+      assert.doesNotMatch(unread, /LYRA-C5/u);
+      const shown = (unread.match(/LYRA-C\d/gu) ?? []).length;
+      assert.match(unread, new RegExp(`\\(${6 - shown} newer unread entr`, "u"));
+      assert.equal(nx(vault, "--agent", "ella", "log", "read", "--unread", "--ack=false").count, 6 - shown, "acknowledged more than shown");
+
+      // A server restart: the old session is gone; the next call starts a
+      // new one, without a notice.
+      const exited = new Promise((ok) => srv.once("exit", ok));
+      srv.kill("SIGINT");
+      await exited;
+      srv = await startServe(vault, port);
+      nx(vault, "--agent", "lyra", "log", "append", "LYRA-R after the restart");
+      const rr = await p.beforePromptBuild({ prompt: "q", currentUserMessageId: "after", messages: [] }, {});
+      assert.match(rr.prependContext, /LYRA-R after the restart/u);
+      assert.doesNotMatch(rr.prependContext, /could not be used|HTTP 404/u);
     } finally {
       // Wait for the server to exit: it may still be writing in the vault
       // (the index, its lock) while it shuts down, and the final cleanup
@@ -302,6 +413,97 @@ describe("over MCP with the agent's token", () => {
         await exited;
       }
     }
+  });
+});
+
+// waitForLog resolves once file holds text, watching it (no polling).
+function waitForLog(file, text) {
+  return new Promise((ok) => {
+    const has = () => existsSync(file) && readFileSync(file, "utf8").includes(text);
+    if (has()) return ok();
+    const w = watch(path.dirname(file), () => {
+      if (has()) {
+        w.close();
+        ok();
+      }
+    });
+  });
+}
+
+// stopHub ends the hub a test started and waits until it says so.
+async function stopHub(dir) {
+  const state = JSON.parse(readFileSync(path.join(dir, "serve.json"), "utf8"));
+  const done = waitForLog(path.join(dir, "serve.log"), "shutting down");
+  process.kill(state.pid, "SIGTERM");
+  await done;
+}
+
+describe("the hub: one nexus serve --http per vault, started on demand", { timeout: 120000 }, () => {
+  test("the first turn starts it over the CLI, the next turns use it", async () => {
+    const vault = makeVault();
+    nx(vault, "--agent", "lyra", "log", "append", "LYRA-HUB1 before the hub");
+    const cfg = { vault, agent: "ella", bin: NEXUS, timeoutMs: 20000, hub: true };
+    const dir = path.join(vault, ".nexus", "state", "hub");
+    const p1 = createNexusPlugin(fakeApi(cfg));
+    assert.ok(p1.client instanceof HubClient);
+    const r1 = await p1.beforePromptBuild({ prompt: "q", currentUserMessageId: "h1", messages: [] }, {});
+    assert.match(r1.prependContext, /LYRA-HUB1/u);
+    assert.equal(p1.client.mcp, null, "the first turn went to a hub that was not there");
+    await p1.client.starting;
+    try {
+      assert.equal(statSync(dir).mode & 0o777, 0o700);
+      assert.equal(statSync(path.join(dir, "ella.token")).mode & 0o777, 0o600);
+      assert.equal(statSync(path.join(dir, "serve.json")).mode & 0o777, 0o600);
+      await waitForLog(path.join(dir, "serve.log"), "serving MCP over Streamable HTTP");
+
+      // The next turn (a new process in 'openclaw agent --local'): over MCP.
+      nx(vault, "--agent", "lyra", "log", "append", "LYRA-HUB2 through the hub");
+      const p2 = createNexusPlugin(fakeApi(cfg));
+      const r2 = await p2.beforePromptBuild({ prompt: "q", currentUserMessageId: "h2", messages: [] }, {});
+      assert.match(r2.prependContext, /LYRA-HUB2/u);
+      assert.doesNotMatch(r2.prependContext, /LYRA-HUB1|could not be used/u);
+      assert.ok(p2.client.mcp, "the second turn did not use the hub");
+      await p2.agentEnd({ runId: "h2", success: true, messages: exchange("What came through the hub?", "Lyra's second note.") }, { sessionKey: "s" });
+      const mine = entriesBy(vault, "ella");
+      assert.equal(mine.length, 1);
+      assert.equal(mine[0].signed, true);
+      assert.equal(p2.client.starting, undefined, "a turn that used the hub started another");
+    } finally {
+      await stopHub(dir);
+    }
+
+    // The hub is gone (its process ended): the turn goes over the CLI
+    // without a notice and starts a new hub.
+    nx(vault, "--agent", "lyra", "log", "append", "LYRA-HUB3 after the hub");
+    const p3 = createNexusPlugin(fakeApi(cfg));
+    const r3 = await p3.beforePromptBuild({ prompt: "q", currentUserMessageId: "h3", messages: [] }, {});
+    assert.match(r3.prependContext, /LYRA-HUB3/u);
+    assert.doesNotMatch(r3.prependContext, /could not be used/u);
+    await p3.client.starting;
+    await waitForLog(path.join(dir, "serve.log"), "serving MCP over Streamable HTTP");
+    await stopHub(dir);
+  });
+
+  test("an agent that has a token already stays on the CLI, and says why in the log", async () => {
+    const vault = makeVault();
+    nx(vault, "agent", "token", "ella");
+    const api = fakeApi({ vault, agent: "ella", bin: NEXUS, timeoutMs: 20000, hub: true });
+    const p = createNexusPlugin(api);
+    await p.beforePromptBuild({ prompt: "q", messages: [] }, {});
+    await p.client.starting;
+    const dir = path.join(vault, ".nexus", "state", "hub");
+    assert.match(readFileSync(path.join(dir, "ella.no-token"), "utf8"), /already has a token/u);
+    assert.ok(!existsSync(path.join(dir, "serve.json")), "a hub was started for an agent that cannot use it");
+    assert.ok(api.warnings.some((w) => /cannot use the hub/u.test(w)), api.warnings.join("\n"));
+  });
+
+  test("the server is the full nexus beside nexus-lite", () => {
+    const dir = path.join(tmp, "bin-full");
+    executable(dir, "nexus-lite");
+    const full = executable(dir, "nexus");
+    assert.equal(fullBin(path.join(dir, "nexus-lite")), full);
+    assert.equal(fullBin("/opt/x/nexus-lite"), "nexus");
+    assert.equal(fullBin("/opt/x/nexus"), "/opt/x/nexus");
   });
 });
 
