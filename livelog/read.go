@@ -643,9 +643,8 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 				next.total++
 				next.byAgent[last.Agent]++
 			}
-			e := *s.head
-			last = &e
-			next.resume = pos{Segment: s.lf.rel, Offset: e.Offset}
+			last = s.head // blocks stay put: no copy needed
+			next.resume = pos{Segment: s.lf.rel, Offset: last.Offset}
 		}
 		next.resume.Anchor = anchorOfFile(l.abs(s.lf.rel), next.resume.Offset)
 		total += next.total
