@@ -23,6 +23,7 @@ type fileIter struct {
 	pending  []Entry
 	done     bool
 	buf      []byte // the chunk read last
+	noBody   bool   // parse without bodies (counting only)
 }
 
 // entryGuess is about the bytes of one entry in the file, to size the
@@ -106,6 +107,7 @@ func (it *fileIter) fill() error {
 		}
 		final := it.off+n == it.size
 		p := newParser(buf, it.off, it.line, it.stream, it.rel)
+		p.noBody = it.noBody
 		got := make([]Entry, 0, n/entryGuess+1)
 		for {
 			e, ok := p.next()
@@ -336,6 +338,16 @@ func merge(ctx context.Context, srcs []*source, fn func(e *Entry, s *source) err
 		}
 		if err := best.advance(); err != nil {
 			return err
+		}
+	}
+}
+
+// countOnly makes srcs parse what they have not parsed yet without
+// bodies: what follows is only counted.
+func countOnly(srcs []*source) {
+	for _, s := range srcs {
+		if s.it != nil {
+			s.it.noBody = true
 		}
 	}
 }

@@ -28,6 +28,9 @@ type parser struct {
 	pos     int
 	line    int  // 1-based line number of data[pos]
 	noLines bool // line numbers are unknown (parsing from the middle)
+	// noBody leaves blocks' bodies empty: for counting, which needs the
+	// headers and signature lines only (a body is most of an entry).
+	noBody  bool
 	stream  string
 	segment string
 }
@@ -313,10 +316,13 @@ func (p *parser) rest(e Entry, start, pos, line int, first []byte) Entry {
 				pos, line = nxt, line+1
 				continue
 			}
-			if e.Hand {
+			switch {
+			case e.Hand:
 				e.damaged = true
-				e.Body = strings.TrimRight(string(p.data[start:pos]), "\r\n")
-			} else {
+				if !p.noBody {
+					e.Body = strings.TrimRight(string(p.data[start:pos]), "\r\n")
+				}
+			case !p.noBody:
 				e.Body = p.body(bodyStart, pos, escaped)
 			}
 			e.setSig(sf)
@@ -387,9 +393,11 @@ func (p *parser) skipRecordBlank() {
 // the parser resumes at pos (line).
 func (p *parser) finish(e Entry, start, bodyStart, lastText, pos, line int, escaped bool) Entry {
 	e.End = p.base + int64(lastText)
-	if e.Hand {
+	switch {
+	case p.noBody:
+	case e.Hand:
 		e.Body = strings.TrimRight(string(p.data[start:lastText]), "\r\n")
-	} else {
+	default:
 		e.Body = p.body(bodyStart, lastText, escaped)
 	}
 	p.pos, p.line = pos, line

@@ -522,6 +522,7 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 				// Positions just before this entry.
 				s.end, s.lastT = e.Offset, s.prevT
 				through, stopped = positions(c, srcs), true
+				countOnly(srcs) // the rest is counted, not delivered
 			}
 			n++
 			return nil
@@ -608,6 +609,7 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 		return 0, nil, err
 	}
 	defer closeSources(srcs)
+	countOnly(srcs)
 	for _, s := range srcs {
 		start := s.end
 		// The cache map is shared by concurrent counts for this agent; a
