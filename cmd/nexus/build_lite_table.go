@@ -317,7 +317,9 @@ Every request must carry "Authorization: Bearer TOKEN", a token made by
 loopback address unless --tls-cert/--tls-key are given or --insecure-listen
 is passed (for a trusted TLS-terminating proxy).
 
-SIGINT/SIGTERM shut down gracefully: calls in flight finish their writes.
+SIGINT/SIGTERM shut down gracefully within 10 seconds: calls in flight
+finish their writes; search indexing still under way stops (it resumes at
+the next start).
 
 Examples:
   nexus --agent lyra serve --stdio
