@@ -664,6 +664,22 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 	return total, byAgent, nil
 }
 
+// LiveBytes returns the size in bytes of the live log's files: an upper
+// bound of what a count or a read with no cursor parses.
+func (l *Log) LiveBytes() (int64, error) {
+	files, err := l.liveFiles()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, lf := range files {
+		if st, err := os.Stat(l.abs(lf.rel)); err == nil {
+			n += st.Size()
+		}
+	}
+	return n, nil
+}
+
 // fileCount is a running count of one file's unread entries for an agent.
 type fileCount struct {
 	from    int64 // the cursor position the count starts at

@@ -250,6 +250,7 @@ func TestSlowUnreadCountNeverHoldsACall(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
+	s.smallLog = 0 // as on a big log: the call does not wait for the count
 	s.count = func(agent string) (int, map[string]int, error) {
 		<-release
 		return s.lg.UnreadCount(agent)

@@ -33,6 +33,11 @@ type unreadCache struct {
 // the background for the calls after it.
 const noticeWait = 250 * time.Millisecond
 
+// noticeSmallLog is the size of a live log under which a call waits for
+// the count however long it takes (a busy machine, not a big log): such a
+// count parses at most a few MB.
+const noticeSmallLog = 4 << 20
+
 type unreadCount struct {
 	version uint64
 	total   int
@@ -70,8 +75,8 @@ func (s *Server) unreadCount(agent string) int {
 
 // unreadCounts returns agent's unread counts, from the cache when the log
 // and cursors have not changed since they were counted.
-// A count not done within noticeWait goes on in the background; the
-// answer is then false.
+// On a log of noticeSmallLog bytes or more, a count not done within
+// noticeWait goes on in the background; the answer is then false.
 func (s *Server) unreadCounts(agent string) (unreadCount, bool) {
 	c := &s.unread
 	ver := c.version.Load()
@@ -98,13 +103,17 @@ func (s *Server) unreadCounts(agent string) (unreadCount, bool) {
 		}()
 	}
 	c.mu.Unlock()
-	t := time.NewTimer(noticeWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		s.log.Debug("unread count still under way; answering without the notice", "agent", agent)
-		return unreadCount{}, false
+	if n, err := s.lg.LiveBytes(); err == nil && n < s.smallLog {
+		<-done
+	} else {
+		t := time.NewTimer(noticeWait)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			s.log.Debug("unread count still under way; answering without the notice", "agent", agent)
+			return unreadCount{}, false
+		}
 	}
 	c.mu.Lock()
 	got, ok = c.byAgent[agent]

@@ -97,6 +97,8 @@ type Server struct {
 	background sync.WaitGroup
 	// count is the unread count (the log's; tests slow it down).
 	count func(agent string) (int, map[string]int, error)
+	// smallLog is noticeSmallLog (tests lower it).
+	smallLog int64
 }
 
 // New builds a server for opts.Vault with every tool, the session_start
@@ -145,6 +147,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.lg = lg
 	s.count = lg.UnreadCount
+	s.smallLog = noticeSmallLog
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
