@@ -150,9 +150,9 @@ type parsed struct {
 
 // load reads and parses one file. It re-reads until the file is stable
 // (same size and mtime before and after reading).
-func (ix *Index) load(f diskFile) parsed {
+func (ix *Index) load(ctx context.Context, f diskFile) parsed {
 	if logKind(f.key) != KindNote {
-		return ix.loadLog(f)
+		return ix.loadLog(ctx, f)
 	}
 	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
 	for attempt := 0; ; attempt++ {
@@ -209,7 +209,10 @@ func (ix *Index) loadAll(ctx context.Context, files []diskFile, prep func(*parse
 		go func() {
 			defer wg.Done()
 			for f := range in {
-				p := ix.load(f)
+				if ctx.Err() != nil {
+					continue // stopped: drain
+				}
+				p := ix.load(ctx, f)
 				if prep != nil {
 					prep(&p)
 				}
@@ -271,7 +274,10 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		go func() {
 			var err error
 			for b := range batches {
-				if err == nil {
+				// Past cancellation the batches left are dropped (the
+				// files they hold are forgotten below): a server asked to
+				// stop must not index a big log to its end first.
+				if err == nil && ctx.Err() == nil {
 					if e := bi.Batch(b); e != nil {
 						err = fmt.Errorf("update index: %w", e)
 					}
@@ -318,7 +324,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	// rebuild does (see [analyseFields]): bleve's batch would analyse
 	// them again, without the rebuild's shortcuts.
 	m := bi.Mapping()
-	prep := func(p *parsed) { analyseDocs(m, p) }
+	prep := func(p *parsed) { analyseDocs(ctx, m, p) }
 	if bleveAnalyses {
 		prep = func(p *parsed) { mapDocs(m, p) }
 	}
@@ -336,7 +342,7 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		}
 	}()
 	for p := range out {
-		if firstErr != nil {
+		if firstErr != nil || ctx.Err() != nil {
 			continue // drain
 		}
 		if p.err != nil {

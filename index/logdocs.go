@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -54,14 +55,14 @@ func prefixCRC(f *os.File, n int64) (uint32, error) {
 // on when the bytes before it are unchanged (f.prev). The result's from is
 // the byte offset it started at: 0 means the whole file, so every old
 // document of the file must go.
-func (ix *Index) loadLog(f diskFile) parsed {
+func (ix *Index) loadLog(ctx context.Context, f diskFile) parsed {
 	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
 	for attempt := 0; ; attempt++ {
 		fh, err := os.Open(abs)
 		if err != nil {
 			return parsed{f: f, skip: true}
 		}
-		p, retry := ix.readLog(f, fh)
+		p, retry := ix.readLog(ctx, f, fh)
 		fh.Close()
 		if retry && attempt < 5 {
 			time.Sleep(ix.opts.Debounce / 4)
@@ -71,7 +72,9 @@ func (ix *Index) loadLog(f diskFile) parsed {
 	}
 }
 
-func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
+// A log of a million entries takes seconds: it stops with ctx's error
+// in p.err when ctx is done.
+func (ix *Index) readLog(ctx context.Context, f diskFile, fh *os.File) (p parsed, retry bool) {
 	st1, err := fh.Stat()
 	if err != nil || !st1.Mode().IsRegular() {
 		return parsed{f: f, skip: true}, false
@@ -111,6 +114,9 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 	docs := make([]doc, 0, len(entries))
 	var warns []string
 	for i := range entries {
+		if i%1024 == 1023 && ctx.Err() != nil {
+			return parsed{f: f, err: ctx.Err()}, false
+		}
 		e := &entries[i]
 		n := markdown.Parse(f.key, tail[e.Offset:e.End])
 		for _, w := range n.Warnings {

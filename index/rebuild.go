@@ -176,7 +176,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		seq++
 		pending = nil
 	}
-	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(m, p) }) {
+	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(ctx, m, p) }) {
 		if firstErr != nil || failed.Load() {
 			continue // drain
 		}
@@ -246,8 +246,9 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 // analyseDocs maps and analyses p's documents as bleve would when
 // indexing them, into p.analysed (or sets p.err). The builder may not be
 // given one id twice: a later document of the same id replaces an
-// earlier one, as in a batch.
-func analyseDocs(m mapping.IndexMapping, p *parsed) {
+// earlier one, as in a batch. It stops with ctx's error in p.err when ctx
+// is done (a log file is tens of thousands of documents: seconds).
+func analyseDocs(ctx context.Context, m mapping.IndexMapping, p *parsed) {
 	if p.skip {
 		return
 	}
@@ -257,6 +258,10 @@ func analyseDocs(m mapping.IndexMapping, p *parsed) {
 	}
 	p.analysed = make([]*document.Document, 0, len(last))
 	for i := range p.docs {
+		if i%256 == 255 && ctx.Err() != nil {
+			p.err = ctx.Err()
+			return
+		}
 		id := p.docs[i].id()
 		if last[id] != i {
 			continue

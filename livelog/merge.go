@@ -22,7 +22,14 @@ type fileIter struct {
 	holdBack bool // keep back a last block that may still be being written
 	pending  []Entry
 	done     bool
+	buf      []byte // the chunk read last
+	noBody   bool   // parse without bodies (counting only)
 }
+
+// entryGuess is about the bytes of one entry in the file, to size the
+// slice a chunk's blocks are parsed into (growing it cost a tenth of a
+// no-cursor read).
+const entryGuess = 256
 
 func (l *Log) openIter(rel, stream string, off int64, holdBack bool) (*fileIter, error) {
 	f, err := os.Open(l.abs(rel))
@@ -62,30 +69,46 @@ func (it *fileIter) close() {
 
 // next returns the next block, or false at the end.
 func (it *fileIter) next() (Entry, bool, error) {
+	e, err := it.nextRef()
+	if e == nil {
+		return Entry{}, false, err
+	}
+	return *e, true, nil
+}
+
+// nextRef is next without a copy: the block stays where the chunk's
+// parse put it (the iterator never writes to it again), or nil at the
+// end.
+func (it *fileIter) nextRef() (*Entry, error) {
 	for len(it.pending) == 0 {
 		if it.done || it.off >= it.size {
 			it.done = true
-			return Entry{}, false, nil
+			return nil, nil
 		}
 		if err := it.fill(); err != nil {
-			return Entry{}, false, err
+			return nil, err
 		}
 	}
-	e := it.pending[0]
+	e := &it.pending[0]
 	it.pending = it.pending[1:]
-	return e, true, nil
+	return e, nil
 }
 
 func (it *fileIter) fill() error {
 	for {
 		n := min(it.chunk, it.size-it.off)
-		buf := make([]byte, n)
+		// The buffer is reused: parsed blocks hold copies, never its bytes.
+		if int64(cap(it.buf)) < n {
+			it.buf = make([]byte, n)
+		}
+		buf := it.buf[:n]
 		if _, err := it.f.ReadAt(buf, it.off); err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read %s: %w", it.rel, err)
 		}
 		final := it.off+n == it.size
 		p := newParser(buf, it.off, it.line, it.stream, it.rel)
-		var got []Entry
+		p.noBody = it.noBody
+		got := make([]Entry, 0, n/entryGuess+1)
 		for {
 			e, ok := p.next()
 			if !ok {
@@ -143,11 +166,10 @@ type source struct {
 
 func (s *source) advance() error {
 	for {
-		var e Entry
-		var ok bool
-		var err error
+		var e *Entry
 		if s.it != nil {
-			e, ok, err = s.it.next()
+			var err error
+			e, err = s.it.nextRef()
 			if err != nil && s.onErr != nil {
 				s.onErr(err)
 				s.head = nil
@@ -157,20 +179,20 @@ func (s *source) advance() error {
 				return err
 			}
 		} else if len(s.mem) > 0 {
-			e, ok, s.mem = s.mem[0], true, s.mem[1:]
+			e, s.mem = &s.mem[0], s.mem[1:]
 		}
-		if !ok {
+		if e == nil {
 			s.head = nil
 			return nil
 		}
 		if s.writer == "" && e.Signed && e.feed {
 			s.writer = e.Writer
 		}
-		if s.skip != nil && s.skip(&e) {
-			s.pass(&e)
+		if s.skip != nil && s.skip(e) {
+			s.pass(e)
 			continue
 		}
-		s.head = &e
+		s.head = e
 		return nil
 	}
 }
@@ -316,6 +338,16 @@ func merge(ctx context.Context, srcs []*source, fn func(e *Entry, s *source) err
 		}
 		if err := best.advance(); err != nil {
 			return err
+		}
+	}
+}
+
+// countOnly makes srcs parse what they have not parsed yet without
+// bodies: what follows is only counted.
+func countOnly(srcs []*source) {
+	for _, s := range srcs {
+		if s.it != nil {
+			s.it.noBody = true
 		}
 	}
 }

@@ -28,6 +28,9 @@ type parser struct {
 	pos     int
 	line    int  // 1-based line number of data[pos]
 	noLines bool // line numbers are unknown (parsing from the middle)
+	// noBody leaves blocks' bodies empty: for counting, which needs the
+	// headers and signature lines only (a body is most of an entry).
+	noBody  bool
 	stream  string
 	segment string
 }
@@ -58,6 +61,20 @@ func (p *parser) peek(pos int) (line []byte, next int, nl bool) {
 }
 
 func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+// skippable reports whether line is blank or a torn marker, as
+// lineKindOf would say, without parsing a header (block parses it).
+func skippable(line []byte) bool {
+	switch {
+	case len(line) == 0:
+		return true
+	case line[0] == '#':
+		return false // a header, or text: neither is blank
+	case line[0] == '<' && bytes.HasPrefix(line, []byte(nexusComment)):
+		return bytes.HasPrefix(line, []byte(tornMarker[:len("<!-- nexus torn")]))
+	}
+	return blank(line)
+}
 
 type lineKind int
 
@@ -100,6 +117,9 @@ type sigFields struct {
 	cites     []Cite
 	gap, key  string
 	q         string
+	// sigText is sig as it stands in the line parsed (valid while that
+	// line's bytes are), so that the hash needs no copy of it.
+	sigText []byte
 }
 
 // parseSig reads a signature line: the feed form
@@ -116,7 +136,8 @@ func parseSig(line []byte) (sigFields, bool) {
 	if s, ok = strings.CutSuffix(s, sigSuffix); !ok {
 		return f, false
 	}
-	toks := strings.Split(s, " ")
+	var buf [8]string // room for every field of the feed form
+	toks := splitSpaces(buf[:0], s)
 	if len(toks) == 2 {
 		p, ok1 := strings.CutPrefix(toks[0], "prev=")
 		g, ok2 := strings.CutPrefix(toks[1], "sig=")
@@ -124,6 +145,7 @@ func parseSig(line []byte) (sigFields, bool) {
 			return f, false
 		}
 		f.prev, f.sig = p, g
+		f.sigText = sigBytes(line, g)
 		return f, true
 	}
 	if len(toks) < 4 {
@@ -164,7 +186,27 @@ func parseSig(line []byte) (sigFields, bool) {
 		return f, false
 	}
 	f.sig = g
+	f.sigText = sigBytes(line, g)
 	return f, true
+}
+
+// sigBytes returns the bytes of line that hold sig, its last field.
+func sigBytes(line []byte, sig string) []byte {
+	end := len(line) - len(sigSuffix)
+	return line[end-len(sig) : end]
+}
+
+// splitSpaces appends the fields of s between single spaces to toks, as
+// strings.Split(s, " ") gives them, without allocating while they fit.
+func splitSpaces(toks []string, s string) []string {
+	for {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			return append(toks, s)
+		}
+		toks = append(toks, s[:i])
+		s = s[i+1:]
+	}
 }
 
 // looksLikeRecord reports whether an unterminated first line is the start
@@ -183,8 +225,7 @@ func (p *parser) next() (Entry, bool) {
 		// Skip blank lines and stray torn markers.
 		for p.pos < len(p.data) {
 			line, nxt, _ := p.peek(p.pos)
-			k, _ := lineKindOf(line)
-			if k != kindBlank && k != kindTorn {
+			if !skippable(line) {
 				break
 			}
 			p.pos, p.line = nxt, p.line+1
@@ -275,10 +316,13 @@ func (p *parser) rest(e Entry, start, pos, line int, first []byte) Entry {
 				pos, line = nxt, line+1
 				continue
 			}
-			if e.Hand {
+			switch {
+			case e.Hand:
 				e.damaged = true
-				e.Body = strings.TrimRight(string(p.data[start:pos]), "\r\n")
-			} else {
+				if !p.noBody {
+					e.Body = strings.TrimRight(string(p.data[start:pos]), "\r\n")
+				}
+			case !p.noBody:
 				e.Body = p.body(bodyStart, pos, escaped)
 			}
 			e.setSig(sf)
@@ -308,11 +352,31 @@ func (e *Entry) setSig(sf sigFields) {
 		e.feed, e.Writer, e.Seq, e.Cites, e.Gap, e.Key = true, sf.writer, sf.seq, sf.cites, sf.gap, sf.key
 		e.Quarantine, e.qSigned = sf.q, sf.q
 	}
-	if raw, err := b64.DecodeString(sig); err == nil {
-		e.Hash = hashSig(raw).String()
-	} else {
-		e.Hash = hashSig([]byte(sig)).String()
+	text := sf.sigText
+	if text == nil {
+		text = []byte(sig)
 	}
+	e.Hash = sigHash(text)
+}
+
+// sigHash is the Hash of an entry whose signature reads sig: the hash of
+// the signature's bytes (of sig itself if it is not base64), without
+// allocating but for the result.
+func sigHash(sig []byte) string {
+	var buf [96]byte
+	raw := buf[:0]
+	if n := b64.DecodedLen(len(sig)); n > len(buf) {
+		raw = make([]byte, n)
+	}
+	var h Hash
+	if n, err := b64.Decode(raw[:cap(raw)], sig); err == nil {
+		h = hashSig(raw[:n])
+	} else {
+		h = hashSig(sig)
+	}
+	var out [44]byte
+	b64.Encode(out[:], h[:])
+	return string(out[:b64.EncodedLen(len(h))])
 }
 
 // skipRecordBlank consumes the one blank line that ends a record.
@@ -329,9 +393,11 @@ func (p *parser) skipRecordBlank() {
 // the parser resumes at pos (line).
 func (p *parser) finish(e Entry, start, bodyStart, lastText, pos, line int, escaped bool) Entry {
 	e.End = p.base + int64(lastText)
-	if e.Hand {
+	switch {
+	case p.noBody:
+	case e.Hand:
 		e.Body = strings.TrimRight(string(p.data[start:lastText]), "\r\n")
-	} else {
+	default:
 		e.Body = p.body(bodyStart, lastText, escaped)
 	}
 	p.pos, p.line = pos, line

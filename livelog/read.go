@@ -522,6 +522,7 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 				// Positions just before this entry.
 				s.end, s.lastT = e.Offset, s.prevT
 				through, stopped = positions(c, srcs), true
+				countOnly(srcs) // the rest is counted, not delivered
 			}
 			n++
 			return nil
@@ -608,6 +609,7 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 		return 0, nil, err
 	}
 	defer closeSources(srcs)
+	countOnly(srcs)
 	for _, s := range srcs {
 		start := s.end
 		// The cache map is shared by concurrent counts for this agent; a
@@ -643,9 +645,8 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 				next.total++
 				next.byAgent[last.Agent]++
 			}
-			e := *s.head
-			last = &e
-			next.resume = pos{Segment: s.lf.rel, Offset: e.Offset}
+			last = s.head // blocks stay put: no copy needed
+			next.resume = pos{Segment: s.lf.rel, Offset: last.Offset}
 		}
 		next.resume.Anchor = anchorOfFile(l.abs(s.lf.rel), next.resume.Offset)
 		total += next.total
@@ -661,6 +662,22 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 		l.countMu.Unlock()
 	}
 	return total, byAgent, nil
+}
+
+// LiveBytes returns the size in bytes of the live log's files: an upper
+// bound of what a count or a read with no cursor parses.
+func (l *Log) LiveBytes() (int64, error) {
+	files, err := l.liveFiles()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, lf := range files {
+		if st, err := os.Stat(l.abs(lf.rel)); err == nil {
+			n += st.Size()
+		}
+	}
+	return n, nil
 }
 
 // fileCount is a running count of one file's unread entries for an agent.

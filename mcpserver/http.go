@@ -187,7 +187,10 @@ func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 		s.log.Info("no request for the idle time: exiting", "idle", o.IdleExit)
 	}
 	s.log.Info("shutting down: letting in-flight calls finish")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Half of the 10 s a stop may take (docs/operations.md): the rest is
+	// for Close, which waits for calls still in flight and stops the
+	// background indexing.
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// Long-lived notification streams would hold Shutdown open: end them.
 	s.mu.Lock()

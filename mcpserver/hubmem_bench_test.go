@@ -39,7 +39,9 @@ import (
 // log size that ends it sooner (default 100), NEXUS_HUB_BODY the body size
 // in bytes (default 4096), NEXUS_HUB_CLIENTS the clients (default 64),
 // NEXUS_HUB_BIN another nexus binary to run as the hub (to compare with
-// an older build). Linux only (it reads /proc).
+// an older build), NEXUS_HUB_READ_EVERY=K makes every Kth call of each
+// client a log_read of its unread entries instead of an append (default 0:
+// appends only). Linux only (it reads /proc).
 func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc/PID/status")
@@ -48,6 +50,7 @@ func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 	clients := envInt("NEXUS_HUB_CLIENTS", 64)
 	targetMiB := float64(envInt("NEXUS_HUB_MIB", 100))
 	bodySize := envInt("NEXUS_HUB_BODY", 4096)
+	readEvery := envInt("NEXUS_HUB_READ_EVERY", 0)
 	bin := nexusBin
 	if s := os.Getenv("NEXUS_HUB_BIN"); s != "" {
 		bin = s
@@ -117,6 +120,7 @@ func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 	var (
 		samples  []sample
 		appends  atomic.Int64
+		reads    atomic.Int64
 		failures atomic.Int64
 		stop     = make(chan struct{})
 		wg       sync.WaitGroup
@@ -136,6 +140,15 @@ func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 				case <-stop:
 					return
 				default:
+				}
+				if readEvery > 0 && n%readEvery == readEvery-1 {
+					res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "log_read", Arguments: map[string]any{}})
+					if err != nil || res.IsError {
+						failures.Add(1)
+					} else {
+						reads.Add(1)
+					}
+					continue
 				}
 				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "log_append", Arguments: map[string]any{
 					"summary": fmt.Sprintf("client %d step %d: %s", i, n, words[n%len(words)]),
@@ -212,6 +225,7 @@ loop:
 		peak = max(peak, s.rss)
 	}
 	b.ReportMetric(float64(appends.Load())/elapsed.Seconds(), "appends/s")
+	b.ReportMetric(float64(reads.Load())/elapsed.Seconds(), "reads/s")
 	b.ReportMetric(float64(failures.Load()), "failures")
 	b.ReportMetric(final, "log-MiB")
 	b.ReportMetric(samples[0].rss, "rss-idle-MiB")

@@ -230,3 +230,52 @@ func TestLiveLogResourceTail(t *testing.T) {
 		t.Errorf("tail does not start at a line: %q", first[:40])
 	}
 }
+
+// TestSlowUnreadCountNeverHoldsACall: an agent's first unread count (the
+// whole log, for an agent without a cursor) may take seconds; the call
+// it would annotate answers without the notice, and the count finishes
+// in the background for the next calls.
+func TestSlowUnreadCountNeverHoldsACall(t *testing.T) {
+	v, _, err := vault.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"lyra", "ella"} {
+		if _, err := agents.Add(v, n, "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(Options{Vault: v, LogPollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	s.smallLog = 0 // as on a big log: the call does not wait for the count
+	s.count = func(agent string) (int, map[string]int, error) {
+		<-release
+		return s.lg.UnreadCount(agent)
+	}
+	if _, err := s.lg.Append("ella", livelog.Entry{Summary: "ella did a thing"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, notice := s.unreadNotice("lyra"); notice != "" {
+		t.Errorf("notice while the count is held: %q", notice)
+	}
+	s.unread.mu.Lock()
+	done := s.unread.counting["lyra"]
+	s.unread.mu.Unlock()
+	if done == nil {
+		t.Fatal("no count under way for lyra")
+	}
+	close(release)
+	<-done
+	s.unread.mu.Lock()
+	got := s.unread.byAgent["lyra"]
+	s.unread.mu.Unlock()
+	if got.total != 1 || got.by["ella"] != 1 {
+		t.Errorf("count after the background count: %+v, want 1 from ella", got)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

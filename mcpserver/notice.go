@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // unreadCache remembers each agent's unread count until the live log or
@@ -17,9 +18,25 @@ type unreadCache struct {
 	// and when a cursor moves through this server.
 	version atomic.Uint64
 
-	mu      sync.Mutex // protects byAgent
+	mu      sync.Mutex // protects byAgent and counting
 	byAgent map[string]unreadCount
+	// counting holds, by agent, a channel closed when the count under way
+	// for that agent is done (and stored in byAgent).
+	counting map[string]chan struct{}
 }
+
+// noticeWait is how long a tool result waits for an unread count that is
+// not known yet. Counting is incremental, so it is quick once done for an
+// agent; but the first count of an agent without a cursor parses the
+// whole log (seconds for a million entries), and no call may wait for
+// that: the result goes out without the notice and the count finishes in
+// the background for the calls after it.
+const noticeWait = 250 * time.Millisecond
+
+// noticeSmallLog is the size of a live log under which a call waits for
+// the count however long it takes (a busy machine, not a big log): such a
+// count parses at most a few MB.
+const noticeSmallLog = 4 << 20
 
 type unreadCount struct {
 	version uint64
@@ -58,27 +75,70 @@ func (s *Server) unreadCount(agent string) int {
 
 // unreadCounts returns agent's unread counts, from the cache when the log
 // and cursors have not changed since they were counted.
+// On a log of noticeSmallLog bytes or more, a count not done within
+// noticeWait goes on in the background; the answer is then false.
 func (s *Server) unreadCounts(agent string) (unreadCount, bool) {
 	c := &s.unread
 	ver := c.version.Load()
 	c.mu.Lock()
 	got, ok := c.byAgent[agent]
-	c.mu.Unlock()
-	if !ok || got.version != ver {
-		total, by, err := s.lg.UnreadCount(agent)
-		if err != nil {
-			s.log.Debug("count unread log entries", "agent", agent, "err", err)
+	if ok && got.version == ver {
+		c.mu.Unlock()
+		return got, true
+	}
+	done, running := c.counting[agent]
+	if !running {
+		if !s.startBackground() {
+			c.mu.Unlock()
 			return unreadCount{}, false
 		}
-		got = unreadCount{version: ver, total: total, by: by}
-		c.mu.Lock()
-		if c.byAgent == nil {
-			c.byAgent = map[string]unreadCount{}
+		done = make(chan struct{})
+		if c.counting == nil {
+			c.counting = map[string]chan struct{}{}
 		}
-		c.byAgent[agent] = got
-		c.mu.Unlock()
+		c.counting[agent] = done
+		go func() {
+			defer s.background.Done()
+			s.countUnread(agent, ver, done)
+		}()
 	}
-	return got, true
+	c.mu.Unlock()
+	if n, err := s.lg.LiveBytes(); err == nil && n < s.smallLog {
+		<-done
+	} else {
+		t := time.NewTimer(noticeWait)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			s.log.Debug("unread count still under way; answering without the notice", "agent", agent)
+			return unreadCount{}, false
+		}
+	}
+	c.mu.Lock()
+	got, ok = c.byAgent[agent]
+	c.mu.Unlock()
+	return got, ok
+}
+
+// countUnread counts agent's unread entries as of version ver, stores the
+// count and closes done.
+func (s *Server) countUnread(agent string, ver uint64, done chan struct{}) {
+	c := &s.unread
+	total, by, err := s.count(agent)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer close(done)
+	delete(c.counting, agent)
+	if err != nil {
+		s.log.Debug("count unread log entries", "agent", agent, "err", err)
+		delete(c.byAgent, agent)
+		return
+	}
+	if c.byAgent == nil {
+		c.byAgent = map[string]unreadCount{}
+	}
+	c.byAgent[agent] = unreadCount{version: ver, total: total, by: by}
 }
 
 func formatNotice(total int, by map[string]int) string {

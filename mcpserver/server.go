@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -94,6 +95,13 @@ type Server struct {
 	ctx    context.Context // cancelled by Close; owns the background loops
 	cancel context.CancelFunc
 	loops  sync.WaitGroup
+	// background counts other work started by calls that outlives them
+	// (an unread count); added to under mu while not closing.
+	background sync.WaitGroup
+	// count is the unread count (the log's; tests slow it down).
+	count func(agent string) (int, map[string]int, error)
+	// smallLog is noticeSmallLog (tests lower it).
+	smallLog int64
 }
 
 // New builds a server for opts.Vault with every tool, the session_start
@@ -141,6 +149,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.lg = lg
+	s.count = lg.UnreadCount
+	s.smallLog = noticeSmallLog
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
@@ -194,6 +204,18 @@ func (s *Server) enter() bool {
 	return true
 }
 
+// startBackground registers work that outlives the call that starts it
+// (call s.background.Done when it ends); false once Close has begun.
+func (s *Server) startBackground() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.background.Add(1)
+	return true
+}
+
 // leave ends a call registered by enter.
 func (s *Server) leave() {
 	s.mu.Lock()
@@ -241,7 +263,24 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 	}
 	s.cancel()
-	s.loops.Wait()
+	// Background indexing stops at its next batch; ctx bounds the wait
+	// (SIGTERM is honoured within 10 s however big the log). Past it the
+	// index is left as it is, still locked by the indexing: it is derived
+	// state, caught up at the next start.
+	stopped := make(chan struct{})
+	go func() {
+		s.loops.Wait()
+		s.background.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		if err == nil {
+			err = fmt.Errorf("background work still running: %w", ctx.Err())
+		}
+		return err
+	}
 	if s.keeper != nil {
 		s.keeper.Close()
 	}

@@ -319,9 +319,11 @@ Every request must carry "Authorization: Bearer TOKEN", a token made by
 loopback address unless --tls-cert/--tls-key are given or --insecure-listen
 is passed (for a trusted TLS-terminating proxy).
 
-SIGINT/SIGTERM shut down gracefully: calls in flight finish their writes.
-With --idle the HTTP server also shuts down once no request has come for
-that long (a server the runtime adapters start on demand uses 10m).
+SIGINT/SIGTERM shut down gracefully within 10 seconds: calls in flight
+finish their writes; search indexing still under way stops (it resumes at
+the next start). With --idle the HTTP server also shuts down once no
+request has come for that long (a server the runtime adapters start on
+demand uses 10m).
 
 Examples:
   nexus --agent lyra serve --stdio
@@ -350,6 +352,9 @@ size+mtime walk (--reconcile) catches anything the watcher missed.
 It also carries out reviews decided in Obsidian (status: approved or
 rejected in a review/pending/ file) and keeps every agent's
 memory/INDEX.md in step with fact files edited by hand, every few seconds.
+With an embedding model configured (search.embeddings), it embeds the
+sections of changed notes once the vault has been quiet for two seconds,
+so search by meaning stays current without 'nexus index embed'.
 
 While it runs, 'nexus search' in other terminals asks this process, so
 answers are current and the index is never "locked". If another process
