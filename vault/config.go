@@ -26,6 +26,9 @@ type Config struct {
 	Review           ReviewConfig `yaml:"review"`
 	// SnapshotsKeep is how many snapshots of bulk changes are kept.
 	SnapshotsKeep int `yaml:"snapshots_keep"`
+	// CheckpointHistoryKeep is how many earlier checkpoints each agent
+	// keeps in checkpoints/history/; older ones are moved to the archive.
+	CheckpointHistoryKeep int `yaml:"checkpoint_history_keep,omitempty"`
 	// Agents holds per-agent settings, such as the hash of its HTTP token.
 	Agents map[string]AgentConfig `yaml:"agents,omitempty"`
 	// Curator tunes the curator's passes (docs/curation.md). Left out, or
@@ -100,6 +103,9 @@ func DefaultConfig() Config {
 		MemoryIndexLineLimit: 200,
 		PromptLogEntries:     20,
 		SnapshotsKeep:        20,
+		// CheckpointHistoryKeep: 50 checkpoints at one save a step is
+		// a long day's work; older ones are archived, never deleted.
+		CheckpointHistoryKeep: 50,
 	}
 }
 
@@ -158,6 +164,7 @@ func parseConfig(data []byte) (Config, error) {
 		{&cfg.MemoryIndexLineLimit, def.MemoryIndexLineLimit},
 		{&cfg.PromptLogEntries, def.PromptLogEntries},
 		{&cfg.SnapshotsKeep, def.SnapshotsKeep},
+		{&cfg.CheckpointHistoryKeep, def.CheckpointHistoryKeep},
 	} {
 		if *f.p <= 0 {
 			*f.p = f.d
