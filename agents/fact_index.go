@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -496,7 +497,34 @@ func RenderIndex(v *vault.Vault, agent string) (string, error) {
 	if body == "" {
 		return "", nil
 	}
+	body = withholdIndexLines(agent, body)
 	lines := strings.Count(body, "\n") + 1
 	bar := strings.Repeat("═", 46)
 	return fmt.Sprintf("%s\n%s [%d/%d lines]\n%s\n%s", bar, IndexBanner, lines, v.Config().MemoryIndexLineLimit, bar, body), nil
+}
+
+// withholdIndexLines scans the memory index as it goes into a prompt
+// (docs/scan.md, "At read time"): fact files reach INDEX.md without
+// Nexus's write scan when a sync tool or a person drops them in, and a
+// line that fails is withheld, naming its fact file. One scan of the whole
+// index in the common case; line by line only when it hits.
+func withholdIndexLines(agent, body string) string {
+	if scan.RuleOf(body) == "" {
+		return body
+	}
+	lines := strings.Split(body, "\n")
+	for i, line := range lines {
+		rule := scan.RuleOf(line)
+		if rule == "" {
+			continue
+		}
+		what := "a line of the memory index"
+		where := HomePath(agent, IndexFile)
+		if slug, _, ok := strings.Cut(strings.TrimPrefix(line, "- [["), "|"); ok && strings.HasPrefix(line, "- [[") && validSlug(slug) == nil {
+			what = "the index line of fact " + slug
+			where = FactPath(agent, slug)
+		}
+		lines[i] = "- " + scan.Withheld(rule, what, "a person can read and fix "+where)
+	}
+	return strings.Join(lines, "\n")
 }
