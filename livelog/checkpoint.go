@@ -205,6 +205,11 @@ func parseCheckpointFM(data []byte) (*Checkpoint, *checkpointFM, error) {
 	// person typed is held back the same way.
 	switch q := strings.TrimSpace(fm.Quarantine); {
 	case q == QuarantineCleared:
+		// A person cleared injection phrasing; a secret is held back
+		// whatever was cleared.
+		if rule := scan.RuleOf(strings.Join(append([]string{c.Task, c.State, c.Next, c.Notes}, c.Files...), "\n")); rule != "" && !(&scan.Error{Rule: rule}).Quarantinable() {
+			c.Quarantine = rule
+		}
 	case q != "":
 		c.Quarantine = q
 	default:

@@ -1,0 +1,63 @@
+package mcpserver
+
+import (
+	"strings"
+
+	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/internal/scan"
+)
+
+// Vault text an agent reads — a note through memory_get or as a
+// resource, a fact through fact_read — is scanned as it is returned
+// (docs/scan.md, "At read time"): files reach the vault without Nexus's
+// write scan (a sync tool, a person's paste, Obsidian), and a rule added
+// since catches what an earlier scan let through. A paragraph or key block
+// that fails is withheld whole, one marker in its place; control
+// characters are dropped.
+
+// noteMark returns the marker function for a note's withheld lines.
+func noteMark(clean string) func(rule string, first, last int) string {
+	return func(rule string, first, last int) string {
+		return scan.Withheld(rule, scan.LineRange(first, last)+" of "+clean, "a person can read the file itself")
+	}
+}
+
+// shownNote returns a whole note's text as an agent may read it.
+func shownNote(clean, text string) string {
+	text, _ = scan.Withhold(text, noteMark(clean))
+	return scan.Printable(text)
+}
+
+// shownLines returns lines[lo:hi] of a note (each with its "\n") joined,
+// as an agent may read them: each paragraph reaching into the range is
+// judged whole.
+func shownLines(clean string, lines []string, lo, hi int) string {
+	out, _ := scan.WithholdLines(lines, lo, hi, noteMark(clean))
+	return scan.Printable(strings.Join(out, ""))
+}
+
+// shownFact returns f as an agent may read it: each field that fails the
+// scan is withheld (the body paragraph by paragraph).
+func shownFact(f agents.Fact) agents.Fact {
+	where := f.Path
+	if where == "" {
+		where = agents.FactPath(f.Agent, f.Slug)
+	}
+	how := "a person can read and fix " + where
+	for _, fl := range []struct {
+		name string
+		p    *string
+	}{{"name", &f.Name}, {"description", &f.Description}, {"source", &f.Source}, {"type", &f.Type}} {
+		if rule := scan.RuleOf(*fl.p); rule != "" {
+			*fl.p = scan.Withheld(rule, "the "+fl.name+" of fact "+f.Slug, how)
+		}
+		*fl.p = scan.Printable(*fl.p)
+	}
+	if f.Body != "" {
+		f.Body, _ = scan.Withhold(f.Body, func(rule string, first, last int) string {
+			return scan.Withheld(rule, scan.LineRange(first, last)+" of the body of fact "+f.Slug, how)
+		})
+		f.Body = scan.Printable(f.Body)
+	}
+	return f
+}
