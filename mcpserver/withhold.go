@@ -36,28 +36,5 @@ func shownLines(clean string, lines []string, lo, hi int) string {
 	return scan.Printable(strings.Join(out, ""))
 }
 
-// shownFact returns f as an agent may read it: each field that fails the
-// scan is withheld (the body paragraph by paragraph).
-func shownFact(f agents.Fact) agents.Fact {
-	where := f.Path
-	if where == "" {
-		where = agents.FactPath(f.Agent, f.Slug)
-	}
-	how := "a person can read and fix " + where
-	for _, fl := range []struct {
-		name string
-		p    *string
-	}{{"name", &f.Name}, {"description", &f.Description}, {"source", &f.Source}, {"type", &f.Type}} {
-		if rule := scan.RuleOf(*fl.p); rule != "" {
-			*fl.p = scan.Withheld(rule, "the "+fl.name+" of fact "+f.Slug, how)
-		}
-		*fl.p = scan.Printable(*fl.p)
-	}
-	if f.Body != "" {
-		f.Body, _ = scan.Withhold(f.Body, func(rule string, first, last int) string {
-			return scan.Withheld(rule, scan.LineRange(first, last)+" of the body of fact "+f.Slug, how)
-		})
-		f.Body = scan.Printable(f.Body)
-	}
-	return f
-}
+// shownFact is [agents.ShownFact]: the fact as an agent may read it.
+func shownFact(f agents.Fact) agents.Fact { return agents.ShownFact(f) }
