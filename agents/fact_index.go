@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -506,15 +507,14 @@ func RenderIndex(v *vault.Vault, agent string) (string, error) {
 // withholdIndexLines scans the memory index as it goes into a prompt
 // (docs/scan.md, "At read time"): fact files reach INDEX.md without
 // Nexus's write scan when a sync tool or a person drops them in, and a
-// line that fails is withheld, naming its fact file. One scan of the whole
-// index in the common case; line by line only when it hits.
+// line that fails is withheld, naming its fact file. It scans one
+// line at a time: Go's regexp runs a short text through its backtracker,
+// several times faster than a long one through the NFA.
 func withholdIndexLines(agent, body string) string {
-	if scan.RuleOf(body) == "" {
-		return body
-	}
 	lines := strings.Split(body, "\n")
+	changed := false
 	for i, line := range lines {
-		rule := scan.RuleOf(line)
+		rule := indexLineRule(line)
 		if rule == "" {
 			continue
 		}
@@ -525,6 +525,38 @@ func withholdIndexLines(agent, body string) string {
 			where = FactPath(agent, slug)
 		}
 		lines[i] = "- " + scan.Withheld(rule, what, "a person can read and fix "+where)
+		changed = true
+	}
+	if !changed {
+		return body
 	}
 	return strings.Join(lines, "\n")
+}
+
+// indexLineVerdicts remembers the scan's verdict on index lines this
+// process has seen: a server renders the same index at every session
+// start, and a line costs about 10 µs to scan. Bounded: cleared when full.
+var indexLineVerdicts = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+const maxIndexLineVerdicts = 20000
+
+// indexLineRule is [scan.RuleOf] of an index line, remembered.
+func indexLineRule(line string) string {
+	indexLineVerdicts.Lock()
+	rule, ok := indexLineVerdicts.m[line]
+	indexLineVerdicts.Unlock()
+	if ok {
+		return rule
+	}
+	rule = scan.RuleOf(line)
+	indexLineVerdicts.Lock()
+	if len(indexLineVerdicts.m) >= maxIndexLineVerdicts {
+		clear(indexLineVerdicts.m)
+	}
+	indexLineVerdicts.m[line] = rule
+	indexLineVerdicts.Unlock()
+	return rule
 }
