@@ -330,17 +330,12 @@ func stageHistory(cur string, old []byte) error {
 			name += "-" + strconv.Itoa(n)
 		}
 		p := filepath.Join(dir, name+".md")
-		if existing, err := os.ReadFile(p); err == nil {
-			if bytes.Equal(existing, keep) {
-				return nil // already staged (a retried save)
-			}
-			if n > 1000 {
-				return fmt.Errorf("checkpoint history: too many checkpoints saved at %s", t.Format(time.RFC3339))
-			}
-			continue
+		if n > 1000 {
+			return fmt.Errorf("checkpoint history: too many checkpoints saved at %s", t.Format(time.RFC3339))
 		}
+		var err error
 		if bytes.Equal(keep, old) {
-			err := os.Link(cur, p)
+			err = os.Link(cur, p)
 			if err == nil {
 				// The link holds what CURRENT.md holds now; a save that
 				// replaced it since our read is kept by the next attempt.
@@ -348,17 +343,23 @@ func stageHistory(cur string, old []byte) error {
 					return nil
 				}
 				os.Remove(p)
-			} else if errors.Is(err, fs.ErrExist) {
-				continue
+				err = nil
 			}
+		}
+		if err == nil || !errors.Is(err, fs.ErrExist) {
 			// No hard links here (or the file changed): a copy.
+			err = vault.ReplaceIf(p, nil, keep, 0o644)
+			if err == nil || vault.Written(err) {
+				return nil
+			}
+			if !errors.Is(err, vault.ErrConflict) {
+				return fmt.Errorf("checkpoint history: %w", err)
+			}
 		}
-		err := vault.ReplaceIf(p, nil, keep, 0o644)
-		if err == nil || vault.Written(err) {
+		// The name is taken: by this very checkpoint (a retried save),
+		// or by another saved in the same second.
+		if existing, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(existing, keep) {
 			return nil
-		}
-		if !errors.Is(err, vault.ErrConflict) {
-			return fmt.Errorf("checkpoint history: %w", err)
 		}
 	}
 }
@@ -475,34 +476,34 @@ func splitHistoryName(name string) (string, int) {
 // file with the same bytes there means it was moved before (src is then
 // removed). It never replaces a file.
 func moveNoReplace(src, dir, name string) {
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return
-	}
 	stem := strings.TrimSuffix(name, ".md")
+	var data []byte // src's bytes, read when a name is taken
 	for n := 1; n <= 1000; n++ {
 		dst := filepath.Join(dir, name)
 		if n > 1 {
 			dst = filepath.Join(dir, stem+"-"+strconv.Itoa(n)+".md")
 		}
-		if existing, err := os.ReadFile(dst); err == nil {
-			if bytes.Equal(existing, data) {
-				os.Remove(src)
-				return
-			}
-			continue
-		}
-		if err := os.Link(src, dst); err == nil {
+		err := os.Link(src, dst)
+		if err == nil {
 			os.Remove(src)
 			return
-		} else if errors.Is(err, fs.ErrExist) {
-			continue
 		}
-		// No hard links here: check, then rename.
-		if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
-			os.Rename(src, dst)
+		if !errors.Is(err, fs.ErrExist) {
+			// No hard links here: check, then rename.
+			if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+				os.Rename(src, dst)
+				return
+			}
 		}
-		return
+		if data == nil {
+			if data, err = os.ReadFile(src); err != nil {
+				return
+			}
+		}
+		if existing, err := os.ReadFile(dst); err == nil && bytes.Equal(existing, data) {
+			os.Remove(src) // moved before
+			return
+		}
 	}
 }
 
