@@ -416,7 +416,7 @@ func fileHistory(v *vault.Vault, agent string) {
 		}
 		moveNoReplace(filepath.Join(dir, name), hist, strings.TrimPrefix(name, stagedPrefix))
 	}
-	archiveHistory(v, agent, v.Config().CheckpointHistoryKeep)
+	archiveHistory(v, agent, v.Config().CheckpointHistory())
 }
 
 // archiveHistory moves agent's history files beyond the newest keep into
