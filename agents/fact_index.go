@@ -514,6 +514,9 @@ func withholdIndexLines(agent, body string) string {
 	lines := strings.Split(body, "\n")
 	changed := false
 	for i, line := range lines {
+		if shown := scan.Shown(line); shown != line {
+			lines[i], line, changed = shown, shown, true // no bidi override or smuggled tags
+		}
 		rule := indexLineRule(line)
 		if rule == "" {
 			continue
@@ -543,7 +546,7 @@ var indexLineVerdicts = struct {
 
 const maxIndexLineVerdicts = 20000
 
-// indexLineRule is [scan.RuleOf] of an index line, remembered.
+// indexLineRule is [scan.ReadRule] of an index line, remembered.
 func indexLineRule(line string) string {
 	indexLineVerdicts.Lock()
 	rule, ok := indexLineVerdicts.m[line]
@@ -551,7 +554,7 @@ func indexLineRule(line string) string {
 	if ok {
 		return rule
 	}
-	rule = scan.RuleOf(line)
+	rule = scan.ReadRule(line)
 	indexLineVerdicts.Lock()
 	if len(indexLineVerdicts.m) >= maxIndexLineVerdicts {
 		clear(indexLineVerdicts.m)

@@ -893,7 +893,7 @@ func withholdTitles(h *Hit) {
 		name string
 		p    *string
 	}{{"title", &h.Title}, {"heading", &h.Heading}} {
-		if rule := scan.RuleOf(*f.p); rule != "" {
+		if rule := scan.ReadRule(*f.p); rule != "" {
 			*f.p = scan.Withheld(rule, "the "+f.name+" of "+h.Path, "a person can read the note itself")
 		}
 	}

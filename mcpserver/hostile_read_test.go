@@ -35,6 +35,9 @@ type hostileDrop struct {
 	// unindexed: the index leaves the file out (binary), so search has
 	// no snippet of it to show.
 	unindexed bool
+	// dropped: the doors drop the hostile characters instead of
+	// withholding the text, so no marker stands in for it.
+	dropped bool
 }
 
 const (
@@ -124,9 +127,10 @@ var hostileDrops = []hostileDrop{
 	{
 		name: "bidi override in a note",
 		drop: dropFile("projects/invoices.md", "# Invoices\n\nThe invoices for the quarter: invoice_\u202egpj.exe is attached.\n"),
-		// Snippets drop invisible characters (the name then reads as it
-		// is, invoice_gpj.exe); the other doors withhold the paragraph.
+		// Invisible code points are dropped at every read door (the name
+		// then reads as it is, invoice_gpj.exe), not withheld.
 		markers: []string{"\u202e"},
+		dropped: true,
 		query:   "invoices quarter",
 	},
 	{
@@ -147,6 +151,7 @@ var hostileDrops = []hostileDrop{
 		markers:   []string{"\x00", "\x01", "\x07", "\x1b"},
 		query:     "prefers answers",
 		unindexed: true,
+		dropped:   true,
 	},
 }
 
@@ -215,7 +220,7 @@ func TestHostileContentThroughEveryReadDoor(t *testing.T) {
 			}
 			// The doors were exercised on the file: where it is read
 			// whole, the text is there, withheld with its reason.
-			if !strings.Contains(row.markers[0], "\x00") {
+			if !row.dropped {
 				for _, door := range []string{"memory_get", "note resource"} {
 					if !strings.Contains(doors[door], "[BLOCKED: ") && !strings.Contains(doors[door], "[QUARANTINED: ") {
 						t.Errorf("%s: no withheld marker:\n%s", door, doors[door])

@@ -13,7 +13,7 @@ import (
 // write scan (a sync tool, a person's paste, Obsidian), and a rule added
 // since catches what an earlier scan let through. A paragraph or key block
 // that fails is withheld whole, one marker in its place; control
-// characters are dropped.
+// characters and invisible code points (but emoji sequences) are dropped.
 
 // noteMark returns the marker function for a note's withheld lines.
 func noteMark(clean string) func(rule string, first, last int) string {
@@ -25,7 +25,7 @@ func noteMark(clean string) func(rule string, first, last int) string {
 // shownNote returns a whole note's text as an agent may read it.
 func shownNote(clean, text string) string {
 	text, _ = scan.Withhold(text, noteMark(clean))
-	return scan.Printable(text)
+	return scan.Shown(text)
 }
 
 // shownLines returns lines[lo:hi] of a note (each with its "\n") joined,
@@ -33,7 +33,7 @@ func shownNote(clean, text string) string {
 // judged whole.
 func shownLines(clean string, lines []string, lo, hi int) string {
 	out, _ := scan.WithholdLines(lines, lo, hi, noteMark(clean))
-	return scan.Printable(strings.Join(out, ""))
+	return scan.Shown(strings.Join(out, ""))
 }
 
 // shownFact is [agents.ShownFact]: the fact as an agent may read it.

@@ -3,6 +3,8 @@ package scan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nexus-memory/nexus/internal/invisible"
 )
 
 // The read-time rule (docs/scan.md, "At read time"): text that comes out
@@ -12,6 +14,26 @@ import (
 // place holds one marker line naming the rule and where a person can read
 // it. Secrets are thereby never shown, in part or whole; injection is
 // never shown either, fenced or not. One rule, the same at every door.
+// Invisible code points are the exception: they are dropped from what is
+// shown ([Shown]), emoji sequences kept, as control characters are, so a
+// bidi override or a smuggled tag payload never comes out and an emoji
+// with a zero-width joiner (👩‍💻) does not cost a paragraph.
+
+// ReadRule is [RuleOf] for text on its way out of the vault: invisible
+// code points do not count against it (the door drops them, see
+// [Shown]); the other rules are tried on the text without them.
+func ReadRule(s string) string {
+	rule := RuleOf(s)
+	if rule == RuleInvisibleUnicode {
+		rule = RuleOf(invisible.Drop(s))
+	}
+	return rule
+}
+
+// Shown returns s as a read door shows it: without control characters
+// ([Printable]) and without invisible code points other than those that
+// draw emoji (invisible.DropShown).
+func Shown(s string) string { return invisible.DropShown(Printable(s)) }
 
 // Withheld returns the marker that stands in for withheld text:
 //
@@ -59,7 +81,7 @@ func WithholdLines(lines []string, lo, hi int, mark func(rule string, first, las
 		}
 		end := unitEnd(lines, i)
 		if end > lo {
-			if rule := RuleOf(strings.Join(lines[i:end], "")); rule != "" {
+			if rule := ReadRule(strings.Join(lines[i:end], "")); rule != "" {
 				if out == nil {
 					out = append([]string(nil), lines[lo:hi]...)
 				}
@@ -83,7 +105,7 @@ func WithholdLines(lines []string, lo, hi int, mark func(rule string, first, las
 // paragraph or key block replaced by mark(rule, first, last) and its
 // other lines left empty.
 func Withhold(s string, mark func(rule string, first, last int) string) (string, []string) {
-	if RuleOf(s) == "" {
+	if ReadRule(s) == "" {
 		return s, nil // the common case: one scan of the whole text
 	}
 	lines := strings.SplitAfter(s, "\n")
@@ -94,7 +116,7 @@ func Withhold(s string, mark func(rule string, first, last int) string) (string,
 	if rules == nil {
 		// Text that fails only as a whole (a phrase split over
 		// paragraphs): withheld whole.
-		rule := RuleOf(s)
+		rule := ReadRule(s)
 		return mark(rule, 1, len(lines)), []string{rule}
 	}
 	joined := strings.Join(out, "")
