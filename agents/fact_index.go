@@ -10,12 +10,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/internal/scan"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -496,7 +498,68 @@ func RenderIndex(v *vault.Vault, agent string) (string, error) {
 	if body == "" {
 		return "", nil
 	}
+	body = withholdIndexLines(agent, body)
 	lines := strings.Count(body, "\n") + 1
 	bar := strings.Repeat("═", 46)
 	return fmt.Sprintf("%s\n%s [%d/%d lines]\n%s\n%s", bar, IndexBanner, lines, v.Config().MemoryIndexLineLimit, bar, body), nil
+}
+
+// withholdIndexLines scans the memory index as it goes into a prompt
+// (docs/scan.md, "At read time"): fact files reach INDEX.md without
+// Nexus's write scan when a sync tool or a person drops them in, and a
+// line that fails is withheld, naming its fact file. It scans one
+// line at a time: Go's regexp runs a short text through its backtracker,
+// several times faster than a long one through the NFA.
+func withholdIndexLines(agent, body string) string {
+	lines := strings.Split(body, "\n")
+	changed := false
+	for i, line := range lines {
+		if shown := scan.Shown(line); shown != line {
+			lines[i], line, changed = shown, shown, true // no bidi override or smuggled tags
+		}
+		rule := indexLineRule(line)
+		if rule == "" {
+			continue
+		}
+		what := "a line of the memory index"
+		where := HomePath(agent, IndexFile)
+		if slug, _, ok := strings.Cut(strings.TrimPrefix(line, "- [["), "|"); ok && strings.HasPrefix(line, "- [[") && validSlug(slug) == nil {
+			what = "the index line of fact " + slug
+			where = FactPath(agent, slug)
+		}
+		lines[i] = "- " + scan.Withheld(rule, what, "a person can read and fix "+where)
+		changed = true
+	}
+	if !changed {
+		return body
+	}
+	return strings.Join(lines, "\n")
+}
+
+// indexLineVerdicts remembers the scan's verdict on index lines this
+// process has seen: a server renders the same index at every session
+// start, and a line costs about 10 µs to scan. Bounded: cleared when full.
+var indexLineVerdicts = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+const maxIndexLineVerdicts = 20000
+
+// indexLineRule is [scan.ReadRule] of an index line, remembered.
+func indexLineRule(line string) string {
+	indexLineVerdicts.Lock()
+	rule, ok := indexLineVerdicts.m[line]
+	indexLineVerdicts.Unlock()
+	if ok {
+		return rule
+	}
+	rule = scan.ReadRule(line)
+	indexLineVerdicts.Lock()
+	if len(indexLineVerdicts.m) >= maxIndexLineVerdicts {
+		clear(indexLineVerdicts.m)
+	}
+	indexLineVerdicts.m[line] = rule
+	indexLineVerdicts.Unlock()
+	return rule
 }

@@ -320,27 +320,9 @@ func RenderPrompt(v *vault.Vault, agent string, opts PromptOptions) (*Prompt, er
 }
 
 // printable returns s without the control characters a file can bring into
-// a prompt (a binary USER.md, a pasted terminal escape): C0 controls other
-// than newline and tab, DEL and the C1 controls are dropped, and bytes that
-// are not UTF-8 become U+FFFD. Every section of [RenderPrompt] passes
+// a prompt ([scan.Printable]). Every section of [RenderPrompt] passes
 // through it.
-func printable(s string) string {
-	clean := true
-	for i := 0; i < len(s) && clean; i++ {
-		c := s[i]
-		clean = (c >= 0x20 && c < 0x7F) || c == '\n' || c == '\t'
-	}
-	if clean {
-		return s
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !(r < 0x20 || (r >= 0x7F && r <= 0x9F)) {
-			return r
-		}
-		return -1
-	}, s)
-}
+func printable(s string) string { return scan.Printable(s) }
 
 // chooseSections returns the set of sections only and without leave.
 func chooseSections(only, without []string) (map[string]bool, error) {

@@ -74,7 +74,7 @@ func (c *checker) config(ctx context.Context) (string, []Finding, error) {
 		}
 		findings = append(findings, f)
 	}
-	for _, key := range []string{"memory_char_limit", "user_char_limit", "memory_index_line_limit", "prompt_log_entries", "snapshots_keep"} {
+	for _, key := range []string{"memory_char_limit", "user_char_limit", "memory_index_line_limit", "prompt_log_entries", "snapshots_keep", "checkpoint_history_keep"} {
 		if n, ok := raw[key].(int); ok && n <= 0 {
 			findings = append(findings, Finding{
 				Path:    vault.ConfigFile,

@@ -817,6 +817,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		// to an agent), and in NFC; after the quarantine check, which
 		// looks for them, and before the snippet, which may be the title.
 		hit.Title, hit.Heading = shownText(hit.Title), shownText(hit.Heading)
+		withholdTitles(&hit) // scanned as they leave the process, with the snippet
 		if !q.NoSnippets && (q.Snippets <= 0 || i < q.Snippets) {
 			hit.Snippet = ix.snippet(an, terms, hit, data)
 		}

@@ -63,6 +63,9 @@ func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit, dat
 	if strings.TrimSpace(win) == "" {
 		win, start, end, text = h.Title, 0, len(h.Title), h.Title
 	}
+	if rule := windowRule(text, start, end); rule != "" {
+		return scan.Withheld(rule, "the text of "+h.Path+" at this hit", "a person can read the note itself")
+	}
 	var b strings.Builder
 	if start > 0 {
 		b.WriteString("…")
@@ -851,4 +854,47 @@ func highlight(an analysis.Analyzer, terms map[string]bool, win string) string {
 	}
 	b.WriteString(win[pos:])
 	return b.String()
+}
+
+// windowRule scans a snippet's window as it leaves the process (docs/scan.md,
+// "At read time"): the paragraphs (and armored key blocks) of text that
+// the window text[start:end] reaches into, each whole, so a window cut
+// through a secret is judged by all of it. It returns the rule hit, or "".
+// Only the text around the window is scanned, not the note.
+func windowRule(text string, start, end int) string {
+	start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
+	lines := strings.SplitAfter(text, "\n")
+	lo, hi, off := -1, 0, 0
+	for i, l := range lines {
+		if lo < 0 && off+len(l) > start {
+			lo = i
+		}
+		off += len(l)
+		hi = i + 1
+		if off >= end && lo >= 0 {
+			break
+		}
+	}
+	if lo < 0 {
+		return ""
+	}
+	_, rules := scan.WithholdLines(lines, lo, hi, func(string, int, int) string { return "" })
+	if len(rules) > 0 {
+		return rules[0]
+	}
+	return ""
+}
+
+// withholdTitles replaces a hit's title and heading that fail the scan
+// with the marker of the read-time rule: they leave the process with the
+// snippet (search results over MCP and 'nexus search --json').
+func withholdTitles(h *Hit) {
+	for _, f := range []struct {
+		name string
+		p    *string
+	}{{"title", &h.Title}, {"heading", &h.Heading}} {
+		if rule := scan.ReadRule(*f.p); rule != "" {
+			*f.p = scan.Withheld(rule, "the "+f.name+" of "+h.Path, "a person can read the note itself")
+		}
+	}
 }

@@ -144,6 +144,14 @@ func (c *Checkpoint) Render() ([]byte, error) {
 	b.WriteString("---\n")
 	b.Write(y)
 	b.WriteString("---\n")
+	if c.Quarantine != "" {
+		// The body is what Obsidian, search and memory_get show: it
+		// never repeats quarantined text, kept in the frontmatter.
+		b.WriteString("# Checkpoint: [QUARANTINED: " + c.Quarantine + "]\n\n")
+		b.WriteString("Saved " + c.Time.UTC().Format(time.RFC3339) + " by " + c.Agent + ". Its text failed the security scan (rule " + c.Quarantine +
+			"): it is kept in the frontmatter above and withheld from agents until a person sets \"quarantine: cleared\" there (nexus checkpoint show --raw shows it).\n")
+		return b.Bytes(), nil
+	}
 	b.WriteString("# Checkpoint: " + firstLine(c.Task) + "\n\n")
 	b.WriteString("Saved " + c.Time.UTC().Format(time.RFC3339) + " by " + c.Agent + ".\n\n")
 	if c.State != "" {
@@ -173,13 +181,20 @@ func firstLine(s string) string {
 // parseCheckpoint reads a checkpoint note. The frontmatter is authoritative;
 // the body is only a rendering.
 func parseCheckpoint(data []byte) (*Checkpoint, error) {
+	c, _, err := parseCheckpointFM(data)
+	return c, err
+}
+
+// parseCheckpointFM is [parseCheckpoint], also returning the frontmatter
+// as written.
+func parseCheckpointFM(data []byte) (*Checkpoint, *checkpointFM, error) {
 	fmText, _, ok := vault.SplitFrontmatter(data)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint has no frontmatter: %w", ErrCorrupt)
+		return nil, nil, fmt.Errorf("checkpoint has no frontmatter: %w", ErrCorrupt)
 	}
 	var fm checkpointFM
 	if err := yaml.Unmarshal(fmText, &fm); err != nil {
-		return nil, fmt.Errorf("checkpoint frontmatter: %w", err)
+		return nil, nil, fmt.Errorf("checkpoint frontmatter: %w", err)
 	}
 	c := &Checkpoint{Agent: fm.Agent, Task: fm.Task, State: fm.State, Next: fm.Next, Files: fm.Files, Notes: strings.TrimSpace(fm.Notes)}
 	if t, err := time.Parse(time.RFC3339, fm.Time); err == nil {
@@ -190,6 +205,11 @@ func parseCheckpoint(data []byte) (*Checkpoint, error) {
 	// person typed is held back the same way.
 	switch q := strings.TrimSpace(fm.Quarantine); {
 	case q == QuarantineCleared:
+		// A person cleared injection phrasing; a secret is held back
+		// whatever was cleared.
+		if rule := scan.RuleOf(strings.Join(append([]string{c.Task, c.State, c.Next, c.Notes}, c.Files...), "\n")); rule != "" && !(&scan.Error{Rule: rule}).Quarantinable() {
+			c.Quarantine = rule
+		}
 	case q != "":
 		c.Quarantine = q
 	default:
@@ -200,15 +220,27 @@ func parseCheckpoint(data []byte) (*Checkpoint, error) {
 		}
 		c.Quarantine = rule
 	}
-	return c, nil
+	return c, &fm, nil
 }
 
 // SaveCheckpoint makes c agent's current checkpoint, stamped with now. The
-// previous CURRENT.md is first copied, byte for byte, to
-// checkpoints/history/TIME.md (TIME is its save time, "2006-01-02T15-04-05Z",
-// with "-2", "-3"... if taken), then CURRENT.md is replaced atomically with
-// compare-and-swap, so a person's concurrent edit is never overwritten (it
-// becomes history instead). Task is required.
+// previous CURRENT.md is kept, byte for byte, as
+// checkpoints/history/TIME.md (TIME is its save time,
+// "2006-01-02T15-04-05Z", with "-2", "-3"... if taken), and CURRENT.md is
+// replaced atomically with compare-and-swap, so a person's concurrent edit
+// is never overwritten (it becomes history instead). A previous checkpoint
+// that is quarantined — saved so, or a person's text the scan catches now —
+// goes into history with its quarantine recorded in its frontmatter, so the
+// history copy is withheld like the original. The history keeps the newest
+// checkpoint_history_keep (config.yaml, default 50); older ones are moved
+// to review/archive/checkpoints/AGENT/, never deleted. Task is required.
+//
+// The previous checkpoint is kept by a hard link made next to CURRENT.md
+// (".history-TIME.md") before the swap, so the one folder sync that makes
+// the new CURRENT.md durable makes the kept one durable too: a save costs
+// one file sync and one folder sync, as a write of a single file does. The
+// link is then renamed into history/; one a crash left behind is moved
+// there by the next save.
 func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (Checkpoint, error) {
 	// A damaged key in IDENTITY.md does not stop checkpoints; a missing
 	// agent does.
@@ -248,13 +280,19 @@ func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (
 			return c, fmt.Errorf("read checkpoint: %w", err)
 		}
 		if old != nil {
-			if err := keepHistory(v, agent, cur, old); err != nil {
+			if err := stageHistory(cur, old); err != nil {
 				return c, err
 			}
 		}
 		err = vault.ReplaceIf(cur, old, data, 0o644)
-		if err == nil {
-			return c, nil
+		if err == nil || vault.Written(err) {
+			// Saved. Filing the kept checkpoint into history/ and
+			// archiving the oldest cannot lose anything (renames, and a
+			// staged link left by a failure is filed next time), so a
+			// failure there does not turn a save into an error that a
+			// caller would retry.
+			fileHistory(v, agent)
+			return c, err
 		}
 		if !errors.Is(err, vault.ErrConflict) || attempt >= vault.CASAttempts {
 			return c, fmt.Errorf("save checkpoint: %w", err)
@@ -262,38 +300,217 @@ func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (
 	}
 }
 
-func keepHistory(v *vault.Vault, agent, cur string, old []byte) error {
+// stagedPrefix starts the name of a previous checkpoint staged next to
+// CURRENT.md, on its way into history/.
+const stagedPrefix = ".history-"
+
+// stageHistory keeps old, the content of CURRENT.md (at cur), next to it
+// as ".history-TIME.md": a hard link to the file itself, or, when the
+// checkpoint is quarantined and its frontmatter does not say so yet (a
+// person's text), a copy with the quarantine recorded.
+func stageHistory(cur string, old []byte) error {
 	t := time.Time{}
-	if c, err := parseCheckpoint(old); err == nil {
+	keep := old
+	if c, fm, err := parseCheckpointFM(old); err == nil {
 		t = c.Time
+		if c.Quarantine != "" && strings.TrimSpace(fm.Quarantine) == "" {
+			keep = withQuarantine(old, c.Quarantine)
+		}
 	}
 	if t.IsZero() {
 		if st, err := os.Stat(cur); err == nil {
 			t = st.ModTime().UTC()
 		}
 	}
-	dir := v.MustPath(CheckpointHistoryDir(agent))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("checkpoint history: %w", err)
-	}
-	base := t.UTC().Format("2006-01-02T15-04-05Z")
+	dir := filepath.Dir(cur)
+	base := stagedPrefix + t.UTC().Format("2006-01-02T15-04-05Z")
 	for n := 1; ; n++ {
 		name := base
 		if n > 1 {
 			name += "-" + strconv.Itoa(n)
 		}
 		p := filepath.Join(dir, name+".md")
-		if existing, err := os.ReadFile(p); err == nil && bytes.Equal(existing, old) {
-			return nil // already kept (a retried save)
+		if n > 1000 {
+			return fmt.Errorf("checkpoint history: too many checkpoints saved at %s", t.Format(time.RFC3339))
 		}
-		err := vault.ReplaceIf(p, nil, old, 0o644)
-		if err == nil {
+		var err error
+		if bytes.Equal(keep, old) {
+			err = os.Link(cur, p)
+			if err == nil {
+				// The link holds what CURRENT.md holds now; a save that
+				// replaced it since our read is kept by the next attempt.
+				if got, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(got, old) {
+					return nil
+				}
+				os.Remove(p)
+				err = nil
+			}
+		}
+		if err == nil || !errors.Is(err, fs.ErrExist) {
+			// No hard links here (or the file changed): a copy.
+			err = vault.ReplaceIf(p, nil, keep, 0o644)
+			if err == nil || vault.Written(err) {
+				return nil
+			}
+			if !errors.Is(err, vault.ErrConflict) {
+				return fmt.Errorf("checkpoint history: %w", err)
+			}
+		}
+		// The name is taken: by this very checkpoint (a retried save),
+		// or by another saved in the same second.
+		if existing, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(existing, keep) {
 			return nil
 		}
-		if !errors.Is(err, vault.ErrConflict) || n > 1000 {
-			return fmt.Errorf("checkpoint history: %w", err)
+	}
+}
+
+// withQuarantine returns a checkpoint file's bytes with "quarantine: RULE"
+// in its frontmatter (set, or added after the opening "---").
+func withQuarantine(data []byte, rule string) []byte {
+	fmText, _, ok := vault.SplitFrontmatter(data)
+	line := []byte("quarantine: " + rule + "\n")
+	if !ok {
+		return data
+	}
+	start := bytes.Index(data, fmText)
+	if start < 0 {
+		return data
+	}
+	var out []byte
+	out = append(out, data[:start]...)
+	replaced := false
+	for _, l := range bytes.SplitAfter(fmText, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("quarantine:")) {
+			l, replaced = line, true
+		}
+		out = append(out, l...)
+	}
+	if !replaced {
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		out = append(out, line...)
+	}
+	return append(out, data[start+len(fmText):]...)
+}
+
+// fileHistory moves the previous checkpoints staged next to CURRENT.md
+// into history/ (without replacing a file there), then moves the oldest
+// history files past checkpoint_history_keep into the archive. Both are
+// renames: a crash half way leaves every checkpoint under one name or the
+// other.
+func fileHistory(v *vault.Vault, agent string) {
+	dir := v.MustPath(identity.Home(agent) + "/checkpoints")
+	hist := v.MustPath(CheckpointHistoryDir(agent))
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		name := de.Name()
+		if !de.Type().IsRegular() || !strings.HasPrefix(name, stagedPrefix) || !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		if err := os.MkdirAll(hist, 0o755); err != nil {
+			return
+		}
+		moveNoReplace(filepath.Join(dir, name), hist, strings.TrimPrefix(name, stagedPrefix))
+	}
+	archiveHistory(v, agent, v.Config().CheckpointHistory())
+}
+
+// archiveHistory moves agent's history files beyond the newest keep into
+// review/archive/checkpoints/AGENT/.
+func archiveHistory(v *vault.Vault, agent string, keep int) {
+	if keep <= 0 {
+		return
+	}
+	hist := v.MustPath(CheckpointHistoryDir(agent))
+	des, err := os.ReadDir(hist)
+	if err != nil {
+		return
+	}
+	var names []string
+	for _, de := range des {
+		if de.Type().IsRegular() && strings.HasSuffix(de.Name(), ".md") && !strings.HasPrefix(de.Name(), ".") {
+			names = append(names, de.Name())
 		}
 	}
+	if len(names) <= keep {
+		return
+	}
+	sort.Slice(names, func(i, j int) bool { return historyLess(names[i], names[j]) })
+	arch := v.MustPath(CheckpointArchiveDir(agent))
+	if err := os.MkdirAll(arch, 0o755); err != nil {
+		return
+	}
+	for _, name := range names[:len(names)-keep] {
+		moveNoReplace(filepath.Join(hist, name), arch, name)
+	}
+}
+
+// historyLess orders history file names by save time, then by their
+// "-N" suffix as a number ("T-2" before "T-10").
+func historyLess(a, b string) bool {
+	ta, na := splitHistoryName(a)
+	tb, nb := splitHistoryName(b)
+	if ta != tb {
+		return ta < tb
+	}
+	return na < nb
+}
+
+func splitHistoryName(name string) (string, int) {
+	base := strings.TrimSuffix(name, ".md")
+	const stamp = len("2006-01-02T15-04-05Z")
+	if len(base) > stamp+1 && base[stamp] == '-' {
+		if n, err := strconv.Atoi(base[stamp+1:]); err == nil {
+			return base[:stamp], n
+		}
+	}
+	return base, 1
+}
+
+// moveNoReplace moves the file src into folder dir as name, or as
+// "NAME-2.md", "NAME-3.md"... when a different file holds that name; a
+// file with the same bytes there means it was moved before (src is then
+// removed). It never replaces a file.
+func moveNoReplace(src, dir, name string) {
+	stem := strings.TrimSuffix(name, ".md")
+	var data []byte // src's bytes, read when a name is taken
+	for n := 1; n <= 1000; n++ {
+		dst := filepath.Join(dir, name)
+		if n > 1 {
+			dst = filepath.Join(dir, stem+"-"+strconv.Itoa(n)+".md")
+		}
+		err := os.Link(src, dst)
+		if err == nil {
+			os.Remove(src)
+			return
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			// No hard links here: check, then rename.
+			if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+				os.Rename(src, dst)
+				return
+			}
+		}
+		if data == nil {
+			if data, err = os.ReadFile(src); err != nil {
+				return
+			}
+		}
+		if existing, err := os.ReadFile(dst); err == nil && bytes.Equal(existing, data) {
+			os.Remove(src) // moved before
+			return
+		}
+	}
+}
+
+// CheckpointArchiveDir is where an agent's checkpoints older than the
+// history keeps are moved.
+func CheckpointArchiveDir(agent string) string {
+	return vault.ArchiveDir + "/checkpoints/" + agent
 }
 
 // LoadCheckpoint returns agent's current checkpoint, or [ErrNoCheckpoint].

@@ -253,6 +253,7 @@ func (l *Log) ListDecisions(all bool) ([]Decision, error) {
 			return nil
 		}
 		cl.apply(e)
+		e.readScan() // decisions reach every prompt: scanned as they are read
 		ds = append(ds, decisionFrom(e))
 		return nil
 	})

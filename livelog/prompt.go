@@ -13,6 +13,10 @@ const promptBodyRunes = 300
 // agent's entry: a quarantined entry's text is replaced by a
 // "[QUARANTINED: rule]" line naming where to read it.
 func PromptEntry(e *Entry) string {
+	if e.Quarantine == "" {
+		m := e.Masked() // scanned as it is shown
+		e = &m
+	}
 	if e.Quarantine != "" {
 		who := e.Agent
 		if who == "" {

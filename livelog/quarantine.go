@@ -159,10 +159,30 @@ func (l *Log) Clear(hash, person string) error {
 
 // Masked returns e as prompts and readers that did not ask for the raw
 // text see it: a quarantined entry's summary is the "[QUARANTINED: rule]"
-// notice and its body is empty.
+// notice and its body is empty. The text is scanned again as it is shown
+// ([Entry.readScan]), so a signed entry the scan of its day let through
+// (a rule added since) is withheld too.
 func (e Entry) Masked() Entry {
+	e.readScan()
 	if e.Quarantine != "" {
 		e.Summary, e.Body = QuarantineNotice(&e), ""
 	}
 	return e
+}
+
+// readScan scans e's text as it is shown (SPEC §2: at read time as well as
+// at write time) and marks it quarantined with the rule it hits: a signed
+// entry written before a rule existed, or by a writer that skipped the
+// scan, is withheld like one quarantined when it was written. A person's
+// clearing lifts injection phrasing only: a secret is withheld whatever
+// was cleared. Only the entries a door returns are scanned.
+func (e *Entry) readScan() {
+	if e.Quarantine != "" {
+		return
+	}
+	rule := scan.RuleOf(e.Summary + "\n" + e.Body)
+	if rule == "" || (e.cleared && (&scan.Error{Rule: rule}).Quarantinable()) {
+		return
+	}
+	e.Quarantine = rule
 }

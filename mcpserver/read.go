@@ -18,9 +18,10 @@ const maxNoteBytes = 8 << 20
 
 // readNote reads a markdown note by vault-relative path, refusing anything
 // that is not a .md file inside the vault and outside every dot-folder
-// (.nexus/ holds the private keys), also through symlinks. A log file is
-// read as other agents may see it: quarantined entries show their notice
-// (livelog's Shown).
+// (.nexus/ holds the private keys), also through symlinks. It is read as
+// other agents may see it: quarantined log entries show their notice
+// (livelog's Shown), and a paragraph failing the security scan is withheld
+// (shownNote).
 func (s *Server) readNote(rel string) (clean string, data []byte, err error) {
 	clean, f, size, err := s.openNote(rel)
 	if err != nil {
@@ -34,7 +35,10 @@ func (s *Server) readNote(rel string) (clean string, data []byte, err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("read %q: %w", clean, err)
 	}
-	return clean, s.lg.Shown(clean, data, 1), nil
+	// Quarantined log entries show their notice; then the scan of what
+	// is returned (withhold.go).
+	data = s.lg.Shown(clean, data, 1)
+	return clean, []byte(shownNote(clean, strings.ReplaceAll(string(data), "\r\n", "\n"))), nil
 }
 
 // openNote opens a markdown note by vault-relative path, with the checks

@@ -89,13 +89,16 @@ func (s *Server) factRead(ctx context.Context, c *call) (any, error) {
 		if facts == nil {
 			facts = []agents.Fact{}
 		}
+		for i := range facts {
+			facts[i] = shownFact(facts[i])
+		}
 		return factList{Agent: owner, Facts: facts}, err
 	}
 	f, err := agents.ReadFact(s.vault(), owner, slug)
 	if err == nil {
 		agents.RecordRead(s.vault(), c.agent, f.Path, "mcp", nil, 0, 0) // a recall signal (docs/curation.md)
 	}
-	return f, err
+	return shownFact(f), err
 }
 
 type factRemoved struct {

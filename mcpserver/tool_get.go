@@ -58,7 +58,9 @@ func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 		// A note too large to load whole (a search hit can point into
 		// one) is streamed: only the asked lines are kept.
 		res, err := readLines(f, clean, from, n)
-		res.Text = string(s.lg.Shown(clean, []byte(res.Text), from))
+		// Judged on the lines read: a paragraph reaching back before
+		// from is judged by its part in range.
+		res.Text = shownNote(clean, string(s.lg.Shown(clean, []byte(res.Text), from)))
 		if err == nil && res.Lines > 0 {
 			agents.RecordRead(s.vault(), c.agent, clean, "mcp", nil, from, from+res.Lines-1) // a recall signal (a large feed file's log entries)
 		}
@@ -83,7 +85,7 @@ func (s *Server) memoryGet(ctx context.Context, c *call) (any, error) {
 		limit = maxGetLines
 	}
 	end := min(len(all), from-1+limit)
-	res.Text = strings.Join(all[from-1:end], "")
+	res.Text = shownLines(clean, all, from-1, end) // scanned as returned (withhold.go)
 	res.Lines = end - (from - 1)
 	agents.RecordRead(s.vault(), c.agent, clean, "mcp", data, from, end) // a recall signal (docs/curation.md)
 	if n == 0 && end < len(all) {

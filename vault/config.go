@@ -26,6 +26,11 @@ type Config struct {
 	Review           ReviewConfig `yaml:"review"`
 	// SnapshotsKeep is how many snapshots of bulk changes are kept.
 	SnapshotsKeep int `yaml:"snapshots_keep"`
+	// CheckpointHistoryKeep is how many earlier checkpoints each agent
+	// keeps in checkpoints/history/; older ones are moved to the archive.
+	// Left out or zero: [DefaultCheckpointHistoryKeep] (see
+	// [Config.CheckpointHistory]).
+	CheckpointHistoryKeep int `yaml:"checkpoint_history_keep,omitempty"`
 	// Agents holds per-agent settings, such as the hash of its HTTP token.
 	Agents map[string]AgentConfig `yaml:"agents,omitempty"`
 	// Curator tunes the curator's passes (docs/curation.md). Left out, or
@@ -37,6 +42,21 @@ type Config struct {
 	// of seconds); left out, zero or not a duration: [DefaultLockTimeout].
 	// See [Config.LockWait].
 	LockTimeout string `yaml:"lock_timeout,omitempty"`
+}
+
+// DefaultCheckpointHistoryKeep is checkpoint_history_keep's default: 50
+// checkpoints at one save a step is a long day's work; older ones are
+// archived, never deleted.
+const DefaultCheckpointHistoryKeep = 50
+
+// CheckpointHistory is how many earlier checkpoints each agent keeps in
+// checkpoints/history/: checkpoint_history_keep, or
+// [DefaultCheckpointHistoryKeep] when it is left out or not positive.
+func (c Config) CheckpointHistory() int {
+	if c.CheckpointHistoryKeep <= 0 {
+		return DefaultCheckpointHistoryKeep
+	}
+	return c.CheckpointHistoryKeep
 }
 
 // LockWait is how long a command waits for a lock (lock_timeout) before it

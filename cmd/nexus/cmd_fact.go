@@ -121,6 +121,7 @@ func runFactRead(g *globals, slug string) error {
 	}
 	agents.RecordRead(v, agent, fact.Path, "cli", nil, 0, 0) // a recall signal (docs/curation.md)
 	agents.FlushRecall()
+	fact = agents.ShownFact(fact) // agents run it too: scanned as it is shown (docs/scan.md)
 	return g.emit(fact, nil, func(w io.Writer) {
 		fmt.Fprintf(w, "%s (%s)\n%s\ntype: %s  created: %s  updated: %s\n", fact.Name, fact.Path, fact.Description,
 			fact.Type, fmtDate(fact.Created), fmtDate(fact.Updated))
@@ -142,6 +143,9 @@ func runFactList(g *globals) error {
 		return err
 	}
 	facts = nonNil(facts)
+	for i := range facts {
+		facts[i] = agents.ShownFact(facts[i])
+	}
 	return g.emit(listOf("facts", facts), nil, func(w io.Writer) {
 		if len(facts) == 0 {
 			fmt.Fprintf(w, "%s has no facts.\n", agent)
