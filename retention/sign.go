@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/nexus-memory/nexus/person"
@@ -113,4 +116,39 @@ func snapshotStatement(v *vault.Vault, id string, now time.Time) (person.Stateme
 	}
 	return person.Statement{Item: id, Kind: "snapshot", Decision: person.Rollback,
 		Content: fmt.Sprintf("sha256:%x", sha256.Sum256(data)), Time: now.UTC().Truncate(time.Second)}, nil
+}
+
+// UnsignedDecision is an archived decision without a valid signature.
+type UnsignedDecision struct {
+	Item   Item   `json:"item"`
+	Reason string `json:"reason"`
+}
+
+// UnsignedDecisions lists the archived approvals (and rejections) that
+// carry no valid person signature by a key this machine trusts, newest
+// decision first. Callers ask only when review.require_person_key is on.
+func UnsignedDecisions(v *vault.Vault) ([]UnsignedDecision, error) {
+	des, err := os.ReadDir(v.MustPath(vault.ArchiveDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", vault.ArchiveDir, err)
+	}
+	var out []UnsignedDecision
+	for _, de := range des {
+		name := de.Name()
+		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") || vault.IsConflictCopy(name) {
+			continue
+		}
+		it, err := readItem(v, vault.ArchiveDir+"/"+name)
+		if err != nil || (it.Status != StatusApproved && it.Status != StatusRejected) {
+			continue
+		}
+		if verr := VerifyDecision(v, it); verr != nil {
+			out = append(out, UnsignedDecision{Item: it, Reason: verr.Error()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Item.DecidedAt.After(out[j].Item.DecidedAt) })
+	return out, nil
 }
