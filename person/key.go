@@ -48,13 +48,6 @@ var newIterations = Iterations
 // MinPassphrase is the shortest passphrase Create accepts, in bytes.
 const MinPassphrase = 12
 
-// ErrPassphrase is returned when a passphrase does not open the key.
-var ErrPassphrase = errors.New("the passphrase does not open this review key")
-
-// ErrNoKey is returned when this machine holds no review key (of that
-// name).
-var ErrNoKey = errors.New("no person review key on this machine")
-
 // Key is an unlocked review key.
 type Key struct {
 	Name string

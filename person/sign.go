@@ -2,7 +2,6 @@ package person
 
 import (
 	"crypto/ed25519"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -71,9 +70,6 @@ func (k *Key) Sign(st Statement) (Signature, error) {
 	}
 	return Signature{By: k.Name, Sig: ed25519.Sign(k.priv, msg)}, nil
 }
-
-// ErrUnsigned is wrapped when a decision lacks a valid person signature.
-var ErrUnsigned = errors.New("no valid person signature")
 
 // Verify checks that sig signs st with a key this machine trusts (one it
 // pinned: its own, or one trusted with 'nexus person trust'). The public

@@ -25,10 +25,6 @@ import (
 // source: (review:ID), so doctor can check every approval and every fact
 // approved through review.
 
-// ErrUnsigned is wrapped when a decision needs a person's signature and
-// has no valid one.
-var ErrUnsigned = person.ErrUnsigned
-
 // RequirePersonKey reports whether the vault's config asks for signed
 // decisions.
 func RequirePersonKey(v *vault.Vault) bool { return v.Config().Review.RequirePersonKey }
