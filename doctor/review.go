@@ -2,7 +2,10 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -76,6 +79,27 @@ func (c *checker) reviews(ctx context.Context) (string, []Finding, error) {
 			Fix:     c.cmd("review", "list") + " (any command finishes it; if it stays, the error it prints says why)",
 		})
 	}
+	// A curator pass killed after filing its proposals, before its diary:
+	// its snapshot is there, its diary is not (curator.Interrupted; the
+	// reason's prefix is curator.PassSnapshotReason, which doctor may
+	// not import). The next pass writes the diary.
+	snaps, err := retention.ListSnapshots(c.v)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, s := range snaps {
+		id, ok := strings.CutPrefix(s.Reason, curatorPassReason)
+		if !ok || retention.CheckID(id) != nil {
+			continue
+		}
+		if _, err := os.Lstat(c.v.MustPath(vault.CuratorDir + "/" + id + ".md")); errors.Is(err, fs.ErrNotExist) {
+			findings = append(findings, Finding{
+				Path:    vault.CuratorDir + "/" + id + ".md",
+				Problem: fmt.Sprintf("curator pass %s (%s) was interrupted after filing its proposals: it wrote no diary", id, s.Created.Format(time.RFC3339)),
+				Fix:     c.cmd("curator", "run") + " (writes the missing diary from the items the pass filed, then runs a pass)",
+			})
+		}
+	}
 	if retention.RequirePersonKey(c.v) {
 		pf, err := c.personKeys()
 		if err != nil {
@@ -85,6 +109,9 @@ func (c *checker) reviews(ctx context.Context) (string, []Finding, error) {
 	}
 	return plural(len(items), "item", "items") + " pending review", findings, nil
 }
+
+// curatorPassReason is curator.PassSnapshotReason.
+const curatorPassReason = "before curator pass "
 
 // maxUnsignedNamed bounds the decisions without a signature named one by
 // one; the rest are counted in one more finding.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/curator"
 	"github.com/nexus-memory/nexus/person"
 	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
@@ -111,4 +112,34 @@ func mustGet(tb testing.TB, v *vault.Vault, id string) retention.Item {
 		tb.Fatal(err)
 	}
 	return it
+}
+
+// TestDoctorNamesAnInterruptedCuratorPass: a pass's snapshot without its
+// diary is named; with the diary it is not.
+func TestDoctorNamesAnInterruptedCuratorPass(t *testing.T) {
+	v := mustVault(t)
+	if curatorPassReason != curator.PassSnapshotReason {
+		t.Fatalf("doctor's %q is not the curator's %q", curatorPassReason, curator.PassSnapshotReason)
+	}
+	id := "c-20260115T020000Z"
+	if _, err := retention.TakeSnapshot(v, curator.PassSnapshotReason+id, []string{"agents/lyra/MEMORY.md"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	named := func() bool {
+		for _, f := range findingsOf(mustRun(t, v.Root()), "review") {
+			if strings.Contains(f.Problem, "curator pass "+id+" ") && strings.Contains(f.Fix, "curator run") {
+				return true
+			}
+		}
+		return false
+	}
+	if !named() {
+		t.Fatal("doctor does not name the interrupted pass")
+	}
+	if _, err := curator.FinishInterrupted(v); err != nil {
+		t.Fatal(err)
+	}
+	if named() {
+		t.Fatal("doctor still names the pass once its diary is written")
+	}
 }
