@@ -95,6 +95,17 @@ func Run(v *vault.Vault, o PassOptions) (PassResult, error) {
 		defer unlock()
 	}
 	if !o.DryRun {
+		// A pass killed after filing its proposals left no diary: write
+		// it now, before this pass picks its id.
+		finished, err := finishInterrupted(v)
+		if err != nil {
+			return res, err
+		}
+		for _, id := range finished {
+			res.Notes = append(res.Notes, "completed the diary of pass "+id+", which was interrupted after filing its proposals")
+		}
+	}
+	if !o.DryRun {
 		// Two passes within one second get distinct ids (and diaries).
 		for i, base := 2, res.ID; ; i++ {
 			if _, err := os.Lstat(v.MustPath(vault.CuratorDir + "/" + res.ID + ".md")); err != nil {
@@ -154,7 +165,7 @@ func Run(v *vault.Vault, o PassOptions) (PassResult, error) {
 		for _, p := range res.Proposals {
 			paths = append(paths, p.plan.touches(v)...)
 		}
-		snap, err := retention.TakeSnapshot(v, "before curator pass "+res.ID, paths, o.Now)
+		snap, err := retention.TakeSnapshot(v, PassSnapshotReason+res.ID, paths, o.Now)
 		if err != nil {
 			return res, err
 		}
@@ -173,6 +184,9 @@ func Run(v *vault.Vault, o PassOptions) (PassResult, error) {
 		if err := snap.AddCreated(v, created); err != nil {
 			return res, err
 		}
+	}
+	if testHookBeforeDiary != nil {
+		testHookBeforeDiary()
 	}
 	diary, err := writeDiary(v, res)
 	if err != nil {

@@ -3,6 +3,7 @@ package retention
 import (
 	"fmt"
 
+	"github.com/nexus-memory/nexus/person"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -21,3 +22,7 @@ var ErrApply = fmt.Errorf("approved item could not be applied; it stays pending:
 // ErrSnapshotCorrupt is returned when a snapshot's stored files do not match
 // its manifest; nothing is restored.
 var ErrSnapshotCorrupt = fmt.Errorf("snapshot does not match its manifest: %w", vault.ErrRefused)
+
+// ErrUnsigned is wrapped when a decision needs a person's signature and
+// has no valid one.
+var ErrUnsigned = person.ErrUnsigned

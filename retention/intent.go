@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/agents"
+	"github.com/nexus-memory/nexus/person"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -46,6 +47,9 @@ type Intent struct {
 	Why  string    `json:"why,omitempty"`
 	Text *string   `json:"text,omitempty"`
 	Now  time.Time `json:"now"`
+	// Signature is the person's signature of the decision, when it has
+	// one: checked again when a killed decision is finished.
+	Signature *person.Signature `json:"signature,omitempty"`
 	// Taken is the snapshot a rollback took before restoring.
 	Taken string `json:"taken,omitempty"`
 	// Started is when the decision began.
@@ -223,7 +227,7 @@ func finishDecision(v *vault.Vault, in *Intent) (Item, error) {
 	case !pending:
 		return Item{}, nil // neither: someone moved it away; nothing to finish
 	}
-	it, err := decide(v, in.ID, Decision{By: in.By, Why: in.Why, Text: in.Text, Now: in.Now}, in.Op == IntentApprove, false)
+	it, err := decide(v, in.ID, Decision{By: in.By, Why: in.Why, Text: in.Text, Now: in.Now, Signature: in.Signature}, in.Op == IntentApprove, false)
 	if errors.Is(err, ErrApply) {
 		// The approval cannot be applied (the fact or memory changed since):
 		// the item is pending again with the reason, as a failed approval

@@ -81,6 +81,11 @@ type Item struct {
 	// Result is what approval produced (a fact file's path, or the
 	// memory file written).
 	Result string `json:"result,omitempty"`
+	// SignedBy and Signature are a person's signature of the decision
+	// (review.require_person_key; docs/review.md): the key's name, and the
+	// base64 ed25519 signature of [Item.Statement].
+	SignedBy  string `json:"signed_by,omitempty"`
+	Signature string `json:"signature,omitempty"`
 
 	// Path is the item's vault-relative file.
 	Path string `json:"path"`
@@ -143,6 +148,8 @@ type frontmatter struct {
 	DecidedAt   string      `yaml:"decided_at,omitempty"`
 	Why         string      `yaml:"why,omitempty"`
 	Result      string      `yaml:"result,omitempty"`
+	SignedBy    string      `yaml:"signed_by,omitempty"`
+	Signature   string      `yaml:"signature,omitempty"`
 }
 
 type yamlOp struct {
@@ -182,7 +189,8 @@ func (it Item) Render() ([]byte, error) {
 	fm := frontmatter{ID: it.ID, Agent: it.Agent, Kind: it.Kind, Target: it.Target, Status: it.Status,
 		Name: it.Name, Description: it.Description, Type: it.FactType, Update: it.Update,
 		Provenance: &yamlProven{Agent: it.Provenance.Agent, Session: it.Provenance.Session, Time: fmtTimeMilli(it.Provenance.Time), Source: it.Provenance.Source},
-		Error:      it.Error, DecidedBy: it.DecidedBy, DecidedAt: fmtTime(it.DecidedAt), Why: it.Why, Result: it.Result}
+		Error:      it.Error, DecidedBy: it.DecidedBy, DecidedAt: fmtTime(it.DecidedAt), Why: it.Why, Result: it.Result,
+		SignedBy: it.SignedBy, Signature: it.Signature}
 	body := it.Body
 	if it.Kind == KindMemory {
 		switch {
@@ -260,6 +268,7 @@ func ParseItem(id string, data []byte) (Item, error) {
 	it.Name, it.Description, it.FactType, it.Update = fm.Name, fm.Description, fm.Type, fm.Update
 	it.Error, it.DecidedBy, it.Why, it.Result = fm.Error, fm.DecidedBy, fm.Why, fm.Result
 	it.DecidedAt = parseTime(fm.DecidedAt)
+	it.SignedBy, it.Signature = fm.SignedBy, fm.Signature
 	if fm.Provenance != nil {
 		it.Provenance = Provenance{Agent: fm.Provenance.Agent, Session: fm.Provenance.Session, Time: parseTime(fm.Provenance.Time), Source: fm.Provenance.Source}
 	}

@@ -132,6 +132,10 @@ func fastFrontmatter(raw []byte) (fm frontmatter, ok bool) {
 			fm.Why = s
 		case "result":
 			fm.Result = s
+		case "signed_by":
+			fm.SignedBy = s
+		case "signature":
+			fm.Signature = s
 		case "ops", "provenance":
 			return fm, false
 		}

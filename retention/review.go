@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexus-memory/nexus/agents"
 	"github.com/nexus-memory/nexus/internal/scan"
+	"github.com/nexus-memory/nexus/person"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -138,6 +139,14 @@ type Decision struct {
 	// content) before approval: an approve with edits.
 	Text *string
 	Now  time.Time
+	// Signer, when set, signs the decision with a person's unlocked
+	// review key. With review.require_person_key on, a decision without a
+	// valid signature by a key this machine trusts is refused, wrapping
+	// [ErrUnsigned].
+	Signer *person.Key
+	// Signature is a signature made already (by an interrupted run, kept
+	// in its intent); it is checked like a new one.
+	Signature *person.Signature
 }
 
 // Approve applies a pending item through the same code path as a direct
@@ -199,12 +208,18 @@ func decide(v *vault.Vault, id string, d Decision, approve, journal bool) (it It
 			return it, err
 		}
 	}
+	// Checked before anything is written: an unsigned decision leaves the
+	// item exactly as it was.
+	sig, err := signDecision(v, it.Statement(approve, d.Now), d)
+	if err != nil {
+		return it, err
+	}
 	if journal {
 		op := IntentReject
 		if approve {
 			op = IntentApprove
 		}
-		in, err := beginIntent(v, Intent{Op: op, ID: id, By: d.By, Why: d.Why, Text: d.Text, Now: d.Now})
+		in, err := beginIntent(v, Intent{Op: op, ID: id, By: d.By, Why: d.Why, Text: d.Text, Now: d.Now, Signature: sig})
 		if err != nil {
 			return it, err
 		}
@@ -235,6 +250,9 @@ func decide(v *vault.Vault, id string, d Decision, approve, journal bool) (it It
 		}
 	}
 	it.Status, it.DecidedBy, it.DecidedAt, it.Why, it.Error = status, d.By, d.Now, d.Why, ""
+	if sig != nil {
+		it.SignedBy, it.Signature = sig.By, sig.Encode()
+	}
 	data, err := archivedBytes(old, it, d.Text != nil)
 	if err != nil {
 		return it, err
@@ -357,6 +375,8 @@ func archivedBytes(old []byte, it Item, edited bool) ([]byte, error) {
 		{"decided_at", fmtTime(it.DecidedAt)},
 		{"why", it.Why},
 		{"result", it.Result},
+		{"signed_by", it.SignedBy},
+		{"signature", it.Signature},
 	} {
 		if kv[1] == "" {
 			continue
@@ -426,6 +446,10 @@ type ReconcileResult struct {
 	// Failed are approvals that could not be applied; they stay pending
 	// with the reason.
 	Failed []Item `json:"failed"`
+	// Unsigned are decisions set in Obsidian that wait for a person's
+	// signature ('nexus review sign'), because review.require_person_key
+	// is on. They stay pending, as set.
+	Unsigned []Item `json:"unsigned,omitempty"`
 }
 
 // Reconcile carries out the decisions a person made in Obsidian by setting
@@ -465,6 +489,12 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 			todo = append(todo, it)
 			seen = append(seen, data)
 		}
+	}
+	if len(todo) > 0 && RequirePersonKey(v) {
+		// Nothing set in a file is a person's signature: each waits for
+		// 'nexus review sign'.
+		res.Unsigned = todo
+		return res, nil
 	}
 	if len(todo) == 0 {
 		return res, nil

@@ -205,7 +205,17 @@ type RollbackResult struct {
 // time, every file that did not exist is removed. It first checks every
 // stored copy against the manifest (nothing is restored from a damaged
 // snapshot) and takes a snapshot of the state it replaces.
+//
+// With review.require_person_key on it is refused; use [RollbackSigned].
 func Rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) {
+	return RollbackSigned(v, id, Decision{Now: now})
+}
+
+// RollbackSigned is [Rollback] as a person's decision: d.Signer (or
+// d.Signature) signs the rollback to snapshot id, the hash of its manifest
+// and d.Now. With review.require_person_key on, a rollback without a
+// valid signature is refused, wrapping [ErrUnsigned].
+func RollbackSigned(v *vault.Vault, id string, d Decision) (RollbackResult, error) {
 	unlock, err := v.Lock(ReviewLock)
 	if err != nil {
 		return RollbackResult{}, err
@@ -214,7 +224,29 @@ func Rollback(v *vault.Vault, id string, now time.Time) (RollbackResult, error) 
 	if _, err := recoverLocked(v); err != nil {
 		return RollbackResult{}, err
 	}
-	return RollbackLocked(v, id, now)
+	if d.Now.IsZero() {
+		d.Now = time.Now()
+	}
+	if id == "" {
+		all, err := ListSnapshots(v)
+		if err != nil {
+			return RollbackResult{}, err
+		}
+		if len(all) == 0 {
+			return RollbackResult{}, fmt.Errorf("nothing to roll back: %w", ErrNoSnapshot)
+		}
+		id = all[0].ID
+	}
+	if RequirePersonKey(v) || d.Signer != nil || d.Signature != nil {
+		st, err := snapshotStatement(v, id, d.Now)
+		if err != nil {
+			return RollbackResult{}, err
+		}
+		if _, err := signDecision(v, st, d); err != nil {
+			return RollbackResult{}, err
+		}
+	}
+	return RollbackLocked(v, id, d.Now)
 }
 
 // RollbackLocked is [Rollback] for a caller that holds the review lock: a

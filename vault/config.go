@@ -103,6 +103,11 @@ type SearchConfig struct {
 type ReviewConfig struct {
 	// WriteApproval makes memory-tool writes wait in review/pending/.
 	WriteApproval bool `yaml:"write_approval"`
+	// RequirePersonKey makes every decision (approve, reject, rollback,
+	// curator proposals) need a signature by a person's review key
+	// ('nexus person init', docs/review.md); approvals set in Obsidian
+	// wait for 'nexus review sign'.
+	RequirePersonKey bool `yaml:"require_person_key,omitempty"`
 }
 
 // AgentConfig is one agent's entry under agents: in config.yaml.
@@ -138,6 +143,9 @@ prompt_log_entries: 20
 review:
   # true: writes by the memory tool wait in review/pending/ for a person.
   write_approval: false
+  # true: approving, rejecting and rolling back need the passphrase of a
+  # person's review key ('nexus person init'; docs/review.md).
+  require_person_key: false
 
 # Snapshots of bulk changes (approve --all, rollback) to keep.
 snapshots_keep: 20

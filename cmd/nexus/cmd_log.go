@@ -686,7 +686,7 @@ Example:
 // name.
 func runLogClear(g *globals, o logClearOptions, args []string) error {
 	if g.agent != "" || os.Getenv("NEXUS_AGENT") != "" {
-		return refusedf("'nexus log clear' is for a person, and this command runs as an agent (--agent or $NEXUS_AGENT is set); run it without them, e.g. 'NEXUS_AGENT= nexus log clear HASH --by NAME'")
+		return refusedf("'nexus log clear' is for a person, and this command runs as an agent (--agent or $NEXUS_AGENT is set)")
 	}
 	if o.by == "" {
 		return usagef("--by NAME is required: who is clearing it")

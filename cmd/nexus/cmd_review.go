@@ -35,7 +35,7 @@ type reviewOptions struct {
 func newReviewCmd(g *globals) *cobra.Command {
 	var o reviewOptions
 	cmd := &cobra.Command{
-		Use:   "review [list|show|approve|reject]",
+		Use:   "review [list|show|approve|reject|sign]",
 		Short: "List, show, approve and reject what agents proposed to keep",
 		Long: `Show the items waiting in review/pending/ (oldest first: id, agent, kind,
 one line each) and decide them. Approval applies an item through the same
@@ -49,9 +49,12 @@ every review command first carries such decisions out, as 'nexus watch' and
 'nexus serve' do.
 
 Only a person approves: approve, reject and rollback refuse to run when
---agent or $NEXUS_AGENT names an agent (run them as yourself, e.g.
-'NEXUS_AGENT= nexus review approve ID'). The decider is recorded as --by,
-else $NEXUS_REVIEWER, else your login name.
+--agent or $NEXUS_AGENT names an agent. The decider is recorded as --by,
+else $NEXUS_REVIEWER, else your login name. With review.require_person_key
+set in .nexus/config.yaml, each decision also asks for the passphrase of
+your review key on the terminal and is signed with it ('nexus person
+init'); approvals set in Obsidian then wait for 'nexus review sign'
+(docs/review.md).
 
 Example:
   nexus review
@@ -115,6 +118,20 @@ Example:
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runReviewReject(g, o, args[0]) },
 	}
+	sign := &cobra.Command{
+		Use:   "sign ID...",
+		Short: "Sign decisions set in Obsidian, so they are carried out",
+		Long: `With review.require_person_key set, a status: approved or status: rejected
+set in a pending file in Obsidian is not carried out until a person signs
+it: this asks for your review key's passphrase on the terminal, signs each
+item's decision as its file states it (with its why: and decided_by:),
+and carries it out.
+
+Example:
+  nexus review sign r-3f9c2a r-77d01e`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReviewSign(g, args) },
+	}
 	for _, c := range []*cobra.Command{approve, reject} {
 		c.Flags().StringVar(&o.why, "why", "", "the reason, kept in the archive")
 		c.Flags().StringVar(&o.why, "reason", "", "same as --why")
@@ -124,7 +141,7 @@ Example:
 	approve.Flags().BoolVar(&o.edit, "edit", false, "edit the text in $VISUAL/$EDITOR before approving")
 	approve.Flags().StringVar(&o.text, "text", "", "approve with this text instead of the proposed one ('-' reads stdin)")
 	approve.Flags().StringVar(&o.only, "only", "", "with --all: approve only this agent's items")
-	cmd.AddCommand(list, show, approve, reject)
+	cmd.AddCommand(list, show, approve, reject, sign)
 	return cmd
 }
 
@@ -195,6 +212,9 @@ func reconcile(g *globals, v *vault.Vault) {
 	for _, it := range res.Failed {
 		fmt.Fprintf(g.stderr, "nexus: approval of %s set in Obsidian could not be applied; it stays pending: %s\n", it.ID, applyReason(it))
 	}
+	for _, it := range res.Unsigned {
+		fmt.Fprintf(g.stderr, "nexus: %s is marked %s in Obsidian and waits for a person's signature (review.require_person_key): 'nexus review sign %s'\n", it.ID, it.Status, it.ID)
+	}
 	if err != nil {
 		fmt.Fprintf(g.stderr, "nexus: warning: %v\n", err)
 	}
@@ -203,7 +223,7 @@ func reconcile(g *globals, v *vault.Vault) {
 // personOnly refuses decisions made in an agent's name.
 func personOnly(g *globals) error {
 	if g.agent != "" || os.Getenv("NEXUS_AGENT") != "" {
-		return refusedf("only a person approves, rejects or rolls back, and this command runs as an agent (--agent or $NEXUS_AGENT is set); run it without them, e.g. 'NEXUS_AGENT= nexus review ...'")
+		return refusedf("only a person approves, rejects or rolls back, and this command runs as an agent (--agent or $NEXUS_AGENT is set)")
 	}
 	return nil
 }
@@ -351,6 +371,9 @@ func runDecide(g *globals, o reviewOptions, id string, approve bool) error {
 		}
 		d.Text = &s
 	}
+	if d.Signer, err = signerFor(g, v); err != nil {
+		return err
+	}
 	var it retention.Item
 	if approve {
 		it, err = retention.Approve(v, id, d)
@@ -414,7 +437,11 @@ func runApproveAll(g *globals, o reviewOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := retention.ApproveAll(v, retention.Filter{Agent: o.only}, retention.Decision{By: decider(o.by), Why: o.why, Now: g.now()})
+	signer, err := signerFor(g, v)
+	if err != nil {
+		return err
+	}
+	res, err := retention.ApproveAll(v, retention.Filter{Agent: o.only}, retention.Decision{By: decider(o.by), Why: o.why, Now: g.now(), Signer: signer})
 	res.Approved, res.Failed = nonNil(res.Approved), nonNil(res.Failed)
 	if err == nil && len(res.Failed) > 0 {
 		err = fmt.Errorf("%d of %d items could not be applied and stay pending, each for the reason given with it", len(res.Failed), len(res.Failed)+len(res.Approved))
@@ -441,4 +468,64 @@ func runApproveAll(g *globals, o reviewOptions) error {
 func applyReason(it retention.Item) string {
 	s := strings.TrimPrefix(it.Error, it.ID+": ")
 	return strings.TrimPrefix(s, retention.ErrApply.Error()+": ")
+}
+
+// runReviewSign signs and carries out decisions set in Obsidian.
+func runReviewSign(g *globals, ids []string) error {
+	if err := personOnly(g); err != nil {
+		return err
+	}
+	v, err := g.openVault()
+	if err != nil {
+		return err
+	}
+	if _, err := retention.Recover(v); err != nil {
+		return err
+	}
+	items := make([]retention.Item, 0, len(ids))
+	for _, id := range ids {
+		it, err := retention.Get(v, id)
+		if err != nil {
+			return err
+		}
+		if it.Path != retention.PendingPath(id) {
+			return refusedf("%s is decided already (%s)", id, it.Path)
+		}
+		if it.Status != retention.StatusApproved && it.Status != retention.StatusRejected {
+			return usagef("%s is not marked approved or rejected in its file (status: %s); decide it with 'nexus review approve %s' or 'nexus review reject %s --why ...'", id, it.Status, id, id)
+		}
+		items = append(items, it)
+	}
+	k, err := unlockPersonKey(g, v)
+	if err != nil {
+		return err
+	}
+	var done []retention.Item
+	var errs []error
+	for _, it := range items {
+		by := it.DecidedBy
+		if by == "" {
+			by = k.Name
+		}
+		d := retention.Decision{By: by, Why: it.Why, Now: g.now(), Signer: k}
+		var r retention.Item
+		if it.Status == retention.StatusApproved {
+			r, err = retention.Approve(v, it.ID, d)
+		} else {
+			r, err = retention.Reject(v, it.ID, d)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, r)
+	}
+	err = errors.Join(errs...)
+	return g.emit(struct {
+		Signed []retention.Item `json:"signed"`
+	}{nonNil(done)}, err, func(w io.Writer) {
+		for _, it := range done {
+			fmt.Fprintf(w, "Signed %s (%s by %s); archived as %s\n", it.ID, it.Status, it.SignedBy, it.Path)
+		}
+	})
 }

@@ -94,7 +94,9 @@ it (restore, recreate, remove, unchanged), and changes nothing. Without
 changes anything; run from a script, a pipe or with --json it refuses and
 asks for --yes (exit 2), so nothing is restored by accident.
 
-Only a person rolls back: it refuses to run with --agent or $NEXUS_AGENT.
+Only a person rolls back: it refuses to run with --agent or $NEXUS_AGENT,
+and with review.require_person_key set it asks for the passphrase of your
+review key on the terminal and signs the rollback (docs/review.md).
 
 Examples:
   nexus snapshot list
@@ -151,7 +153,11 @@ func runRollback(g *globals, opts *rollbackOptions, args []string) error {
 			return refusedf("rollback cancelled; nothing changed")
 		}
 	}
-	res, err := retention.Rollback(v, plan.ID, g.now())
+	signer, err := signerFor(g, v)
+	if err != nil {
+		return err
+	}
+	res, err := retention.RollbackSigned(v, plan.ID, retention.Decision{Now: g.now(), Signer: signer})
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,15 @@ type cliCase struct {
 	says string
 }
 
+// terminalOnly are the commands that succeed only with a passphrase
+// typed on a terminal, which the table's stdin is not. The table runs
+// their refusals; their successes are tested through a pseudo-terminal.
+var terminalOnly = map[string]string{
+	"nexus person init":  "cmd_person_test.go",
+	"nexus person trust": "cmd_person_test.go",
+	"nexus review sign":  "cmd_person_test.go",
+}
+
 // longRunning are the commands that run until interrupted. The table runs
 // their failures only; their successes are tested in their own files
 // (cmd_serve_test.go, cmd_watch_test.go, cmd_index_hold_test.go), and 'log
@@ -227,6 +236,26 @@ var commandCases = map[string][]cliCase{
 		{args: []string{"{ID}"}, code: 1}, // decided already
 		{code: 2},
 		{args: []string{"--all"}, code: 0},
+	},
+	"nexus review sign": {
+		{args: []string{"{ID2}"}, code: 2}, // not marked approved or rejected
+		{agent: "lyra", args: []string{"{ID2}"}, code: 1, says: "only a person"},
+		{args: []string{"r-nope"}, code: 1},
+		{code: 2},
+	},
+	"nexus person": {{code: 0}, {vaultless: true, code: 1}},
+	"nexus person list": {
+		{code: 0},
+		{args: []string{"x"}, code: 2},
+	},
+	"nexus person init": {
+		{args: []string{"--name", "ada"}, code: 1, says: "not a terminal"},
+		{args: []string{"--name", "../ada"}, code: 2},
+		{agent: "lyra", args: []string{"--name", "ada"}, code: 1, says: "only a person"},
+	},
+	"nexus person trust": {
+		{args: []string{"ada"}, code: 1, says: "not a terminal"},
+		{code: 2},
 	},
 	"nexus review reject": {
 		{args: []string{"{ID2}"}, code: 2}, // needs --why
@@ -547,6 +576,9 @@ func checkCoverage(t *testing.T, path string, cases []cliCase) {
 		}
 	}
 	if _, daemon := longRunning[path]; daemon {
+		ok = true
+	}
+	if _, tty := terminalOnly[path]; tty {
 		ok = true
 	}
 	if !ok || !fail {

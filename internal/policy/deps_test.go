@@ -24,15 +24,16 @@ var allowed = map[string][]string{
 	"livelog":   {"vault", "identity"},
 	"agents":    {"vault", "identity", "livelog"},
 	"index":     {"vault", "identity", "livelog", "agents"},
-	"retention": {"vault", "identity", "livelog", "agents"},
+	"person":    {"vault", "identity"},
+	"retention": {"vault", "identity", "livelog", "agents", "person"},
 	"embed":     {"vault"},
 	"links":     {"vault", "index"},
 	"hybrid":    {"vault", "identity", "livelog", "agents", "index", "embed"},
-	"curator":   {"vault", "identity", "livelog", "agents", "retention"},
-	"conflicts": {"vault", "identity", "livelog", "agents", "retention"},
-	"doctor":    {"vault", "identity", "livelog", "agents", "index", "retention", "conflicts"},
-	"mcpserver": {"vault", "identity", "livelog", "agents", "index", "embed", "hybrid", "links", "retention", "curator", "conflicts"},
-	"demo":      {"vault", "identity", "livelog", "agents", "index", "embed", "hybrid", "links", "retention", "curator", "conflicts", "doctor", "mcpserver"},
+	"curator":   {"vault", "identity", "livelog", "agents", "person", "retention"},
+	"conflicts": {"vault", "identity", "livelog", "agents", "person", "retention"},
+	"doctor":    {"vault", "identity", "livelog", "agents", "index", "person", "retention", "conflicts"},
+	"mcpserver": {"vault", "identity", "livelog", "agents", "index", "embed", "hybrid", "links", "person", "retention", "curator", "conflicts"},
+	"demo":      {"vault", "identity", "livelog", "agents", "index", "embed", "hybrid", "links", "person", "retention", "curator", "conflicts", "doctor", "mcpserver"},
 }
 
 // faces are the top-level packages that talk to people and programs: they
