@@ -194,6 +194,19 @@ func TestFeedChecksTwoHealthyMachines(t *testing.T) {
 	a = openCopy(t, a.v)
 	*a.now = feedT0.Add(time.Hour)
 	a.append(t, "lyra", "after the rename")
+	a.syncTo(t, b)
+	// Each machine holds keys of lyra and ella: the other machine's
+	// devices are new writers there until a person accepts them.
+	only(t, runAt(t, a, feedT0.Add(2*time.Hour)),
+		[3]string{"log", "problem", "entry of ella@laptop is not shown as intact (new writer"},
+		[3]string{"log", "problem", "entry of lyra@laptop is not shown as intact (new writer"})
+	for _, w := range []string{"ella@laptop", "lyra@laptop"} {
+		if _, err := a.l.Trust(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// B saw lyra@vps's entries before it made a key of lyra: pinned on
+	// first use.
 	for _, m := range []*copyOf{a, b} {
 		only(t, runAt(t, m, feedT0.Add(2*time.Hour)))
 	}
@@ -251,10 +264,12 @@ func TestDeviceNameTwoMachines(t *testing.T) {
 	a.syncTo(t, b)
 	later := feedT0.Add(time.Hour)
 	only(t, runAt(t, a, later),
+		[3]string{"log", "problem", "entries of lyra@box are not shown as intact (key changed"},
 		[3]string{"device-name", "problem", "take turns between them"})
 	only(t, runAt(t, b, later),
 		// B cannot tell ella's key, made on A under "box", from its own lost.
 		[3]string{"key-pair", "problem", "agent ella has no private key"},
+		[3]string{"log", "problem", "of lyra@box"},
 		[3]string{"device-name", "problem", `1 entry of lyra@box (#5, from`},
 		[3]string{"device-name", "problem", "take turns between them"})
 }

@@ -78,7 +78,7 @@ Example:
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAgentShow(g, args[0]) },
 	}
-	cmd.AddCommand(add, list, show, newAgentTokenCmd(g), newAgentNewKeyCmd(g))
+	cmd.AddCommand(add, list, show, newAgentTokenCmd(g), newAgentNewKeyCmd(g), newAgentRotateKeyCmd(g))
 	return cmd
 }
 

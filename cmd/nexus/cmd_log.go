@@ -38,7 +38,7 @@ Examples:
   nexus log tail -f
   nexus log verify`,
 	}
-	cmd.AddCommand(newLogAppendCmd(g), newLogReadCmd(g), newLogTailCmd(g), newLogVerifyCmd(g), newLogFeedsCmd(g), newLogClearCmd(g), newLogTimelineCmd(g))
+	cmd.AddCommand(newLogAppendCmd(g), newLogReadCmd(g), newLogTailCmd(g), newLogVerifyCmd(g), newLogFeedsCmd(g), newLogClearCmd(g), newLogTimelineCmd(g), newLogTrustCmd(g))
 	return cmd
 }
 
