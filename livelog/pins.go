@@ -158,28 +158,35 @@ type trustView struct {
 	rots   map[string][]identity.Rotation
 	pins   pinSet
 	device string
-	own    map[string]ed25519.PublicKey // agent -> this machine's key
+	v      *vault.Vault
+	own    map[string]ed25519.PublicKey // agent -> this machine's key, nil if none (see ownKey)
 }
 
-// newTrustView reads the pins, the rotations in IDENTITY.md and this
-// machine's keys of the agents in kr.
+// newTrustView reads the pins and the rotations in IDENTITY.md (kr's
+// agents' keys; this machine's own keys are read when asked for).
 func (l *Log) newTrustView(kr identity.Keyring) (*trustView, error) {
 	pins, err := l.loadPins()
 	if err != nil {
 		return nil, err
 	}
-	rots, err := identity.LoadRotations(l.v)
+	_, rots, err := l.keysAndRotations()
 	if err != nil {
 		return nil, err
 	}
 	device, _ := l.device()
-	t := &trustView{kr: kr, rots: rots, pins: pins, device: device, own: map[string]ed25519.PublicKey{}}
-	for agent := range kr {
-		if s, err := identity.LoadSigner(l.v, agent); err == nil {
-			t.own[agent] = s.PublicKey()
+	return &trustView{kr: kr, rots: rots, pins: pins, device: device, v: l.v, own: map[string]ed25519.PublicKey{}}, nil
+}
+
+// ownKey is this machine's key of agent, nil if it has none.
+func (t *trustView) ownKey(agent string) ed25519.PublicKey {
+	k, ok := t.own[agent]
+	if !ok {
+		if s, err := identity.LoadSigner(t.v, agent); err == nil {
+			k = s.PublicKey()
 		}
+		t.own[agent] = k
 	}
-	return t, nil
+	return k
 }
 
 // pinned returns the keys this machine accepts for writer on its own
@@ -193,7 +200,7 @@ func (t *trustView) pinned(writer string) []ed25519.PublicKey {
 			base = append(base, k)
 		}
 	}
-	if k, ok := t.own[agent]; ok && device == t.device {
+	if k := t.ownKey(agent); k != nil && device == t.device {
 		base = append(base, k)
 	}
 	if len(base) == 0 {
@@ -226,7 +233,7 @@ func (t *trustView) agentPinned(agent string) []ed25519.PublicKey {
 			out = append(out, t.pinned(w)...)
 		}
 	}
-	if k, ok := t.own[agent]; ok {
+	if k := t.ownKey(agent); k != nil {
 		out = append(out, k)
 	}
 	return out
