@@ -103,10 +103,6 @@ func LoadRotations(v *vault.Vault) (map[string][]Rotation, error) {
 	return out, nil
 }
 
-// ErrNoKeyToRotate is returned by [RotateKey] when this machine has no
-// usable key for the agent: a rotation must be signed by the old key.
-var ErrNoKeyToRotate = errors.New("no key on this machine to rotate")
-
 // RotateKey makes agent a new private key on this machine and lists it in
 // IDENTITY.md under device, with a rotation signed by the old key, so
 // that machines which pinned the old key accept the new one. The old

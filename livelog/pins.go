@@ -346,10 +346,6 @@ type TrustChange struct {
 	keys []ed25519.PublicKey
 }
 
-// ErrNothingToTrust is returned by [Log.TrustPlan] for a writer whose
-// device has no key in its agent's IDENTITY.md.
-var ErrNothingToTrust = errors.New("no key to trust")
-
 // TrustPlan says what [Log.Trust] would do for writer (AGENT@DEVICE):
 // the fingerprints this machine accepts for it now and the keys of its
 // device that IDENTITY.md lists, which Trust pins.
