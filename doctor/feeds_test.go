@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -380,4 +381,50 @@ func TestGitTrackedKey(t *testing.T) {
 	if f := rep.Findings()[0]; f.Path != vault.KeysDir+"/ella.key" || !strings.Contains(f.Fix, "rm --cached") {
 		t.Fatalf("finding %+v", f)
 	}
+}
+
+// TestDoctorRollbackAfterRead: B read lyra@vps's five entries (it never
+// verified or appended); an older copy of the feed is then restored on B.
+// Doctor on B names the cut, also after B appends and reads again, until
+// the file is back.
+func TestDoctorRollbackAfterRead(t *testing.T) {
+	a := newMachine(t, "vps")
+	for i := 1; i <= 5; i++ {
+		a.append(t, "lyra", "a"+strconv.Itoa(i))
+	}
+	b := cloneMachine(t, a, "laptop", false)
+	if _, err := b.l.Read(livelog.ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rel := livelog.FeedPath("lyra@vps", feedT0)
+	full, err := os.ReadFile(b.v.MustPath(rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := livelog.ParseFeed(rel, full)
+	if err := os.WriteFile(b.v.MustPath(rel), full[:es[3].Offset], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	named := func(when string) {
+		t.Helper()
+		rep := runAt(t, b, feedT0.Add(time.Hour))
+		found := false
+		for _, f := range findingsOf(rep, "log") {
+			found = found || strings.Contains(f.Problem, "entries 4-5 of lyra@vps were cut off the end of its feed")
+		}
+		if !found || rep.OK {
+			t.Fatalf("%s: doctor on B does not name the rollback: %+v", when, rep.Findings())
+		}
+	}
+	named("right after")
+	b.append(t, "ella", "b1")
+	named("after an append")
+	if _, err := b.l.ReadUnread("ella", true); err != nil {
+		t.Fatal(err)
+	}
+	named("after a read")
+	if err := os.WriteFile(b.v.MustPath(rel), full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	only(t, runAt(t, b, feedT0.Add(time.Hour)))
 }
