@@ -633,7 +633,7 @@ func (c *checker) unpinned(rep *livelog.Report) []Finding {
 			Path: t.file,
 			Problem: fmt.Sprintf("%s of %s %s not shown as intact (%s, from #%d): %s",
 				plural(t.n, "entry", "entries"), w, map[bool]string{true: "is", false: "are"}[t.n == 1], t.status, t.first, t.detail),
-			Fix: "compare the fingerprint with 'nexus agent list' on the machine " + w + " names; if it is that machine's key, accept it here: " +
+			Fix: "compare the fingerprint with " + c.cmd("agent", "show", livelog.WriterAgent(w)) + " on the machine " + w + " names; if it is that machine's key, accept it here: " +
 				c.cmd("log", "trust", w) + "; if nobody made that key, the vault was tampered with: restore " + t.file + " and the agent's IDENTITY.md from a backup",
 		})
 	}

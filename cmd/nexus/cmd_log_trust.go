@@ -34,8 +34,8 @@ it will accept (the keys IDENTITY.md lists for the writer's device), asks
 on a terminal, and pins them; keys pinned before stay accepted. It also
 takes the writer's feed as it is now: what this machine saw of it before
 (a rewrite or a rollback named by verify) is no longer reported. Check the
-new fingerprint with the machine that made the key ('nexus agent list'
-there) before you accept it: a key you did not make means someone wrote
+new fingerprint with the machine that made the key ('nexus agent show
+AGENT' there) before you accept it: a key you did not make means someone wrote
 IDENTITY.md and the feed.
 
 A key changed with 'nexus agent rotate-key' needs no trust: the new key is
