@@ -594,3 +594,48 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// unpinned reports, once per writer, the entries signed with a key this
+// machine has not pinned for their writer (verify's "key changed" and
+// "new writer"): the fix is a person's decision, made after comparing
+// fingerprints. Writers with a fork are left to the forks check, which
+// names the two machines behind it.
+func (c *checker) unpinned(rep *livelog.Report) []Finding {
+	forked := map[string]bool{}
+	type tally struct {
+		status livelog.Status
+		n      int
+		file   string
+		first  int64
+		detail string
+	}
+	by := map[string]*tally{}
+	for _, f := range rep.Findings {
+		switch f.Status {
+		case livelog.StatusForked:
+			forked[f.Writer] = true
+		case livelog.StatusKeyChanged, livelog.StatusNewWriter:
+			t := by[f.Writer]
+			if t == nil {
+				t = &tally{status: f.Status, file: f.File, first: f.Seq, detail: f.Detail}
+				by[f.Writer] = t
+			}
+			t.n++
+		}
+	}
+	var out []Finding
+	for _, w := range sortedKeys(by) {
+		if forked[w] {
+			continue
+		}
+		t := by[w]
+		out = append(out, Finding{
+			Path: t.file,
+			Problem: fmt.Sprintf("%s of %s %s not shown as intact (%s, from #%d): %s",
+				plural(t.n, "entry", "entries"), w, map[bool]string{true: "is", false: "are"}[t.n == 1], t.status, t.first, t.detail),
+			Fix: "compare the fingerprint with " + c.cmd("agent", "show", livelog.WriterAgent(w)) + " on the machine " + w + " names; if it is that machine's key, accept it here: " +
+				c.cmd("log", "trust", w) + "; if nobody made that key, the vault was tampered with: restore " + t.file + " and the agent's IDENTITY.md from a backup",
+		})
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +195,19 @@ func TestFeedChecksTwoHealthyMachines(t *testing.T) {
 	a = openCopy(t, a.v)
 	*a.now = feedT0.Add(time.Hour)
 	a.append(t, "lyra", "after the rename")
+	a.syncTo(t, b)
+	// Each machine holds keys of lyra and ella: the other machine's
+	// devices are new writers there until a person accepts them.
+	only(t, runAt(t, a, feedT0.Add(2*time.Hour)),
+		[3]string{"log", "problem", "entry of ella@laptop is not shown as intact (new writer"},
+		[3]string{"log", "problem", "entry of lyra@laptop is not shown as intact (new writer"})
+	for _, w := range []string{"ella@laptop", "lyra@laptop"} {
+		if _, err := a.l.Trust(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// B saw lyra@vps's entries before it made a key of lyra: pinned on
+	// first use.
 	for _, m := range []*copyOf{a, b} {
 		only(t, runAt(t, m, feedT0.Add(2*time.Hour)))
 	}
@@ -251,10 +265,12 @@ func TestDeviceNameTwoMachines(t *testing.T) {
 	a.syncTo(t, b)
 	later := feedT0.Add(time.Hour)
 	only(t, runAt(t, a, later),
+		[3]string{"log", "problem", "entries of lyra@box are not shown as intact (key changed"},
 		[3]string{"device-name", "problem", "take turns between them"})
 	only(t, runAt(t, b, later),
 		// B cannot tell ella's key, made on A under "box", from its own lost.
 		[3]string{"key-pair", "problem", "agent ella has no private key"},
+		[3]string{"log", "problem", "of lyra@box"},
 		[3]string{"device-name", "problem", `1 entry of lyra@box (#5, from`},
 		[3]string{"device-name", "problem", "take turns between them"})
 }
@@ -365,4 +381,50 @@ func TestGitTrackedKey(t *testing.T) {
 	if f := rep.Findings()[0]; f.Path != vault.KeysDir+"/ella.key" || !strings.Contains(f.Fix, "rm --cached") {
 		t.Fatalf("finding %+v", f)
 	}
+}
+
+// TestDoctorRollbackAfterRead: B read lyra@vps's five entries (it never
+// verified or appended); an older copy of the feed is then restored on B.
+// Doctor on B names the cut, also after B appends and reads again, until
+// the file is back.
+func TestDoctorRollbackAfterRead(t *testing.T) {
+	a := newMachine(t, "vps")
+	for i := 1; i <= 5; i++ {
+		a.append(t, "lyra", "a"+strconv.Itoa(i))
+	}
+	b := cloneMachine(t, a, "laptop", false)
+	if _, err := b.l.Read(livelog.ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rel := livelog.FeedPath("lyra@vps", feedT0)
+	full, err := os.ReadFile(b.v.MustPath(rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := livelog.ParseFeed(rel, full)
+	if err := os.WriteFile(b.v.MustPath(rel), full[:es[3].Offset], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	named := func(when string) {
+		t.Helper()
+		rep := runAt(t, b, feedT0.Add(time.Hour))
+		found := false
+		for _, f := range findingsOf(rep, "log") {
+			found = found || strings.Contains(f.Problem, "entries 4-5 of lyra@vps were cut off the end of its feed")
+		}
+		if !found || rep.OK {
+			t.Fatalf("%s: doctor on B does not name the rollback: %+v", when, rep.Findings())
+		}
+	}
+	named("right after")
+	b.append(t, "ella", "b1")
+	named("after an append")
+	if _, err := b.l.ReadUnread("ella", true); err != nil {
+		t.Fatal(err)
+	}
+	named("after a read")
+	if err := os.WriteFile(b.v.MustPath(rel), full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	only(t, runAt(t, b, feedT0.Add(time.Hour)))
 }

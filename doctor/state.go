@@ -36,9 +36,14 @@ func (c *checker) log(ctx context.Context) (string, []Finding, error) {
 		return "", nil, err
 	}
 	var findings []Finding
+	// Keys not pinned here: one finding per writer (feeds.go).
+	findings = append(findings, c.unpinned(rep)...)
 	for _, f := range rep.Findings {
 		if f.Benign() || f.Status == livelog.StatusForked {
 			continue // forks: the forks check (feeds.go), one finding per feed
+		}
+		if f.Status == livelog.StatusKeyChanged || f.Status == livelog.StatusNewWriter {
+			continue
 		}
 		if f.Status == livelog.StatusTruncated && nul.tornTail[f.File] {
 			continue

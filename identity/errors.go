@@ -61,3 +61,7 @@ var ErrTokenExists = errors.New("agent already has a token (rotate it to replace
 
 // ErrBadToken is returned when a bearer token matches no agent.
 var ErrBadToken = errors.New("unknown or revoked token")
+
+// ErrNoKeyToRotate is returned by [RotateKey] when this machine has no
+// usable key for the agent: a rotation must be signed by the old key.
+var ErrNoKeyToRotate = errors.New("no key on this machine to rotate")

@@ -30,6 +30,10 @@ type Identity struct {
 	// DeviceKeys are the keys of the devices the agent writes from
 	// (device_keys in the frontmatter), one per device; see [DeviceKey].
 	DeviceKeys []DeviceKey
+	// Rotations are the device keys replaced on purpose, each signed by
+	// the key it replaced (key_rotations; see [Rotation]). Only valid
+	// ones are kept.
+	Rotations []Rotation
 	// Body is the markdown a person edits: role, priorities, limits,
 	// relation to other agents.
 	Body string
@@ -253,6 +257,7 @@ func Load(v *vault.Vault, name string) (*Identity, error) {
 			id.DeviceKeys = append(id.DeviceKeys, dk)
 		}
 	}
+	id.Rotations = rotations(name, props)
 	pk, _ := props["public_key"].(string)
 	if id.PublicKey, err = DecodePublicKey(pk); err != nil {
 		if len(id.DeviceKeys) == 0 {

@@ -104,19 +104,32 @@ func (kr Keyring) Verify(agent string, msg, sig []byte) bool {
 	return false
 }
 
-// Key returns the key agent uses on device: the one listed for that
-// device, else its first key.
+// Key returns the key agent uses on device: the last one listed for that
+// device (a new key or a rotation adds its key after the older ones),
+// else its first key.
 func (kr Keyring) Key(agent, device string) (ed25519.PublicKey, bool) {
 	ks := kr[agent]
-	for _, dk := range ks {
-		if dk.Device == device {
-			return dk.Key, true
+	for i := len(ks) - 1; i >= 0; i-- {
+		if ks[i].Device == device {
+			return ks[i].Key, true
 		}
 	}
 	if len(ks) > 0 {
 		return ks[0].Key, true
 	}
 	return nil, false
+}
+
+// DeviceKeys returns the keys IDENTITY.md lists for agent on device, and
+// an older vault's single key (listed under no device).
+func (kr Keyring) DeviceKeys(agent, device string) []ed25519.PublicKey {
+	var out []ed25519.PublicKey
+	for _, dk := range kr[agent] {
+		if dk.Device == device || dk.Device == "" {
+			out = append(out, dk.Key)
+		}
+	}
+	return out
 }
 
 // Signer returns which known agent's key made sig over msg, if any: a

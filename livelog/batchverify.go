@@ -122,19 +122,17 @@ func startSigWorkers(kr identity.Keyring) (jobs chan sigBatch, stop func(), bads
 				}
 				var mine []Finding
 				for _, j := range b {
+					if j.keys != nil {
+						// A feed's writer: only its pinned keys count.
+						if !verifies(j.keys, j.msg, j.sig) {
+							mine = append(mine, j.explain(j.f, j.msg, j.sig))
+						}
+						continue
+					}
 					if kr.Verify(j.agent, j.msg, j.sig) {
 						continue
 					}
-					f := j.f
-					f.Status, f.Detail = StatusEdited, "signature does not verify: the entry was changed after it was signed"
-					if len(j.sig) != 64 {
-						f.Detail = "signature is malformed"
-					} else if who, found := kr.Signer(j.msg, j.sig); found && who != j.agent {
-						f.Status, f.Detail = StatusForged, fmt.Sprintf("signed with %s's key, not %s's", who, j.agent)
-					} else if _, known := kr[j.agent]; !known {
-						f.Status, f.Detail = StatusForged, fmt.Sprintf("agent %s has no public key in the vault", j.agent)
-					}
-					mine = append(mine, f)
+					mine = append(mine, sigFailure(kr, j.f, j.agent, j.msg, j.sig))
 				}
 				mu.Lock()
 				out = append(out, mine...)
@@ -144,4 +142,19 @@ func startSigWorkers(kr identity.Keyring) (jobs chan sigBatch, stop func(), bads
 	}
 	stop = func() { close(jobs); wg.Wait() }
 	return jobs, stop, &out
+}
+
+// sigFailure names an entry (f) whose signature does not verify with its
+// agent's keys: made with another agent's key, or by an agent with no
+// key, it is forged; else it was edited after it was signed.
+func sigFailure(kr identity.Keyring, f Finding, agent string, msg, sig []byte) Finding {
+	f.Status, f.Detail = StatusEdited, "signature does not verify: the entry was changed after it was signed"
+	if len(sig) != 64 {
+		f.Detail = "signature is malformed"
+	} else if who, found := kr.Signer(msg, sig); found && who != agent {
+		f.Status, f.Detail = StatusForged, fmt.Sprintf("signed with %s's key, not %s's", who, agent)
+	} else if _, known := kr[agent]; !known {
+		f.Status, f.Detail = StatusForged, fmt.Sprintf("agent %s has no public key in the vault", agent)
+	}
+	return f
 }

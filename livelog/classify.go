@@ -1,6 +1,7 @@
 package livelog
 
 import (
+	"crypto/ed25519"
 	"encoding/binary"
 	"sort"
 	"strconv"
@@ -89,7 +90,13 @@ func newSigChecker(kr identity.Keyring) *sigChecker {
 
 // check queues one signature; f is the finding it gets if it fails.
 func (c *sigChecker) check(f Finding, agent string, pub []byte, e *Entry, sig []byte) {
-	c.batch = append(c.batch, sigJob{f: f, agent: agent, pub: pub, msg: e.Canonical(), sig: sig})
+	c.checkWith(f, agent, pub, e, sig, nil, nil)
+}
+
+// checkWith is [sigChecker.check] of a feed entry, valid only with one of
+// keys (see sigJob).
+func (c *sigChecker) checkWith(f Finding, agent string, pub []byte, e *Entry, sig []byte, keys []ed25519.PublicKey, explain func(Finding, []byte, []byte) Finding) {
+	c.batch = append(c.batch, sigJob{f: f, agent: agent, pub: pub, msg: e.Canonical(), sig: sig, keys: keys, explain: explain})
 	if len(c.batch) == 256 {
 		c.jobs <- c.batch
 		c.batch = nil

@@ -24,3 +24,7 @@ var ErrNoCheckpoint = fmt.Errorf("no checkpoint saved: %w", vault.ErrNotFound)
 // Decision.Supersedes) names no recorded decision. It wraps
 // [vault.ErrNotFound].
 var ErrNoDecision = fmt.Errorf("no such decision: %w", vault.ErrNotFound)
+
+// ErrNothingToTrust is returned by [Log.TrustPlan] for a writer whose
+// device has no key in its agent's IDENTITY.md.
+var ErrNothingToTrust = errors.New("no key to trust")

@@ -52,23 +52,42 @@ func (l *Log) identityStamps() ([]idStamp, error) {
 // parsing every identity on every append). A key added, removed or
 // replaced changes the file, so the keys used are those the files list.
 func (l *Log) keyring() (identity.Keyring, error) {
+	kr, _, err := l.keysAndRotations()
+	return kr, err
+}
+
+// keysAndRotations is [Log.keyring] with the agents' valid key rotations
+// (see [identity.Rotation]), loaded and cached together.
+func (l *Log) keysAndRotations() (identity.Keyring, map[string][]identity.Rotation, error) {
 	stamps, err := l.identityStamps()
 	if err != nil {
-		return identity.LoadKeyring(l.v)
+		return loadKeysAndRotations(l.v)
 	}
 	l.krMu.Lock()
 	if l.kr != nil && slices.Equal(stamps, l.krStamps) {
-		kr := l.kr
+		kr, rots := l.kr, l.rots
 		l.krMu.Unlock()
-		return kr, nil
+		return kr, rots, nil
 	}
 	l.krMu.Unlock()
-	kr, err := identity.LoadKeyring(l.v)
+	kr, rots, err := loadKeysAndRotations(l.v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l.krMu.Lock()
-	l.kr, l.krStamps = kr, stamps
+	l.kr, l.rots, l.krStamps = kr, rots, stamps
 	l.krMu.Unlock()
-	return kr, nil
+	return kr, rots, nil
+}
+
+func loadKeysAndRotations(v *vault.Vault) (identity.Keyring, map[string][]identity.Rotation, error) {
+	kr, err := identity.LoadKeyring(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	rots, err := identity.LoadRotations(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kr, rots, nil
 }

@@ -59,9 +59,10 @@ type Log struct {
 	dev      string     // the device name as last read (see device)
 	devStamp idStamp
 
-	krMu     sync.Mutex       // protects kr, krStamps
+	krMu     sync.Mutex       // protects kr, krStamps, rots
 	kr       identity.Keyring // the keys as last loaded (see keyring)
 	krStamps []idStamp
+	rots     map[string][]identity.Rotation // the key rotations, loaded with kr
 
 	dirMu sync.Mutex            // protects dirs
 	dirs  map[string]dirListing // folder listings (see readDir)

@@ -177,6 +177,14 @@ func TestTwoMachines(t *testing.T) {
 	if hashes(ra) != hashes(rb) || len(ra) != 5 {
 		t.Fatalf("orders differ:\nA %v %s\nB %v %s", summaries(ra), hashes(ra), summaries(rb), hashes(rb))
 	}
+	// A holds ella's key for its own device: ella writing from laptop is a
+	// new writer there until a person accepts it (SPEC §4, pinned keys).
+	if r := mustVerify(t, a.l); r.OK(false) || r.Counts[StatusNewWriter] != 2 || r.Counts[StatusIntact] != 3 {
+		t.Fatalf("verify on A before trust: %v %+v", r.Counts, r.Findings)
+	}
+	if c, err := a.l.Trust("ella@laptop"); err != nil || !c.Changed || len(c.Old) != 0 || len(c.New) != 1 {
+		t.Fatalf("trust ella@laptop on A: %+v %v", c, err)
+	}
 	// Causal order: b2 was written after b1 and a1 (B had both).
 	for _, m := range []*machine{a, b} {
 		r := mustVerify(t, m.l)

@@ -108,6 +108,11 @@ func (l *Log) Read(o ReadOptions) ([]Entry, error) {
 	if o.Last > 0 && len(out) > o.Last {
 		out = out[len(out)-o.Last:]
 	}
+	saw := sawSet{}
+	for i := range out {
+		saw.see(&out[i])
+	}
+	l.advance(files, saw)
 	return out, nil
 }
 
@@ -511,6 +516,7 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 	cl := l.cleared()
 	n := 0
 	var through Cursor
+	saw := sawSet{}
 	stopped := false
 	errStop := errors.New("stop")
 	err = merge(context.Background(), srcs, func(e *Entry, s *source) error {
@@ -528,9 +534,11 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 			return nil
 		}
 		n++
+		saw.see(e)
 		cl.apply(e)
 		return fn(*e)
 	})
+	l.advance(files, saw)
 	if err != nil && !errors.Is(err, errStop) {
 		return n, err
 	}
@@ -798,13 +806,16 @@ func (l *Log) Follow(ctx context.Context, fn func(Entry) error) error {
 			srcs = append(srcs, &source{lf: lf, writer: lf.writer, it: it, end: off})
 		}
 		cl := l.cleared()
+		saw := sawSet{}
 		err = merge(ctx, srcs, func(e *Entry, s *source) error {
 			if e.Torn {
 				return nil
 			}
+			saw.see(e)
 			cl.apply(e)
 			return fn(*e)
 		})
+		l.advance(files, saw)
 		for _, s := range srcs {
 			if s.passed {
 				at[s.lf.rel] = s.end

@@ -2,6 +2,7 @@ package livelog
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -50,6 +51,16 @@ const (
 	// StatusUnsigned: text a person typed in by hand. Kept and shown; not
 	// an error unless verification is strict.
 	StatusUnsigned Status = "unsigned"
+	// StatusKeyChanged: the entry verifies with a key IDENTITY.md lists,
+	// but not with the key this machine pinned for its writer, and no
+	// rotation signed by the pinned key vouches for it: not intact until a
+	// person accepts the key ('nexus log trust WRITER').
+	StatusKeyChanged Status = "key changed"
+	// StatusNewWriter: an entry of a device this machine has not pinned,
+	// of an agent whose keys it pinned on other devices, signed with a key
+	// it does not know: not intact until a person accepts the writer
+	// ('nexus log trust WRITER').
+	StatusNewWriter Status = "new writer"
 )
 
 // Finding is one block that is not intact.
@@ -88,6 +99,9 @@ type Report struct {
 	// Notes say what could not be done besides the check itself: the
 	// witness not saved for want of write access (the check still ran).
 	Notes []string `json:"notes,omitempty"`
+	// firstUse are the writers seen for the first time, with the keys
+	// their entries verified with: pinned once the check is done.
+	firstUse map[string][]ed25519.PublicKey
 }
 
 // OK reports whether the log verified: nothing but intact entries, and, if
@@ -119,6 +133,7 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var tv *trustView
 	r := &Report{Counts: map[Status]int{}, Findings: []Finding{}}
 	for _, stream := range []string{streamLive, streamDecisions} {
 		files, err := l.streamFiles(stream)
@@ -138,6 +153,13 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 			return nil, err
 		}
 		wit := l.loadWitness()
+		if tv == nil {
+			// After the refresh, which pins writers seen for the first
+			// time as it raises the witness.
+			if tv, err = l.newTrustView(kr); err != nil {
+				return nil, err
+			}
+		}
 		var legacy chainFiles
 		legacy.stream = stream
 		var feeds []logFile
@@ -171,7 +193,24 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 				return nil, err
 			}
 		}
-		if err := l.verifyFeeds(ctx, kr, stream, feeds, sizes, wit, r); err != nil {
+		if err := l.verifyFeeds(ctx, tv, stream, feeds, sizes, wit, r); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.firstUse) > 0 {
+		now := l.opts.Now()
+		err := l.updatePins(func(p *pinSet) bool {
+			changed := false
+			for w, keys := range r.firstUse {
+				if _, ok := p.Writers[w]; !ok {
+					changed = p.pin(w, keys, pinFirstUse, now) || changed
+				}
+			}
+			return changed
+		})
+		if vault.IsReadOnly(err) {
+			r.Notes = append(r.Notes, "the keys of writers seen for the first time were not pinned (no write access to "+StateDir+"): "+err.Error())
+		} else if err != nil {
 			return nil, err
 		}
 	}
@@ -230,6 +269,11 @@ type sigJob struct {
 	pub   []byte // the key expected to have signed it
 	msg   []byte
 	sig   []byte
+	// keys, for an entry of a feed, are the only keys that count (its
+	// writer's pinned keys, see pins.go), and explain names the entry if
+	// none verifies. nil: any key of the agent in IDENTITY.md counts.
+	keys    []ed25519.PublicKey
+	explain func(f Finding, msg, sig []byte) Finding
 }
 
 type sigBatch []sigJob

@@ -2,6 +2,7 @@ package livelog
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -36,8 +37,9 @@ func citePrefix(s string) uint64 {
 // cites), queuing its signature; then the claims are checked against
 // each other and against this machine's witness: forks, gaps and cut-off
 // tails per feed, links that cross files, cited entries of other feeds.
-func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream string, files []logFile, sizes []int64, wit witness, r *Report) error {
-	c := &feedCheck{kr: kr, stream: stream, files: files, wit: wit, sigs: newSigChecker(kr), recs: map[string][]rec{}}
+func (l *Log) verifyFeeds(ctx context.Context, tv *trustView, stream string, files []logFile, sizes []int64, wit witness, r *Report) error {
+	kr := tv.kr
+	c := &feedCheck{kr: kr, trust: tv, byWriter: map[string]*writerTrust{}, stream: stream, files: files, wit: wit, sigs: newSigChecker(kr), recs: map[string][]rec{}}
 	rels := make([]string, len(files))
 	for i, lf := range files {
 		rels[i] = lf.rel
@@ -59,13 +61,35 @@ func (l *Log) verifyFeeds(ctx context.Context, kr identity.Keyring, stream strin
 	}
 	c.checkLinks(bySeq)
 	c.checkCites(bySeq)
+	c.pinFirstUse(r)
 	addFindings(r, c.findings, rels, c.signed)
 	return nil
+}
+
+// pinFirstUse notes, in r, the writers seen here for the first time
+// whose entries all verified with their keys: [Log.Verify] pins them.
+func (c *feedCheck) pinFirstUse(r *Report) {
+	bad := map[string]bool{}
+	for _, f := range c.findings {
+		if f.Status == StatusEdited || f.Status == StatusForged {
+			bad[f.Writer] = true
+		}
+	}
+	for w, wt := range c.byWriter {
+		if wt.first && !bad[w] {
+			if r.firstUse == nil {
+				r.firstUse = map[string][]ed25519.PublicKey{}
+			}
+			r.firstUse[w] = wt.keys
+		}
+	}
 }
 
 // feedCheck is one stream's feed files under [Log.verifyFeeds].
 type feedCheck struct {
 	kr       identity.Keyring
+	trust    *trustView
+	byWriter map[string]*writerTrust
 	stream   string
 	files    []logFile
 	wit      witness
@@ -135,9 +159,63 @@ func (c *feedCheck) entry(file int32, lf logFile, marks *fileMarks, e *Entry) {
 	case kind == badSignature:
 		c.findings = append(c.findings, own)
 	default:
+		c.checkSig(f, e, sig)
+	}
+}
+
+// writerTrust is how one writer's entries are judged (see
+// [trustView.writer]), worked out once per writer.
+type writerTrust struct {
+	mode  trustMode
+	keys  []ed25519.PublicKey
+	first bool
+	pub   []byte // the key a batch checks its entries with
+	// explain names an entry whose signature the keys refuse.
+	explain func(f Finding, msg, sig []byte) Finding
+}
+
+func (c *feedCheck) writerTrust(writer string) *writerTrust {
+	if wt, ok := c.byWriter[writer]; ok {
+		return wt
+	}
+	wt := &writerTrust{}
+	wt.mode, wt.keys, wt.first = c.trust.writer(writer)
+	if wt.mode == trustKeys {
+		agent, device, _ := strings.Cut(writer, "@")
+		wt.pub = wt.keys[len(wt.keys)-1]
+		if k, ok := c.kr.Key(agent, device); ok && hasKey(wt.keys, k) {
+			wt.pub = k
+		}
+		seen := c.wit.get(c.stream, writer).Seq
+		keys := wt.keys
+		wt.explain = func(f Finding, msg, sig []byte) Finding {
+			if wt.first {
+				return sigFailure(c.kr, f, f.Agent, msg, sig)
+			}
+			return c.trust.explain(f, keys, seen, msg, sig)
+		}
+	}
+	c.byWriter[writer] = wt
+	return wt
+}
+
+// checkSig checks the signature of e (a feed entry; f its finding) with
+// the keys this machine accepts for its writer.
+func (c *feedCheck) checkSig(f Finding, e *Entry, sig []byte) {
+	wt := c.writerTrust(e.Writer)
+	switch wt.mode {
+	case trustNoKey:
 		_, device, _ := strings.Cut(e.Writer, "@")
-		pub, _ := c.kr.Key(e.Agent, device)
-		c.sigs.check(f, e.Agent, pub, e, sig)
+		c.add(f, StatusForged, fmt.Sprintf("IDENTITY.md of %s lists no key for device %s and this machine pinned none: no known key signed it", e.Agent, device))
+	case trustNewWriter:
+		// Rare (until a person trusts the writer): checked one by one.
+		if !verifies(wt.keys, e.Canonical(), sig) {
+			c.findings = append(c.findings, sigFailure(c.kr, f, e.Agent, e.Canonical(), sig))
+			return
+		}
+		c.add(f, StatusNewWriter, fmt.Sprintf("%s is a device this machine has not seen %s write from, with a key (%s) that is none of those it pinned for %s: if you added that device, accept it with 'nexus log trust %s'", e.Writer, e.Agent, fingerprints(wt.keys), e.Agent, e.Writer))
+	default:
+		c.sigs.checkWith(f, e.Agent, wt.pub, e, sig, wt.keys, wt.explain)
 	}
 }
 
@@ -225,7 +303,29 @@ func (c *feedCheck) checkFeed(w string) map[int64][]rec {
 		prevSeq = s
 	}
 	c.checkTail(w, m, prevSeq)
+	c.checkSeenHead(w, m)
 	return m
+}
+
+// checkSeenHead compares the highest entry of writer's feed this machine
+// saw with the entry of that number here: other bytes under the same
+// number are named (the feed was rewritten, or a copy of the vault
+// appended as the same writer).
+func (c *feedCheck) checkSeenHead(w string, m map[int64][]rec) {
+	seen := c.wit.get(c.stream, w)
+	xs := m[seen.Seq]
+	if seen.Seq == 0 || seen.Hash == "" || len(xs) == 0 {
+		return
+	}
+	p := prefix8(seen.Hash)
+	for _, x := range xs {
+		if x.hash == p {
+			return
+		}
+	}
+	for _, x := range xs {
+		c.add(c.at(w, x), StatusRemoved, fmt.Sprintf("this machine saw entry %d of %s as %s…, and the one numbered %d here is another: the feed was rewritten, or a copy of this vault appended as %s (a copy needs a device name of its own: nexus device name NAME); restore the feed from a backup, or accept it as it is with 'nexus log trust %s'", seen.Seq, w, clip(seen.Hash, 13), seen.Seq, w, w))
+	}
 }
 
 // checkTail reports entries this machine saw in writer's feed beyond its
@@ -236,7 +336,7 @@ func (c *feedCheck) checkTail(w string, m map[int64][]rec, top int64) {
 		return
 	}
 	f := Finding{Status: StatusRemoved, Writer: w, Agent: WriterAgent(w), Seq: top + 1,
-		Detail: fmt.Sprintf("%s of %s %s cut off the end of its feed: this machine saw it reach %d (%s…)", span(top+1, seen.Seq), w, plural(top+1, seen.Seq, "was", "were"), seen.Seq, clip(seen.Hash, 13))}
+		Detail: fmt.Sprintf("%s of %s %s cut off the end of its feed (deleted, or an older copy of the file restored): this machine saw it reach %d (%s…)", span(top+1, seen.Seq), w, plural(top+1, seen.Seq, "was", "were"), seen.Seq, clip(seen.Hash, 13))}
 	if len(m) > 0 {
 		f.File = c.files[m[top][0].file].rel
 	} else {

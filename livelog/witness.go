@@ -2,6 +2,7 @@ package livelog
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -177,7 +177,41 @@ type feedScan struct {
 	raise map[string]head
 	// w is the witness as it was read before the scan.
 	w witness
+	// suspect are the writers whose files no longer hold what this
+	// machine saw (see continuity): their heads do not raise the witness,
+	// so that the witness keeps what was seen and verify names the rest.
+	suspect map[string]bool
 }
+
+// continuity checks, as a scan reads a feed file's new entries of its own
+// writer, that they continue what this machine saw: the first entry after
+// the part scanned before links to the entry that part ended with, and
+// the entry numbered as the witness's head of the feed is that entry
+// (same hash). Neither holds when the file was rewritten (re-signed,
+// restored and appended to, or replaced by a copy of the vault appending
+// under the same writer: the same number with other bytes).
+type continuity struct {
+	linked  bool // the link after the part scanned before was checked
+	badLink bool
+	sawHead bool // the witness's head is here, with its hash
+	other   bool // an entry with the head's number but another hash
+}
+
+func (c *continuity) check(e *Entry, from int64, before scanned, head seen) {
+	if from > 0 && !c.linked && before.Writer == e.Writer {
+		c.linked = true
+		c.badLink = e.Seq != before.Seq+1 || e.Prev != before.Hash
+	}
+	if head.Seq > 0 && e.Seq == head.Seq {
+		if e.Hash == head.Hash {
+			c.sawHead = true
+		} else {
+			c.other = true
+		}
+	}
+}
+
+func (c *continuity) broken() bool { return c.badLink || (c.other && !c.sawHead) }
 
 // applyScan records sc in w: the files scanned, and the heads still above
 // w whose signature verifies, so that a forged entry cannot make this
@@ -186,22 +220,62 @@ func (l *Log) applyScan(sc *feedScan, w *witness, stream string) error {
 	for rel, s := range sc.changed {
 		w.Files[rel] = s
 	}
-	var kr identity.Keyring
+	var (
+		tv      *trustView
+		first   = map[string][]ed25519.PublicKey{}
+		rotated = map[string]ed25519.PublicKey{}
+	)
 	for writer, h := range sc.raise {
 		if h.Seq <= w.get(stream, writer).Seq {
 			continue
 		}
-		if kr == nil {
-			var err error
-			if kr, err = l.keyring(); err != nil {
+		if tv == nil {
+			kr, err := l.keyring()
+			if err != nil {
+				return err
+			}
+			if tv, err = l.newTrustView(kr); err != nil {
 				return err
 			}
 		}
-		if l.sigValid(kr, h.entry) {
-			w.raise(stream, writer, seen{Seq: h.Seq, Hash: h.Hash, Time: h.Time})
+		// Only a key this machine trusts for the writer raises the
+		// witness; a writer seen for the first time gets its key pinned.
+		mode, keys, isFirst := tv.writer(writer)
+		sig, err := b64.DecodeString(h.entry.Sig)
+		if mode != trustKeys || err != nil || h.entry.Agent != WriterAgent(writer) || !verifies(keys, h.entry.Canonical(), sig) {
+			continue
+		}
+		w.raise(stream, writer, seen{Seq: h.Seq, Hash: h.Hash, Time: h.Time})
+		if isFirst {
+			first[writer] = keys
+		} else if k := signedWith(keys, h.entry.Canonical(), sig); k != nil && !tv.pinnedAs(writer, k) {
+			// Reached by a rotation the pinned key signed: pinned too,
+			// so it stays accepted whatever IDENTITY.md says later.
+			rotated[writer] = k
 		}
 	}
-	return nil
+	if len(first) == 0 && len(rotated) == 0 {
+		return nil
+	}
+	now := l.opts.Now()
+	err := l.updatePins(func(p *pinSet) bool {
+		changed := false
+		for writer, keys := range first {
+			if _, ok := p.Writers[writer]; !ok {
+				changed = p.pin(writer, keys, pinFirstUse, now) || changed
+			}
+		}
+		for writer, k := range rotated {
+			if _, ok := p.Writers[writer]; ok {
+				changed = p.pin(writer, []ed25519.PublicKey{k}, pinRotation, now) || changed
+			}
+		}
+		return changed
+	})
+	if vault.IsReadOnly(err) {
+		return nil // pinned by a run that may write .nexus/state/
+	}
+	return err
 }
 
 // empty reports whether the scan found nothing the witness lacks.
@@ -261,6 +335,7 @@ func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, 
 			sc = scanned{}
 		}
 		var last *Entry
+		var cont continuity
 		if from < st.Size() {
 			data := make([]byte, st.Size()-from)
 			if _, err := f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
@@ -281,6 +356,9 @@ func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, 
 				if e.Signed && e.feed && !e.Torn {
 					c := e
 					last = &c
+					if e.Writer == lf.writer {
+						cont.check(&e, from, sc, w.get(stream, lf.writer))
+					}
 				}
 			}
 			sc.Offset = end
@@ -288,7 +366,16 @@ func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, 
 			if last != nil {
 				sc.Writer, sc.Seq, sc.Hash = last.Writer, last.Seq, last.Hash
 			}
-			changed[lf.rel] = sc
+			if cont.broken() {
+				// Not recorded as scanned: scanned again next time, so
+				// that verify keeps naming it until a person acts.
+				if res.suspect == nil {
+					res.suspect = map[string]bool{}
+				}
+				res.suspect[lf.writer] = true
+			} else {
+				changed[lf.rel] = sc
+			}
 		}
 		f.Close()
 		if sc.Writer != "" {
@@ -305,7 +392,7 @@ func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, 
 	// Heads above the witness: candidates for raising it, checked when
 	// the witness is updated (applyScan).
 	for writer, h := range heads {
-		if h.Seq <= w.get(stream, writer).Seq {
+		if h.Seq <= w.get(stream, writer).Seq || res.suspect[writer] {
 			continue
 		}
 		if h.entry == nil {
@@ -316,8 +403,43 @@ func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, 
 	return res, nil
 }
 
-// sigValid checks one entry's signature with its agent's keys.
-func (l *Log) sigValid(kr identity.Keyring, e *Entry) bool {
-	sig, err := b64.DecodeString(e.Sig)
-	return err == nil && e.Agent == WriterAgent(e.Writer) && kr.Verify(e.Agent, e.Canonical(), sig)
+// sawSet is the highest entry of each feed that a read returned.
+type sawSet map[string]int64
+
+// see notes e, returned by a read.
+func (s sawSet) see(e *Entry) {
+	if e.Signed && e.feed && !e.Torn && e.Seq > s[e.Writer] {
+		s[e.Writer] = e.Seq
+	}
+}
+
+// advance brings the witness up to date after a read returned entries
+// above it (SPEC §4: reading entries advances the witness, not only
+// appending), so that a feed later restored from an older copy is named
+// on this machine even if its writer never appends again. A read that
+// returned nothing new costs a look at the witness this process already
+// decoded, or one read of it; otherwise it is a [Log.refresh], which
+// parses only what was added to the files since the last one. A witness
+// that cannot be written does not fail the read.
+func (l *Log) advance(files []logFile, saw sawSet) {
+	if len(saw) == 0 {
+		return
+	}
+	above := func(w witness) bool {
+		for writer, seq := range saw {
+			if seq > w.get(streamLive, writer).Seq {
+				return true
+			}
+		}
+		return false
+	}
+	l.witMu.Lock()
+	cached := l.witDoc != nil && !above(l.wit)
+	l.witMu.Unlock()
+	if cached || !above(l.loadWitness()) {
+		return
+	}
+	if _, err := l.refresh(streamLive, files); err != nil && !errors.Is(err, errWitnessReadOnly) {
+		l.opts.Logger.Warn("live log: the witness was not advanced after a read", "err", err)
+	}
 }

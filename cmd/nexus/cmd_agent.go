@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -78,7 +79,7 @@ Example:
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAgentShow(g, args[0]) },
 	}
-	cmd.AddCommand(add, list, show, newAgentTokenCmd(g), newAgentNewKeyCmd(g))
+	cmd.AddCommand(add, list, show, newAgentTokenCmd(g), newAgentNewKeyCmd(g), newAgentRotateKeyCmd(g))
 	return cmd
 }
 
@@ -135,6 +136,16 @@ func runAgentShow(g *globals, name string) error {
 	}
 	a := describeAgent(v, id.Name)
 	a.Identity = id.Body
+	// Every device's key and this machine's, by fingerprint: what a
+	// person compares before 'nexus log trust' on another machine.
+	var here []byte
+	if s, err := identity.LoadSigner(v, id.Name); err == nil {
+		here = s.PublicKey()
+		a.ThisMachine = identity.Fingerprint(here)
+	}
+	for _, dk := range id.Keys() {
+		a.DeviceKeys = append(a.DeviceKeys, deviceKeyJSON{Device: dk.Device, Fingerprint: identity.Fingerprint(dk.Key), ThisMachine: bytes.Equal(dk.Key, here)})
+	}
 	return g.emit(a, nil, func(w io.Writer) {
 		head := a.Name
 		if a.Role != "" {
@@ -142,8 +153,27 @@ func runAgentShow(g *globals, name string) error {
 		} else {
 			head += " (no role set: edit " + identity.IdentityPath(a.Name) + ")"
 		}
-		fmt.Fprintf(w, "%s\nkey:    %s\nmemory: %s\nuser:   %s\npending reviews: %s\n\n%s", head, a.Fingerprint, a.MemoryUsage, a.UserUsage, pendingText(a.Pending), a.Identity)
+		fmt.Fprintf(w, "%s\nkey:    %s\n", head, a.Fingerprint)
+		for _, dk := range a.DeviceKeys {
+			dev := dk.Device
+			if dev == "" {
+				dev = "(any device)"
+			}
+			mark := ""
+			if dk.ThisMachine {
+				mark = "  (this machine's key)"
+			}
+			fmt.Fprintf(w, "  %s %s%s\n", dev, dk.Fingerprint, mark)
+		}
+		fmt.Fprintf(w, "memory: %s\nuser:   %s\npending reviews: %s\n\n%s", a.MemoryUsage, a.UserUsage, pendingText(a.Pending), a.Identity)
 	})
+}
+
+// deviceKeyJSON is one device's key of an agent, as 'agent show' lists it.
+type deviceKeyJSON struct {
+	Device      string `json:"device"`
+	Fingerprint string `json:"fingerprint"`
+	ThisMachine bool   `json:"this_machine,omitempty"`
 }
 
 type agentJSON struct {
@@ -157,4 +187,8 @@ type agentJSON struct {
 	// Pending is how many of the agent's proposals wait for review, and
 	// since when (omitted when none).
 	Pending *retention.PendingSummary `json:"pending_reviews,omitempty"`
+	// DeviceKeys and ThisMachine ('agent show' only) are the keys
+	// IDENTITY.md lists, by device, and this machine's key.
+	DeviceKeys  []deviceKeyJSON `json:"device_keys,omitempty"`
+	ThisMachine string          `json:"this_machine_key,omitempty"`
 }

@@ -32,5 +32,10 @@ func TestAgentShowWithAndWithoutRole(t *testing.T) {
 				t.Errorf("agent show %s line %d: %q", name, i+1, l)
 			}
 		}
+		// Each device's key, this machine's marked: what a person compares
+		// before 'nexus log trust' elsewhere.
+		if !strings.Contains(out, "SHA256:") || !strings.Contains(out, "(this machine's key)") {
+			t.Errorf("agent show %s lists no device key of this machine:\n%s", name, out)
+		}
 	}
 }

@@ -39,7 +39,7 @@ Examples:
   nexus log tail -f
   nexus log verify`,
 	}
-	cmd.AddCommand(newLogAppendCmd(g), newLogReadCmd(g), newLogTailCmd(g), newLogVerifyCmd(g), newLogFeedsCmd(g), newLogClearCmd(g), newLogTimelineCmd(g))
+	cmd.AddCommand(newLogAppendCmd(g), newLogReadCmd(g), newLogTailCmd(g), newLogVerifyCmd(g), newLogFeedsCmd(g), newLogClearCmd(g), newLogTimelineCmd(g), newLogTrustCmd(g))
 	return cmd
 }
 
@@ -519,13 +519,20 @@ func newLogVerifyCmd(g *globals) *cobra.Command {
 		Use:   "verify",
 		Short: "Check every signature, sequence and link of every feed; exit 1 if anything is wrong",
 		Long: `Check each entry of every feed of the live log and the decision log (and an
-older vault's single-file log) against its agent's public keys (in
-IDENTITY.md), its feed's numbering and links, the entries it cites, and
-what this machine saw before, and name what is wrong, entry by entry:
+older vault's single-file log) against the key this machine pinned for its
+writer (on first sight, from IDENTITY.md), its feed's numbering and links,
+the entries it cites, and what this machine saw before, and name what is
+wrong, entry by entry:
 
   intact        (counted) the signature verifies and the links hold
   edited        the signature does not verify: changed after signing
-  forged        signed with another agent's key, or by an agent with no key
+  forged        signed with another agent's key, by an agent or device
+                with no key, or re-signed with a key that replaced the
+                pinned one
+  key changed   signed with a key IDENTITY.md lists, not the pinned one:
+                accept it with 'nexus log trust WRITER' if you made it
+  new writer    a new device of an agent this machine knows, with a key it
+                never saw: 'nexus log trust WRITER' if it is yours
   reordered     out of its place: after a later entry, a copy, another feed's
   removed       a gap in a feed, a cut-off tail (this machine saw more), or
                 a cited entry this machine saw that is gone
@@ -578,7 +585,7 @@ func runLogVerify(g *globals, o logVerifyOptions) error {
 	}{ok, o.strict, r}
 	return g.emit(res, verr, func(w io.Writer) {
 		fmt.Fprintf(w, "%s in %s: %d intact", plural(r.Entries, "signed entry", "signed entries"), plural(len(r.Files), "file", "files"), r.Counts[livelog.StatusIntact])
-		for _, s := range []livelog.Status{livelog.StatusEdited, livelog.StatusForged, livelog.StatusReordered, livelog.StatusRemoved,
+		for _, s := range []livelog.Status{livelog.StatusEdited, livelog.StatusForged, livelog.StatusKeyChanged, livelog.StatusNewWriter, livelog.StatusReordered, livelog.StatusRemoved,
 			livelog.StatusForked, livelog.StatusNotHereYet, livelog.StatusTruncated, livelog.StatusUnsigned} {
 			if n := r.Counts[s]; n > 0 {
 				fmt.Fprintf(w, ", %d %s", n, s)

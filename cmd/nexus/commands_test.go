@@ -76,6 +76,11 @@ var commandCases = map[string][]cliCase{
 		{args: []string{"lyra"}, code: 1, says: "is kept"}, // a usable key is never replaced
 		{args: []string{"nobody"}, code: 1},
 	},
+	"nexus agent rotate-key": {
+		{args: []string{"lyra"}, code: 0},
+		{args: []string{"keyless"}, prepare: lostKey, code: 1, says: "no key on this machine to rotate"},
+		{args: []string{"nobody"}, code: 1},
+	},
 	"nexus agent token": {
 		{args: []string{"lyra"}, code: 0},
 		{args: []string{"lyra"}, code: 1}, // has one already: --rotate
@@ -190,6 +195,12 @@ var commandCases = map[string][]cliCase{
 		{agent: "nobody", args: []string{"--unread"}, code: 1},
 	},
 	"nexus log tail": {{code: 0}, {args: []string{"--last", "1"}, code: 0}, {args: []string{"-n", "-5"}, code: 2, says: "-n must be 0 or more"}, {args: []string{"-n", "many"}, code: 2}},
+	"nexus log trust": {
+		{args: []string{"lyra@laptop", "--yes"}, prepare: func(t *testing.T, dir string) { otherDevice(t, dir) }, code: 0},
+		{args: []string{"lyra@laptop"}, prepare: func(t *testing.T, dir string) { otherDevice(t, dir) }, code: 2}, // not a terminal: needs --yes
+		{args: []string{"lyra@nowhere", "--yes"}, code: 1},
+		{args: []string{"lyra", "--yes"}, code: 2},
+	},
 	"nexus log verify": {
 		{code: 0},
 		{args: []string{"--strict"}, code: 0},

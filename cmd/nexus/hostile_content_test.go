@@ -246,14 +246,14 @@ func sameVaultBytes(t *testing.T, what string, before, after map[string]string) 
 // cliNoPromptText are the commands that store no text of their caller's
 // that a prompt shows, and why.
 var cliNoPromptText = map[string]string{
-	"agent list": "reads", "agent show": "reads", "agent token": "makes a token; stores its hash", "agent new-key": "makes a key; stores its public half",
+	"agent list": "reads", "agent show": "reads", "agent token": "makes a token; stores its hash", "agent new-key": "makes a key; stores its public half", "agent rotate-key": "makes a key; stores its public half and a signature",
 	"checkpoint show": "reads", "completion": "prints a script", "curator status": "reads",
 	"curator run": "proposes moves of entries already scanned; its writes go through memory and facts",
 	"decisions":   "reads", "demo": "writes its own fixed demo vault", "device name": "a name: letters, digits, '-', '_', '.'",
 	"doctor": "reads (and finishes interrupted work)", "fact list": "reads", "fact pin": "a slug", "fact unpin": "a slug",
 	"fact read": "reads", "fact remove": "archives a fact scanned when written", "fact stats": "reads",
 	"index hold": "search index cache", "index embed": "vectors of notes' text in the search index cache", "index rebuild": "search index cache", "index status": "reads", "init": "makes an empty vault",
-	"journey": "prints a walk-through", "log clear": "a person's one-word name and an entry hash", "log feeds": "reads", "log timeline": "rewrites the derived timeline from entries scanned when appended, quarantined ones masked",
+	"journey": "prints a walk-through", "log clear": "a person's one-word name and an entry hash", "log feeds": "reads", "log trust": "pins keys IDENTITY.md lists, in machine-local state", "log timeline": "rewrites the derived timeline from entries scanned when appended, quarantined ones masked",
 	"links": "reads", "log read": "reads", "log tail": "reads", "log verify": "reads", "memory remove": "removes an entry; old_text is not stored",
 	"memory show": "reads", "prompt": "reads", "review list": "reads", "review show": "reads",
 	"person init": "makes a key; stores its public half and a name checked to letters, digits and . _ @ -",
