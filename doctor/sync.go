@@ -71,9 +71,15 @@ func (c *checker) conflictFinding(cf conflicts.Conflict) Finding {
 	case cf.Mergeable():
 		f.Problem = what
 		f.Fix = c.cmd("doctor", "--fix") + " (merges both versions without loss, files what needs a choice in review/pending/; a running 'nexus serve' or 'nexus watch' does it within seconds)"
+	case cf.File == conflicts.FileFeed && c.deviceSettled(feedDevice(cf.Original)):
+		// Both versions are read as the feed's two branches; the
+		// machines have names of their own since (devices.go).
+		f.Severity = SeverityNote
+		f.Problem = what + "; two machines appended as one writer until one of them took a name of its own: both files are read as the feed's two branches"
+		f.Fix = "nothing: keep both files (deleting either loses the entries only it holds)"
 	case cf.File == conflicts.FileFeed:
 		f.Problem = what + "; a log feed has one writer, so a second version means the same writer appended on two machines"
-		f.Fix = "keep both files (nothing is lost); give each machine its own device name with 'nexus device name NAME', and see " + c.cmd("log", "verify")
+		f.Fix = "keep both files (nothing is lost); give each machine its own device name with " + c.cmd("device", "name", "NAME") + ", and see " + c.cmd("log", "verify")
 	case cf.Markers:
 		f.Problem = what
 		f.Fix = "edit " + Quote(c.abs(cf.Path)) + " by hand: keep what you want of each side and delete the marker lines"
