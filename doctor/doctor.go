@@ -181,7 +181,7 @@ var checks = []check{
 	{"key-mode", (*checker).keyModes, false},
 	{"key-pair", (*checker).keyPairs, false},
 	{"machine", (*checker).machine, false}, // devices.go
-	{"locks", (*checker).locks, false}, // before the checks that take locks
+	{"locks", (*checker).locks, false},     // before the checks that take locks
 	{"log", (*checker).log, false},
 	{"forks", (*checker).forks, false},             // feeds.go
 	{"cites", (*checker).cites, false},             // feeds.go
