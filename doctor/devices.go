@@ -25,7 +25,7 @@ func (c *checker) machine(ctx context.Context) (string, []Finding, error) {
 		return "", nil, err
 	}
 	var findings []Finding
-	rename := c.cmd("device", "name", "NAME") + " (NAME: a name no other machine uses; entries already written keep verifying)"
+	rename := c.cmd("device", "name", "NAME") + "  # NAME: a name no other machine uses; entries already written keep verifying"
 	switch {
 	case copied != "":
 		findings = append(findings, Finding{
@@ -61,7 +61,7 @@ func (c *checker) machine(ctx context.Context) (string, []Finding, error) {
 				Path: identity.IdentityPath(d.Agent),
 				Problem: fmt.Sprintf("IDENTITY.md of %s no longer lists this machine's key (%s): a merge of the file (a git conflict resolved \"ours\" or \"theirs\", a sync tool's newer copy) dropped it, so the entries this machine signed as %s fail verification",
 					d.Agent, d.Key, d.Agent),
-				Fix: c.cmd("device", "restore-keys") + " (lists it again; every other key is kept)",
+				Fix: c.cmd("device", "restore-keys") + "  # lists it again; every other key is kept (any log command does it too)",
 			})
 		}
 	}
@@ -76,7 +76,7 @@ func (c *checker) machine(ctx context.Context) (string, []Finding, error) {
 // whose agent's key on this machine a merge dropped from IDENTITY.md, or
 // "" when that is not the cause.
 func (c *checker) droppedKeyFix(writer string) string {
-	if c.v == nil || writer == "" {
+	if c.v == nil || livelog.WriterAgent(writer) == "" {
 		return ""
 	}
 	dropped, err := identity.DroppedKeys(c.v)
@@ -85,7 +85,7 @@ func (c *checker) droppedKeyFix(writer string) string {
 	}
 	for _, d := range dropped {
 		if d.Agent == livelog.WriterAgent(writer) {
-			return c.cmd("device", "restore-keys") + " (IDENTITY.md of " + d.Agent + " lost this machine's key in a merge; the entry itself is intact)"
+			return c.cmd("device", "restore-keys") + "  # IDENTITY.md of " + d.Agent + " lost this machine's key in a merge; the entry itself is intact"
 		}
 	}
 	return ""

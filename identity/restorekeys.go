@@ -36,6 +36,18 @@ func DroppedKeys(v *vault.Vault) ([]DroppedKey, error) {
 		}
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
+	// A key of another agent in this agent's key file was swapped, not
+	// dropped by a merge: the key-pair check of doctor names that.
+	others := map[string]string{}
+	if names, err := List(v); err == nil {
+		for _, n := range names {
+			if id, _ := Load(v, n); id != nil {
+				for _, k := range id.Keys() {
+					others[string(k.Key)] = n
+				}
+			}
+		}
+	}
 	var out []DroppedKey
 	for _, de := range des {
 		agent, ok := strings.CutSuffix(de.Name(), ".key")
@@ -50,7 +62,7 @@ func DroppedKeys(v *vault.Vault) ([]DroppedKey, error) {
 		if id == nil || (err != nil && !errors.Is(err, ErrKey)) {
 			continue
 		}
-		if id.Has(s.PublicKey()) {
+		if owner, ok := others[string(s.PublicKey())]; id.Has(s.PublicKey()) || ok && owner != agent {
 			continue
 		}
 		out = append(out, DroppedKey{Agent: agent, Device: device, Key: EncodePublicKey(s.PublicKey())})
