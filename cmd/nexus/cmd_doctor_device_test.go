@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-// runnable turns a printed fix into the command line a person runs: the
-// part that is a nexus command (up to a "  #" comment or a " (" aside),
-// with the NAME a person chooses filled in.
+// fixCommand finds in a printed fix the command line a person runs: the
+// nexus device command a person runs (without the "  #" comment or the
+// prose around it); runnableFix fills in the NAME a person chooses.
 var fixCommand = regexp.MustCompile(`(nexus (?:--vault \S+ )?device (?:name NAME|restore-keys))`)
 
 func runnableFix(t *testing.T, fix, name string) string {
@@ -174,5 +174,3 @@ func containsString(ss []string, s string) bool {
 	}
 	return false
 }
-
-
