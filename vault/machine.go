@@ -67,7 +67,7 @@ type Machine struct {
 	Created time.Time
 }
 
-// Copy reports why the folder at hand is not the one the record m was made
+// copied reports why the folder at hand is not the one the record m was made
 // in, on the machine it was made on: "" when it is. cur is what the folder
 // and system look like now. A value not known on either side (no machine
 // id on this system, no inode number) is not compared.
@@ -111,7 +111,7 @@ func decodeMachine(data []byte) (*Machine, error) {
 	m := &Machine{ID: one("id"), System: one("system"), Folder: one("folder"), Host: one("host")}
 	m.Created, _ = time.Parse(time.RFC3339, one("created"))
 	if !validMachineID(m.ID) {
-		return nil, fmt.Errorf("%s: no valid id line: %w", MachineFile, ErrInvalid)
+		return nil, fmt.Errorf("%s is damaged (no valid id line): delete it, and the next append makes this machine a new one: %w", MachineFile, ErrInvalid)
 	}
 	return m, nil
 }
@@ -124,18 +124,24 @@ func validMachineID(id string) bool {
 	return err == nil
 }
 
-// current is what this folder and system look like now, with a new random
-// id.
+// here is what this folder and system look like now (no id).
+func (v *Vault) here() Machine {
+	m := Machine{System: systemID()}
+	if st, err := os.Stat(filepath.Join(v.root, filepath.FromSlash(StateDir))); err == nil {
+		m.Folder = folderID(st)
+	}
+	return m
+}
+
+// current is [Vault.here] with a new random id, for a new record.
 func (v *Vault) current() (Machine, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return Machine{}, fmt.Errorf("make machine id: %w", err)
 	}
 	host, _ := os.Hostname()
-	m := Machine{ID: hex.EncodeToString(b[:]), System: systemID(), Host: SafeDeviceName(host), Created: time.Now().UTC().Truncate(time.Second)}
-	if st, err := os.Stat(filepath.Join(v.root, filepath.FromSlash(StateDir))); err == nil {
-		m.Folder = folderID(st)
-	}
+	m := v.here()
+	m.ID, m.Host, m.Created = hex.EncodeToString(b[:]), SafeDeviceName(host), time.Now().UTC().Truncate(time.Second)
 	return m, nil
 }
 
@@ -153,11 +159,7 @@ func (v *Vault) Machine() (m *Machine, copied string, err error) {
 	if m, err = decodeMachine(data); err != nil {
 		return nil, "", err
 	}
-	cur, err := v.current()
-	if err != nil {
-		return nil, "", err
-	}
-	return m, m.copied(cur), nil
+	return m, m.copied(v.here()), nil
 }
 
 // ensureMachine returns this machine's record, making it if missing.
