@@ -74,10 +74,10 @@ type Machine struct {
 func (m *Machine) copied(cur Machine) string {
 	var why []string
 	if m.System != "" && cur.System != "" && m.System != cur.System {
-		why = append(why, "the system's machine id (/etc/machine-id) is not the one it was made on")
+		why = append(why, "the system's machine id, /etc/machine-id, is not the one it was made on")
 	}
 	if m.Folder != "" && cur.Folder != "" && m.Folder != cur.Folder {
-		why = append(why, StateDir+"/ is not the folder it was made in (it was copied or restored)")
+		why = append(why, StateDir+"/ is not the folder it was made in, so it was copied or restored")
 	}
 	return strings.Join(why, "; ")
 }
