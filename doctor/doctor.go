@@ -180,7 +180,8 @@ var checks = []check{
 	{"conflicts", (*checker).conflicts, true}, // sync.go: also explains a config full of markers
 	{"key-mode", (*checker).keyModes, false},
 	{"key-pair", (*checker).keyPairs, false},
-	{"locks", (*checker).locks, false}, // before the checks that take locks
+	{"machine", (*checker).machine, false}, // devices.go
+	{"locks", (*checker).locks, false},     // before the checks that take locks
 	{"log", (*checker).log, false},
 	{"forks", (*checker).forks, false},             // feeds.go
 	{"cites", (*checker).cites, false},             // feeds.go

@@ -33,6 +33,7 @@ func ExampleRun() {
 	// conflicts true
 	// key-mode true
 	// key-pair true
+	// machine true
 	// locks true
 	// log true
 	// forks true

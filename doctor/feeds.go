@@ -105,12 +105,18 @@ func (c *checker) forks(ctx context.Context) (string, []Finding, error) {
 		if len(where) > 4 {
 			where = append(where[:4:4], fmt.Sprintf("%d more", len(fk.where)-4))
 		}
-		findings = append(findings, Finding{
+		f := Finding{
 			Path: fk.file,
 			Problem: fmt.Sprintf("the feed of %s has two branches: entries %s exist twice with different content (%s); %s appended on two machines that both call themselves %q. Both branches are kept and read",
 				w, seqList(fk.seqs), strings.Join(where, ", "), livelog.WriterAgent(w), livelog.WriterDevice(w)),
 			Fix: "on one of the two machines, give it a name of its own: nexus device name NAME (nothing to delete; new entries there go to a new feed); details: " + c.cmd("log", "verify"),
-		})
+		}
+		if c.deviceSettled(livelog.WriterDevice(w)) { // devices.go
+			f.Severity = SeverityNote
+			f.Problem += "; one of the two machines has a name of its own since, so the fork no longer grows"
+			f.Fix = "nothing: both branches stay, are read and verify"
+		}
+		findings = append(findings, f)
 	}
 	return fmt.Sprintf("%s checked for forks", plural(len(feedWriters(rep)), "feed", "feeds")), findings, nil
 }
@@ -458,8 +464,8 @@ func (c *checker) deviceNames(ctx context.Context) (string, []Finding, error) {
 	for i := range feeds {
 		fh := &feeds[i]
 		byWriter[fh.Writer] = fh
-		if !fh.AppendedHere || fh.NotHereCount == 0 {
-			continue
+		if !fh.AppendedHere || fh.NotHereCount == 0 || c.deviceSettled(livelog.WriterDevice(fh.Writer)) {
+			continue // settled: one of the machines has a name of its own since (devices.go)
 		}
 		first, last := fh.NotHere[0], fh.NotHere[len(fh.NotHere)-1]
 		findings = append(findings, Finding{
@@ -495,6 +501,11 @@ func (c *checker) deviceNames(ctx context.Context) (string, []Finding, error) {
 			f := Finding{Path: identity.IdentityPath(ak.name)}
 			turns, newest := signerTurns(byWriter[w], keys)
 			switch {
+			case turns > 1 && c.deviceSettled(d): // devices.go
+				f.Severity = SeverityNote
+				f.Problem = fmt.Sprintf("IDENTITY.md of %s lists %d keys for device %q: two machines signed as %s until one of them took a name of its own",
+					ak.name, len(keys), d, w)
+				f.Fix = "nothing: the entries of both keep verifying"
 			case turns > 1:
 				f.Problem = fmt.Sprintf("IDENTITY.md of %s lists %d keys for device %q and the newest entries of %s take turns between them (%d changes of key): two machines sign as %s",
 					ak.name, len(keys), d, w, turns, w)

@@ -83,6 +83,8 @@ func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
 		_, lerr := identity.LoadSigner(c.v, n)
 		newKey := c.cmd("agent", "new-key", n)
 		switch {
+		case c.droppedKeyFix(n+"@") != "":
+			continue // a merge dropped it from IDENTITY.md: the machine check names it (devices.go)
 		case notExist(serr):
 			f.Problem = fmt.Sprintf("agent %s has no private key here although IDENTITY.md lists one for this machine: it cannot sign log entries or decisions (they are refused, not signed with a new key)", n)
 			f.Fix = newKey + "  # a new key for this machine, on purpose; or restore the old one from a backup: cp BACKUP/" + identity.KeyPath(n) + " " + Quote(keyPath) + " && chmod 600 " + Quote(keyPath)

@@ -78,6 +78,9 @@ func (c *checker) log(ctx context.Context) (string, []Finding, error) {
 func logFix(c *checker, f livelog.Finding) string {
 	file := Quote(c.abs(f.File))
 	restore := "restore " + f.File + " from a backup (cp BACKUP/" + f.File + " " + file + ") or from version control (git -C " + Quote(c.root) + " checkout -- " + f.File + ")"
+	if fix := c.droppedKeyFix(f.Writer); fix != "" && (f.Status == livelog.StatusEdited || f.Status == livelog.StatusForged) {
+		return fix
+	}
 	switch f.Status {
 	case livelog.StatusEdited:
 		return restore + "; to see exactly what changed: " + c.cmd("log", "verify")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/conflicts"
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/retention"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -71,9 +72,15 @@ func (c *checker) conflictFinding(cf conflicts.Conflict) Finding {
 	case cf.Mergeable():
 		f.Problem = what
 		f.Fix = c.cmd("doctor", "--fix") + " (merges both versions without loss, files what needs a choice in review/pending/; a running 'nexus serve' or 'nexus watch' does it within seconds)"
+	case cf.File == conflicts.FileFeed && c.deviceSettled(feedDevice(cf.Original)):
+		// Both versions are read as the feed's two branches; the
+		// machines have names of their own since (devices.go).
+		f.Severity = SeverityNote
+		f.Problem = what + "; two machines appended as one writer until one of them took a name of its own: both files are read as the feed's two branches"
+		f.Fix = "nothing: keep both files (deleting either loses the entries only it holds)"
 	case cf.File == conflicts.FileFeed:
 		f.Problem = what + "; a log feed has one writer, so a second version means the same writer appended on two machines"
-		f.Fix = "keep both files (nothing is lost); give each machine its own device name with 'nexus device name NAME', and see " + c.cmd("log", "verify")
+		f.Fix = "keep both files (nothing is lost); give each machine its own device name with " + c.cmd("device", "name", "NAME") + ", and see " + c.cmd("log", "verify")
 	case cf.Markers:
 		f.Problem = what
 		f.Fix = "edit " + Quote(c.abs(cf.Path)) + " by hand: keep what you want of each side and delete the marker lines"
@@ -155,6 +162,9 @@ type FixReport struct {
 	// or rejected) that were carried out, as the keeper of serve and watch
 	// does.
 	Reviews retention.ReconcileResult `json:"reviews"`
+	// RestoredKeys are this machine's device keys put back into
+	// IDENTITY.md after a merge dropped them ([identity.RestoreKeysQuietly]).
+	RestoredKeys []identity.DroppedKey `json:"restored_keys,omitempty"`
 }
 
 // Fix repairs what a sync tool can break and needs no judgement, for
@@ -162,8 +172,9 @@ type FixReport struct {
 // aside and its first side put in place ([vault.SetAsideConflictedConfig]),
 // the ignore rules are written ([vault.EnsureIgnoreRules]), and conflict
 // copies and markers are merged or filed for a person
-// ([conflicts.Resolve]); then the decisions people made in
-// Obsidian are carried out ([retention.Reconcile]). Everything else doctor
+// ([conflicts.Resolve]); this machine's device keys a merge dropped from
+// IDENTITY.md are listed again ([identity.RestoreKeysQuietly]); then the
+// decisions people made in Obsidian are carried out ([retention.Reconcile]). Everything else doctor
 // finds needs a person or another command.
 func Fix(ctx context.Context, dir string, opts Options) (*FixReport, error) {
 	opts.defaults()
@@ -193,6 +204,9 @@ func Fix(ctx context.Context, dir string, opts Options) (*FixReport, error) {
 	if rep.Conflicts, err = conflicts.Resolve(tctx, v, opts.Now()); err != nil {
 		return rep, err
 	}
+	// After the merge of IDENTITY.md conflicts: a key of this machine the
+	// merge dropped is listed again.
+	rep.RestoredKeys = identity.RestoreKeysQuietly(v)
 	// After the merge: a decision that came in a conflict copy is carried
 	// out now, once.
 	rep.Reviews, err = retention.Reconcile(v, opts.Now())

@@ -363,6 +363,11 @@ type appended struct {
 //   - publish, after the lock: the witness learns the scan and the
 //     records, and the records are fsynced before the append returns.
 func (l *Log) appendFeed(stream, agent, writer string, es []*Entry, decorate func(e *Entry, seq int64) error) (appended, error) {
+	// Before anything is written: this folder must be the machine that
+	// owns the device name (not a copy of another machine's vault).
+	if _, err := l.v.CheckMachine(); err != nil {
+		return appended{}, err
+	}
 	s, err := l.signer(agent, writer)
 	if err != nil {
 		return appended{}, err

@@ -2,10 +2,13 @@ package livelog
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"io/fs"
 	"sort"
 	"strings"
+
+	"github.com/nexus-memory/nexus/identity"
 )
 
 // recentHere is how many of a feed's newest entries [Log.FeedsHere]
@@ -110,6 +113,7 @@ func (l *Log) feedHere(ctx context.Context, w string, rels []string) (FeedHere, 
 	if fh.Recent == nil {
 		fh.Recent = []Entry{}
 	}
+	l.ownUnhinted(&fh, h.Hash)
 	return fh, nil
 }
 
@@ -157,6 +161,40 @@ func (l *Log) fileHere(ctx context.Context, rel string, fh *FeedHere, seenHash m
 	}
 	ring = append(append([]Entry(nil), ring[ringAt:]...), ring[:ringAt]...)
 	return ring, above, reachedHere, nil
+}
+
+// ownUnhinted moves into LastHere the entries above it that this machine
+// wrote but whose hint it did not record: an append killed between the
+// write of its records and the update of the hint (the next append here
+// mends the hint). They follow the hint's entry in the chain (hash is its
+// chain hash) and carry this machine's signature for the agent; a vault
+// folder copied to another machine cannot append under this name
+// ([vault.Vault.CheckMachine]), so no other machine signs with that key.
+func (l *Log) ownUnhinted(fh *FeedHere, hash string) {
+	if !fh.AppendedHere || fh.NotHereCount == 0 || len(fh.NotHere) == 0 {
+		return
+	}
+	s, err := identity.LoadSigner(l.v, WriterAgent(fh.Writer))
+	if err != nil {
+		return
+	}
+	n := 0
+	for _, e := range fh.NotHere {
+		msg, sig, ok := EntrySignature(&e)
+		if !ok || e.Seq != fh.LastHere+1 || e.Prev != hash || !ed25519.Verify(s.PublicKey(), msg, sig) {
+			break
+		}
+		fh.LastHere, hash = e.Seq, e.Hash
+		n++
+	}
+	if n == len(fh.NotHere) && fh.NotHereCount > n {
+		return // more than were kept: leave it to the next append to mend
+	}
+	fh.NotHere = fh.NotHere[n:]
+	fh.NotHereCount -= n
+	if len(fh.NotHere) == 0 {
+		fh.NotHere = nil
+	}
 }
 
 // keepNewest returns the last n of es (all if fewer), with bodies kept.

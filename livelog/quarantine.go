@@ -126,7 +126,7 @@ func (l *Log) Clear(hash, person string) error {
 	if err := vault.CheckText("name", person, 64); err != nil || strings.ContainsAny(person, " \t\r\n") {
 		return fmt.Errorf("the person clearing must be named with one word: %w", vault.ErrInvalid)
 	}
-	device, err := l.v.Device()
+	device, err := l.v.CheckMachine()
 	if err != nil {
 		return err
 	}

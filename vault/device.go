@@ -109,16 +109,38 @@ func (v *Vault) Device() (string, error) {
 }
 
 // SetDevice sets this machine's device name. Entries already written stay
-// in the feeds of the old name; new ones go to feeds of the new name.
+// in the feeds of the old name; new ones go to feeds of the new name. A
+// name another machine claimed ([DevicesDir]) is refused with
+// [ErrDeviceTaken]. In a vault folder copied from another machine
+// ([Vault.CheckMachine]) this machine becomes one of its own first: a new
+// machine id, and the other machine's private keys, former names and
+// append hints removed from the copy (its agents get keys of their own on
+// their first append here).
 func (v *Vault) SetDevice(name string) error {
 	if err := CheckDeviceName(name); err != nil {
 		return err
+	}
+	// The name is claimed by the first append under it
+	// ([Vault.CheckMachine]): setting it writes nothing that syncs.
+	m, copied, err := v.ensureMachine()
+	if err != nil {
+		return fmt.Errorf("set device name: %w", err)
+	}
+	if c, err := v.DeviceClaim(name); err != nil {
+		return fmt.Errorf("set device name: %w", err)
+	} else if c != nil && (copied != "" || !contains(c.Machines, m.ID)) && len(c.Machines) > 0 {
+		return fmt.Errorf("device name %q belongs to another machine (%s): choose another name: %w", name, c.Path, ErrDeviceTaken)
+	}
+	if copied != "" {
+		if err := v.adoptCopy(); err != nil {
+			return fmt.Errorf("set device name: %w", err)
+		}
 	}
 	path := filepath.Join(v.root, filepath.FromSlash(DeviceFile))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("set device name: %w", err)
 	}
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := os.ReadFile(path); err == nil && copied == "" {
 		if old := string(bytes.TrimSpace(data)); old != name && CheckDeviceName(old) == nil {
 			if err := v.addFormerDevice(old); err != nil {
 				return fmt.Errorf("set device name: %w", err)

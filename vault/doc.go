@@ -6,5 +6,9 @@
 // ones and refuses any that escape the vault, loads the configuration, and
 // offers the two write disciplines every other package uses: atomic replace
 // (optionally compare-and-swap against a person's concurrent save) and
-// cross-process locks on lock files under .nexus/state/locks/.
+// cross-process locks on lock files under .nexus/state/locks/. It also
+// knows which machine it runs on (SPEC §4 "A device is a machine, not a
+// name"): the device name, the machine's record of itself and the synced
+// claims of device names, checked by [Vault.CheckMachine] before anything
+// is written under the name.
 package vault

@@ -49,3 +49,15 @@ var ErrLockTimeout = errors.New("lock not free in time")
 // commands that only meant to refresh derived state (a witness, an index
 // file, a cache) go on without it; see [IsReadOnly].
 var ErrReadOnly = errors.New("no write access to the vault's state")
+
+// ErrCopiedVault is wrapped by the refusal to write under this machine's
+// device name in a vault folder copied whole from another machine (SPEC §4
+// "A device is a machine, not a name"): the copy carries the other
+// machine's device name and keys. Nothing was written; 'nexus device name
+// NAME' gives this machine a name of its own.
+var ErrCopiedVault = fmt.Errorf("vault folder copied from another machine: %w", ErrRefused)
+
+// ErrDeviceTaken is wrapped by the refusal to write under a device name
+// that another machine claimed first (log/devices/NAME.md). Nothing was
+// written.
+var ErrDeviceTaken = fmt.Errorf("device name taken by another machine: %w", ErrRefused)

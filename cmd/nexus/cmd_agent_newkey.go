@@ -37,7 +37,10 @@ func runAgentNewKey(g *globals, name string) error {
 	if err != nil {
 		return err
 	}
-	device, err := v.Device()
+	// The key is listed under this machine's device name: not in a vault
+	// folder copied from another machine, nor under a name another
+	// machine claimed.
+	device, err := v.CheckMachine()
 	if err != nil {
 		return err
 	}

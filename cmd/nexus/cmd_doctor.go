@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-memory/nexus/doctor"
+	"github.com/nexus-memory/nexus/identity"
 	"github.com/nexus-memory/nexus/vault"
 )
 
@@ -197,6 +198,10 @@ func printFixed(w io.Writer, f *doctor.FixReport) {
 	for _, it := range append(f.Reviews.Approved, f.Reviews.Rejected...) {
 		n++
 		fmt.Fprintf(w, "  fixed  %s: %s in Obsidian, carried out\n", it.Path, it.Status)
+	}
+	for _, k := range f.RestoredKeys {
+		n++
+		fmt.Fprintf(w, "  fixed  %s: this machine's key (device %s) listed again after a merge dropped it\n", identity.IdentityPath(k.Agent), k.Device)
 	}
 	for _, it := range f.Reviews.Failed {
 		n++

@@ -48,6 +48,10 @@ func (g *globals) openLog() (*livelog.Log, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A merge of IDENTITY.md that dropped this machine's device key would
+	// make its entries fail verification: the key is put back first
+	// (nothing is written when none was dropped).
+	identity.RestoreKeysQuietly(v)
 	return livelog.Open(v, livelog.Options{Now: g.now})
 }
 

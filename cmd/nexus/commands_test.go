@@ -107,6 +107,7 @@ var commandCases = map[string][]cliCase{
 		{args: []string{"laptop"}, code: 0},
 		{args: []string{"../up"}, code: 2},
 	},
+	"nexus device restore-keys": {{code: 0}, {vaultless: true, code: 1}, {args: []string{"extra"}, code: 2}},
 	"nexus doctor": {
 		{code: 0}, {vaultless: true, code: 1}, {args: []string{"--lock-wait", "soon"}, code: 2},
 		{prepare: lockFolderIsAFile, code: 3}, // checks that could not run, nothing found wrong: could not check
@@ -348,7 +349,32 @@ func fixtureVault(t *testing.T) (dir, id1, id2 string) {
 	if err := copyTree(fixture.dir, dir); err != nil {
 		t.Fatalf("copy the fixture vault: %v", err)
 	}
+	forgetMachineFolder(t, dir)
 	return dir, fixture.id1, fixture.id2
+}
+
+// forgetMachineFolder makes a copy of the fixture this machine's own vault,
+// not a copy of another machine's (vault.CheckMachine): its machine record
+// forgets which folder it was made in.
+func forgetMachineFolder(t *testing.T, dir string) {
+	t.Helper()
+	p := filepath.Join(dir, ".nexus", "state", "machine") // vault.MachineFile
+	data, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "folder:") {
+			keep = append(keep, line)
+		}
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(keep, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // fixture is the vault fixtureVault copies.

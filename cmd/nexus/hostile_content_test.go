@@ -249,7 +249,7 @@ var cliNoPromptText = map[string]string{
 	"agent list": "reads", "agent show": "reads", "agent token": "makes a token; stores its hash", "agent new-key": "makes a key; stores its public half", "agent rotate-key": "makes a key; stores its public half and a signature",
 	"checkpoint show": "reads", "completion": "prints a script", "curator status": "reads",
 	"curator run": "proposes moves of entries already scanned; its writes go through memory and facts",
-	"decisions":   "reads", "demo": "writes its own fixed demo vault", "device name": "a name: letters, digits, '-', '_', '.'",
+	"decisions":   "reads", "demo": "writes its own fixed demo vault", "device name": "a name: letters, digits, '-', '_', '.'", "device restore-keys": "writes public keys this machine holds, no text",
 	"doctor": "reads (and finishes interrupted work)", "fact list": "reads", "fact pin": "a slug", "fact unpin": "a slug",
 	"fact read": "reads", "fact remove": "archives a fact scanned when written", "fact stats": "reads",
 	"index hold": "search index cache", "index embed": "vectors of notes' text in the search index cache", "index rebuild": "search index cache", "index status": "reads", "init": "makes an empty vault",
