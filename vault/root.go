@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -333,4 +335,27 @@ func Rename(oldpath, newpath string) error {
 		return fmt.Errorf("rename %s: %w", filepath.Base(oldpath), ErrUnsafePath)
 	}
 	return os.Rename(oldpath, newpath)
+}
+
+// CreateTemp is [os.CreateTemp], through the root of the vault dir lies
+// in: the new file's name is pattern with its last "*" replaced by a
+// random number, and the file is made 0600, as os.CreateTemp makes it.
+func CreateTemp(dir, pattern string) (*os.File, error) {
+	r, rel, ok := vaultOf(dir)
+	if !ok {
+		return os.CreateTemp(dir, pattern)
+	}
+	prefix, suffix := pattern, ""
+	if i := strings.LastIndex(pattern, "*"); i >= 0 {
+		prefix, suffix = pattern[:i], pattern[i+1:]
+	}
+	for range 10000 {
+		name := filepath.Join(rel, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, rootErr("create temp file in", dir, err)
+	}
+	return nil, fmt.Errorf("create temp file in %s: %w", dir, fs.ErrExist)
 }
