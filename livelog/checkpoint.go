@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -236,7 +235,7 @@ func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (
 	}
 	defer unlock()
 	cur := v.MustPath(c.Path)
-	if err := os.MkdirAll(filepath.Dir(cur), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(cur), 0o755); err != nil {
 		return c, fmt.Errorf("save checkpoint: %w", err)
 	}
 	for attempt := 0; ; attempt++ {
@@ -268,12 +267,12 @@ func keepHistory(v *vault.Vault, agent, cur string, old []byte) error {
 		t = c.Time
 	}
 	if t.IsZero() {
-		if st, err := os.Stat(cur); err == nil {
+		if st, err := vault.Stat(cur); err == nil {
 			t = st.ModTime().UTC()
 		}
 	}
 	dir := v.MustPath(CheckpointHistoryDir(agent))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := vault.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("checkpoint history: %w", err)
 	}
 	base := t.UTC().Format("2006-01-02T15-04-05Z")
@@ -283,7 +282,7 @@ func keepHistory(v *vault.Vault, agent, cur string, old []byte) error {
 			name += "-" + strconv.Itoa(n)
 		}
 		p := filepath.Join(dir, name+".md")
-		if existing, err := os.ReadFile(p); err == nil && bytes.Equal(existing, old) {
+		if existing, err := vault.ReadFile(p); err == nil && bytes.Equal(existing, old) {
 			return nil // already kept (a retried save)
 		}
 		err := vault.ReplaceIf(p, nil, old, 0o644)
@@ -302,7 +301,7 @@ func LoadCheckpoint(v *vault.Vault, agent string) (*Checkpoint, error) {
 		return nil, err
 	}
 	p := CurrentCheckpointPath(agent)
-	data, err := os.ReadFile(v.MustPath(p))
+	data, err := vault.ReadFile(v.MustPath(p))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("agent %s: %w", agent, ErrNoCheckpoint)
 	}
@@ -327,7 +326,7 @@ func CheckpointHistory(v *vault.Vault, agent string) ([]Checkpoint, error) {
 		return nil, err
 	}
 	dir := CheckpointHistoryDir(agent)
-	des, err := os.ReadDir(v.MustPath(dir))
+	des, err := vault.ReadDir(v.MustPath(dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return []Checkpoint{}, nil
 	}
@@ -341,7 +340,7 @@ func CheckpointHistory(v *vault.Vault, agent string) ([]Checkpoint, error) {
 		}
 		p := dir + "/" + de.Name()
 		c := &Checkpoint{}
-		if data, err := os.ReadFile(v.MustPath(p)); err == nil {
+		if data, err := vault.ReadFile(v.MustPath(p)); err == nil {
 			if pc, err := parseCheckpoint(data); err == nil {
 				c = pc
 			}

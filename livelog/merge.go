@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nexus-memory/nexus/vault"
 	"io"
 	"os"
 	"time"
@@ -25,7 +26,7 @@ type fileIter struct {
 }
 
 func (l *Log) openIter(rel, stream string, off int64, holdBack bool) (*fileIter, error) {
-	f, err := os.Open(l.abs(rel))
+	f, err := vault.OpenRead(l.abs(rel))
 	if err != nil {
 		return nil, err
 	}

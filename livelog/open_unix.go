@@ -4,6 +4,7 @@ package livelog
 
 import (
 	"errors"
+	"github.com/nexus-memory/nexus/vault"
 	"io"
 	"os"
 	"syscall"
@@ -28,7 +29,7 @@ func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 
 // readFile is os.ReadFile by way of [openFile].
 func readFile(name string) ([]byte, error) {
-	f, err := openFile(name, os.O_RDONLY, 0)
+	f, err := vault.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
