@@ -90,3 +90,63 @@ func TestSymlinksLeavingTheVault(t *testing.T) {
 		}
 	})
 }
+
+// TestSwappedLinkNeverEscapes: a link flipped between a place inside the
+// vault and one outside while files are read and written through it never
+// lets a byte from outside into a read, nor a write outside.
+func TestSwappedLinkNeverEscapes(t *testing.T) {
+	v, _, err := Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	const marker = "OUTSIDE"
+	if err := os.WriteFile(filepath.Join(outside, "MEMORY.md"), []byte(marker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(v.MustPath("real/MEMORY.md"), []byte("inside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := v.MustPath("home")
+	if err := os.Symlink("real", link); err != nil {
+		t.Fatal(err)
+	}
+	stop, flipped := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		defer func() { flipped <- n }()
+		targets := []string{outside, "real"}
+		for ; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp := link + ".flip"
+			os.Remove(tmp)
+			if os.Symlink(targets[n%2], tmp) != nil || os.Rename(tmp, link) != nil {
+				t.Error("flip the link")
+				return
+			}
+		}
+	}()
+	p := v.MustPath("home/MEMORY.md")
+	for i := range 3000 {
+		if got, err := ReadFile(p); err == nil && string(got) == marker {
+			t.Fatalf("read %d went outside the vault", i)
+		}
+		WriteFile(p, []byte("written"), 0o644)
+		if i%2 == 0 {
+			ReplaceIf(p, []byte("written"), []byte("swapped"), 0o644)
+		}
+	}
+	close(stop)
+	if n := <-flipped; n < 10 {
+		t.Logf("the link flipped only %d times", n)
+	}
+	got, _ := os.ReadFile(filepath.Join(outside, "MEMORY.md"))
+	ents, _ := os.ReadDir(outside)
+	if string(got) != marker || len(ents) != 1 {
+		t.Fatalf("outside changed: %q, %d entries", got, len(ents))
+	}
+}
