@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexus-memory/nexus/index/markdown"
 	"github.com/nexus-memory/nexus/livelog"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // The log is append-only, so a log file is indexed incrementally: the
@@ -57,7 +58,7 @@ func prefixCRC(f *os.File, n int64) (uint32, error) {
 func (ix *Index) loadLog(f diskFile) parsed {
 	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
 	for attempt := 0; ; attempt++ {
-		fh, err := os.Open(abs)
+		fh, err := vault.OpenRead(abs)
 		if err != nil {
 			return parsed{f: f, skip: true}
 		}
@@ -91,7 +92,7 @@ func (ix *Index) readLog(f diskFile, fh *os.File) (p parsed, retry bool) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return parsed{f: f, skip: true}, false
 	}
-	st2, err := os.Lstat(fh.Name())
+	st2, err := vault.Lstat(fh.Name())
 	if err != nil {
 		return parsed{f: f, skip: true}, false
 	}
