@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nexus-memory/nexus/vault"
 	"io"
 	"os"
 	"time"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // fileIter reads the blocks of one log file from a block boundary, in

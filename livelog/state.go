@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nexus-memory/nexus/vault"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/nexus-memory/nexus/internal/atomicfile"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // The log's machine-local state files (the witness, the feed hints) are

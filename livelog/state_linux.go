@@ -2,11 +2,12 @@ package livelog
 
 import (
 	"errors"
-	"github.com/nexus-memory/nexus/vault"
 	"os"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // noSwap is set once a file system refused to swap two files
