@@ -2,7 +2,6 @@ package agents
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -29,7 +28,7 @@ type WaitingSpill struct {
 // needs.
 func WaitingSpills(v *vault.Vault, agent string) []WaitingSpill {
 	dir := v.MustPath(vault.PendingDir)
-	des, err := os.ReadDir(dir)
+	des, err := vault.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -39,7 +38,7 @@ func WaitingSpills(v *vault.Vault, agent string) []WaitingSpill {
 		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := vault.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -449,15 +448,15 @@ func RemoveFact(v *vault.Vault, agent, slug string, now time.Time) (string, erro
 		if dstAbs, err = v.Path(dst); err != nil {
 			return "", err
 		}
-		if _, err := os.Lstat(dstAbs); errors.Is(err, fs.ErrNotExist) {
+		if _, err := vault.Lstat(dstAbs); errors.Is(err, fs.ErrNotExist) {
 			break
 		}
 	}
 	src := v.MustPath(f.Path)
-	if err := os.MkdirAll(filepath.Dir(dstAbs), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(dstAbs), 0o755); err != nil {
 		return "", fmt.Errorf("archive fact %s: %w", f.Slug, err)
 	}
-	if err := os.Rename(src, dstAbs); err != nil {
+	if err := vault.Rename(src, dstAbs); err != nil {
 		return "", fmt.Errorf("archive fact %s: %w", f.Slug, err)
 	}
 	if err := vault.SyncDir(filepath.Dir(dstAbs)); err != nil {

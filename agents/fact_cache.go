@@ -212,7 +212,7 @@ var memos sync.Map // cache file path -> *factCache
 func loadFactCache(v *vault.Vault, agent string) (*factCache, error) {
 	p := cachePath(v, agent)
 	m, hadMemo := memos.LoadAndDelete(p)
-	f, err := os.Open(p)
+	f, err := vault.OpenRead(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -339,7 +339,7 @@ func (c *factCache) save(path string) error {
 			return nil
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return writeDerived(path, c.encode())
@@ -348,7 +348,7 @@ func (c *factCache) save(path string) error {
 // appendDerived appends to a file of derived state, without fsync (see
 // [writeDerived]). The caller holds the lock that serialises writers.
 func appendDerived(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := vault.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
@@ -371,13 +371,13 @@ func appendDerived(path string, data []byte) error {
 // facts under 5 ms (docs/benchmarks.md).
 func writeDerived(path string, data []byte) (err error) {
 	atomicfile.SweepStale(filepath.Dir(path)) // leftovers of writers killed here
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := vault.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			os.Remove(f.Name())
+			vault.Remove(f.Name())
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -393,5 +393,5 @@ func writeDerived(path string, data []byte) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	return vault.Rename(f.Name(), path)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -58,7 +57,7 @@ type factStore struct {
 // openFactStore takes the agent's facts lock and loads the cache, scanning
 // the folder if there is no usable cache.
 func openFactStore(v *vault.Vault, agent string) (*factStore, func(), error) {
-	if _, err := os.Stat(v.MustPath(identity.IdentityPath(agent))); err != nil {
+	if _, err := vault.Stat(v.MustPath(identity.IdentityPath(agent))); err != nil {
 		return nil, nil, &identity.NoAgentError{Name: agent}
 	}
 	unlock, err := v.Lock(HomePath(agent, FactsDir))
@@ -117,7 +116,7 @@ func (st *factStore) dir() string { return st.v.MustPath(HomePath(st.agent, Fact
 // rescan brings the entries in step with the folder, re-reading only files
 // whose size or modification time differ from the cache.
 func (st *factStore) rescan() error {
-	des, err := os.ReadDir(st.dir())
+	des, err := vault.ReadDir(st.dir())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("list facts of %s: %w", st.agent, err)
 	}
@@ -224,7 +223,7 @@ func (st *factStore) create(in FactInput, now time.Time) (Fact, error) {
 	if err != nil {
 		return Fact{}, err
 	}
-	if err := os.MkdirAll(st.dir(), 0o755); err != nil {
+	if err := vault.MkdirAll(st.dir(), 0o755); err != nil {
 		return Fact{}, fmt.Errorf("create %s: %w", HomePath(st.agent, FactsDir), err)
 	}
 	data, err := renderFact(in, now, now)
@@ -314,7 +313,7 @@ func (st *factStore) update(slug string, in FactInput, now time.Time) (Fact, err
 }
 
 func (st *factStore) record(slug string, f Fact, abs string) {
-	info, err := os.Stat(abs)
+	info, err := vault.Stat(abs)
 	var e *cacheEntry
 	if err == nil {
 		e = entryFromFact(f, info, time.Now())
@@ -386,7 +385,7 @@ func (st *factStore) flush() error {
 	limit := st.v.Config().MemoryIndexLineLimit
 	data, over := st.renderIndex(limit)
 	p := st.v.MustPath(HomePath(st.agent, IndexFile))
-	info, err := os.Stat(p)
+	info, err := vault.Stat(p)
 	var old []byte
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -396,7 +395,7 @@ func (st *factStore) flush() error {
 	case c.index != nil && info.Size() == c.indexSize && info.ModTime().UnixNano() == c.indexM:
 		old = c.index // unchanged since this process wrote or read it
 	default:
-		if old, err = os.ReadFile(p); err != nil {
+		if old, err = vault.ReadFile(p); err != nil {
 			return fmt.Errorf("read memory index of %s: %w", st.agent, err)
 		}
 	}
@@ -404,13 +403,13 @@ func (st *factStore) flush() error {
 		// INDEX.md is generated: a person's edit to it is replaced, as the
 		// fact files are the source. Written like the cache (see
 		// writeDerived).
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := vault.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return fmt.Errorf("write memory index of %s: %w", st.agent, err)
 		}
 		if err := writeDerived(p, data); err != nil {
 			return fmt.Errorf("write memory index of %s: %w", st.agent, err)
 		}
-		if info, err = os.Stat(p); err != nil {
+		if info, err = vault.Stat(p); err != nil {
 			info = nil
 		}
 	}
@@ -418,7 +417,7 @@ func (st *factStore) flush() error {
 		c.index, c.indexSize, c.indexM = data, info.Size(), info.ModTime().UnixNano()
 	}
 	cp := cachePath(st.v, st.agent)
-	if err := os.MkdirAll(filepath.Dir(cp), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(cp), 0o755); err != nil {
 		return fmt.Errorf("write fact cache: %w", err)
 	}
 	if err := c.save(cp); err != nil {
@@ -487,7 +486,7 @@ func RenderIndex(v *vault.Vault, agent string) (string, error) {
 	if err := SyncIndex(v, agent); err != nil && !errors.Is(err, ErrIndexFull) && !vault.IsReadOnly(err) {
 		return "", err // without write access, INDEX.md is shown as it is
 	}
-	data, err := os.ReadFile(v.MustPath(HomePath(agent, IndexFile)))
+	data, err := vault.ReadFile(v.MustPath(HomePath(agent, IndexFile)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

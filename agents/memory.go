@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -251,7 +250,7 @@ func (m *Memory) run(ops []Op, write bool) (Result, error) {
 		}
 		return m.result(p.after, "Check passed; nothing was written. Applied, it would say: "+p.message(len(ops))), nil
 	}
-	if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 		err = fmt.Errorf("create %s: %w", filepath.ToSlash(filepath.Dir(m.rel)), err)
 		return m.failNow(err), err
 	}
@@ -320,7 +319,7 @@ func (m *Memory) run(ops []Op, write bool) (Result, error) {
 // creates the file, so homes Hermes does not use get no stray file.
 func (m *Memory) hermesLock() (unlock func(), err error) {
 	path := m.path + ".lock"
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+	if st, err := vault.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return func() {}, nil
 	}
 	// Bounded like Nexus's own locks; Nexus never writes into it.

@@ -3,7 +3,6 @@ package agents
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -55,7 +54,7 @@ type MergeResult struct {
 // would not survive the rewrite. A file whose markers are not well formed
 // is left alone (Unmergeable).
 func (m *Memory) Merge(other []byte) (MergeResult, error) {
-	if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 		return MergeResult{}, fmt.Errorf("create %s: %w", filepath.ToSlash(filepath.Dir(m.rel)), err)
 	}
 	unlock, err := m.v.Lock(m.rel)

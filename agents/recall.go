@@ -168,10 +168,10 @@ func appendLocked(v *vault.Vault, path string, data []byte) error {
 		return err
 	}
 	defer unlock()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("record recall: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := vault.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("record recall: %w", err)
 	}
@@ -495,7 +495,7 @@ func LoadRecall(v *vault.Vault) (*RecallSummary, error) {
 	if err := rotateLog(v, dir); err != nil {
 		return nil, err
 	}
-	des, err := os.ReadDir(dir)
+	des, err := vault.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -531,7 +531,7 @@ func LoadRecall(v *vault.Vault) (*RecallSummary, error) {
 		if merged[name] {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := vault.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, fmt.Errorf("read recall log: %w", err)
 		}
@@ -551,7 +551,7 @@ func LoadRecall(v *vault.Vault) (*RecallSummary, error) {
 	// Folded: the logs can go (a crash before this is harmless, Merged
 	// names them).
 	for _, name := range todo {
-		os.Remove(filepath.Join(dir, name))
+		vault.Remove(filepath.Join(dir, name))
 	}
 	return s, nil
 }
@@ -565,11 +565,11 @@ func rotateLog(v *vault.Vault, dir string) error {
 	}
 	defer unlock()
 	src := filepath.Join(dir, "events.log")
-	if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+	if _, err := vault.Stat(src); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	dst := filepath.Join(dir, "fold-"+strconv.FormatInt(time.Now().UnixNano(), 10)+".log")
-	if err := os.Rename(src, dst); err != nil {
+	if err := vault.Rename(src, dst); err != nil {
 		return fmt.Errorf("rotate recall log: %w", err)
 	}
 	return nil
@@ -591,7 +591,7 @@ func parseEvents(data []byte) []RecallEvent {
 
 func readSummary(dir string) (*RecallSummary, error) {
 	s := &RecallSummary{}
-	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	data, err := vault.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read recall summary: %w", err)
 	}
@@ -622,7 +622,7 @@ func writeSummary(dir string, s *RecallSummary) error {
 	if err != nil {
 		return fmt.Errorf("encode recall summary: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := vault.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write recall summary: %w", err)
 	}
 	return vault.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -133,7 +132,7 @@ func (s *scanner) abs(rel string) string { return filepath.Join(s.root, filepath
 // dir looks at the files of one folder (vault-relative), not below it.
 // markers says which files to read for conflict markers.
 func (s *scanner) dir(rel string, markers func(name string) bool) ([]fs.DirEntry, error) {
-	des, err := os.ReadDir(s.abs(rel))
+	des, err := vault.ReadDir(s.abs(rel))
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return nil, nil
 	}
@@ -167,7 +166,7 @@ func (s *scanner) dir(rel string, markers func(name string) bool) ([]fs.DirEntry
 
 // markers reads one file and records its conflict markers, if any.
 func (s *scanner) markers(rel string) {
-	data, err := os.ReadFile(s.abs(rel))
+	data, err := vault.ReadFile(s.abs(rel))
 	if err != nil || !bytes.Contains(data, []byte("<<<<<<<")) {
 		return
 	}
@@ -185,7 +184,7 @@ func (s *scanner) scanNexus() error {
 	if _, err := s.dir(vault.NexusDir, func(name string) bool { return name == "config.yaml" }); err != nil {
 		return err
 	}
-	agentsDes, err := os.ReadDir(s.abs(vault.AgentsDir))
+	agentsDes, err := vault.ReadDir(s.abs(vault.AgentsDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("scan agents for conflict copies: %w", err)
 	}
@@ -206,14 +205,14 @@ func (s *scanner) scanNexus() error {
 	// A pending item whose decision is archived: a sync tool brought the
 	// pending file back (a change on one machine beat a decision on the
 	// other).
-	if des, err := os.ReadDir(s.abs(vault.PendingDir)); err == nil {
+	if des, err := vault.ReadDir(s.abs(vault.PendingDir)); err == nil {
 		for _, de := range des {
 			name := de.Name()
 			if !de.Type().IsRegular() || !isMarkdown(name) || strings.HasPrefix(name, ".") || vault.IsConflictCopy(name) {
 				continue
 			}
 			id := strings.TrimSuffix(name, ".md")
-			if _, err := os.Lstat(s.abs(retention.ArchivePath(id))); err == nil {
+			if _, err := vault.Lstat(s.abs(retention.ArchivePath(id))); err == nil {
 				s.found = append(s.found, Conflict{Path: retention.PendingPath(id), Original: retention.ArchivePath(id), Engine: "sync", File: FileReview})
 			}
 		}
@@ -411,7 +410,7 @@ func resolveOne(v *vault.Vault, r *Resolution, now time.Time) error {
 	}
 	var copyData []byte
 	if !c.Markers {
-		data, err := os.ReadFile(v.MustPath(c.Path))
+		data, err := vault.ReadFile(v.MustPath(c.Path))
 		if errors.Is(err, fs.ErrNotExist) {
 			r.Action, r.Detail = "archived", "the copy was handled meanwhile"
 			return nil
@@ -441,7 +440,7 @@ func restore(v *vault.Vault, r *Resolution, data []byte) error {
 	c := r.Conflict
 	if c.File == FileReview {
 		id := strings.TrimSuffix(path.Base(c.Original), ".md")
-		if _, err := os.Lstat(v.MustPath(retention.ArchivePath(id))); err == nil {
+		if _, err := vault.Lstat(v.MustPath(retention.ArchivePath(id))); err == nil {
 			r.Action, r.Detail = "archived", "the item was decided already ("+retention.ArchivePath(id)+"); this copy of it is kept with the conflicts"
 			return archiveCopy(v, r, data)
 		}
@@ -487,13 +486,13 @@ func keep(v *vault.Vault, rel string, data []byte) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if cur, err := os.ReadFile(p); err == nil {
+		if cur, err := vault.ReadFile(p); err == nil {
 			if bytes.Equal(cur, data) {
 				return dst, nil
 			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := vault.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return "", fmt.Errorf("create %s: %w", path.Dir(dst), err)
 		}
 		err = vault.ReplaceIf(p, nil, data, 0o644)
@@ -512,14 +511,14 @@ func keep(v *vault.Vault, rel string, data []byte) (string, error) {
 // removeIfSame removes path if it still holds data (a sync tool may have
 // replaced it meanwhile: then it stays, for the next run).
 func removeIfSame(p string, data []byte) error {
-	cur, err := os.ReadFile(p)
+	cur, err := vault.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil || !bytes.Equal(cur, data) {
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := vault.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return vault.SyncDir(filepath.Dir(p))
@@ -535,7 +534,7 @@ func markerName(rel string, data []byte) string {
 // copyTime is the time a conflict copy is filed under: its modification
 // time, which sync tools carry over, so every machine files the same item.
 func copyTime(v *vault.Vault, rel string, now time.Time) time.Time {
-	if st, err := os.Stat(v.MustPath(rel)); err == nil {
+	if st, err := vault.Stat(v.MustPath(rel)); err == nil {
 		return st.ModTime().UTC().Truncate(time.Second)
 	}
 	return now.UTC().Truncate(time.Second)
@@ -553,7 +552,7 @@ func resolveMemory(v *vault.Vault, r *Resolution, copyData []byte, now time.Time
 	}
 	var before []byte
 	if c.Markers {
-		before, _ = os.ReadFile(v.MustPath(c.Path))
+		before, _ = vault.ReadFile(v.MustPath(c.Path))
 	}
 	res, err := m.Merge(copyData)
 	if err != nil {
@@ -612,11 +611,11 @@ func fileOnce(v *vault.Vault, it retention.Item, about string, content []byte) (
 	it.ID = "c-" + hex.EncodeToString(h.Sum(nil)[:4])
 	it.Path = retention.PendingPath(it.ID)
 	for _, p := range []string{retention.PendingPath(it.ID), retention.ArchivePath(it.ID)} {
-		if _, err := os.Lstat(v.MustPath(p)); err == nil {
+		if _, err := vault.Lstat(v.MustPath(p)); err == nil {
 			return it.ID, nil
 		}
 	}
-	if err := os.MkdirAll(v.MustPath(vault.PendingDir), 0o755); err != nil {
+	if err := vault.MkdirAll(v.MustPath(vault.PendingDir), 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", vault.PendingDir, err)
 	}
 	data, err := it.Render()
@@ -638,7 +637,7 @@ func resolveDecidedPending(v *vault.Vault, r *Resolution) error {
 		return err
 	}
 	defer unlock()
-	data, err := os.ReadFile(v.MustPath(r.Path))
+	data, err := vault.ReadFile(v.MustPath(r.Path))
 	if errors.Is(err, fs.ErrNotExist) {
 		r.Action, r.Detail = "archived", "handled meanwhile"
 		return nil
@@ -911,7 +910,7 @@ func applyConflict(v *vault.Vault, it retention.Item) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := os.ReadFile(altPath)
+	data, err := vault.ReadFile(altPath)
 	if err != nil {
 		return "", fmt.Errorf("read the other version %s: %w", alt, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -296,7 +295,7 @@ func fileSums(v *vault.Vault, paths []string) map[string]string {
 	out := map[string]string{}
 	for _, rel := range paths {
 		out[rel] = ""
-		if data, err := os.ReadFile(v.MustPath(rel)); err == nil {
+		if data, err := vault.ReadFile(v.MustPath(rel)); err == nil {
 			sum := sha256.Sum256(data)
 			out[rel] = hex.EncodeToString(sum[:])
 		}
@@ -310,7 +309,7 @@ func markerPath(v *vault.Vault, id string) string { return v.MustPath(markersDir
 
 func readMarker(v *vault.Vault, id string) (approvalMarker, bool) {
 	var mk approvalMarker
-	data, err := os.ReadFile(markerPath(v, id))
+	data, err := vault.ReadFile(markerPath(v, id))
 	if err != nil || json.Unmarshal(data, &mk) != nil || mk.Snapshot == "" {
 		return mk, false
 	}
@@ -319,7 +318,7 @@ func readMarker(v *vault.Vault, id string) (approvalMarker, bool) {
 
 func writeMarker(v *vault.Vault, id string, mk approvalMarker) error {
 	p := markerPath(v, id)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("record curator approval: %w", err)
 	}
 	data, _ := json.Marshal(mk)
@@ -329,7 +328,7 @@ func writeMarker(v *vault.Vault, id string, mk approvalMarker) error {
 	return nil
 }
 
-func removeMarker(v *vault.Vault, id string) { os.Remove(markerPath(v, id)) }
+func removeMarker(v *vault.Vault, id string) { vault.Remove(markerPath(v, id)) }
 
 // landed reports whether a curator item's approval already changed
 // the files (a process killed before it archived the item), and what it
@@ -357,13 +356,13 @@ func landed(v *vault.Vault, it retention.Item) (string, bool) {
 
 // pruneMarkers removes the markers of items no longer pending.
 func pruneMarkers(v *vault.Vault) {
-	des, err := os.ReadDir(v.MustPath(markersDir))
+	des, err := vault.ReadDir(v.MustPath(markersDir))
 	if err != nil {
 		return
 	}
 	for _, de := range des {
 		id := strings.TrimSuffix(de.Name(), ".json")
-		if _, err := os.Lstat(v.MustPath(retention.PendingPath(id))); errors.Is(err, fs.ErrNotExist) && retention.CheckID(id) == nil {
+		if _, err := vault.Lstat(v.MustPath(retention.PendingPath(id))); errors.Is(err, fs.ErrNotExist) && retention.CheckID(id) == nil {
 			removeMarker(v, id)
 		}
 	}
@@ -385,7 +384,7 @@ func carryOut(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error)
 	switch plan.Kind {
 	case retention.KindArchive:
 		for _, f := range plan.Archive {
-			data, err := os.ReadFile(v.MustPath(agents.FactPath(plan.Agent, f.Slug)))
+			data, err := vault.ReadFile(v.MustPath(agents.FactPath(plan.Agent, f.Slug)))
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("fact %s is gone since the proposal; reject it: %w", f.Slug, vault.ErrRefused)
 			}
@@ -451,7 +450,7 @@ func carryOut(v *vault.Vault, plan curatorPlan, now time.Time) ([]string, error)
 // checkFact re-reads a fact named in a plan: it must be there with the
 // bytes it had when proposed.
 func checkFact(v *vault.Vault, agent string, f planFact) ([]byte, error) {
-	data, err := os.ReadFile(v.MustPath(agents.FactPath(agent, f.Slug)))
+	data, err := vault.ReadFile(v.MustPath(agents.FactPath(agent, f.Slug)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("fact %s is gone since the proposal; reject it: %w", f.Slug, vault.ErrRefused)
 	}

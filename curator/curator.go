@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -57,7 +56,7 @@ type curatorState struct {
 func loadCuratorState(v *vault.Vault, now time.Time) (curatorState, error) {
 	var st curatorState
 	p := v.MustPath(curatorStatePath)
-	data, err := os.ReadFile(p)
+	data, err := vault.ReadFile(p)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return st, fmt.Errorf("read curator state: %w", err)
 	}
@@ -75,7 +74,7 @@ func loadCuratorState(v *vault.Vault, now time.Time) (curatorState, error) {
 
 func saveCuratorState(v *vault.Vault, st curatorState) error {
 	p := v.MustPath(curatorStatePath)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("write curator state: %w", err)
 	}
 	data, _ := json.MarshalIndent(st, "", "  ")
@@ -135,7 +134,7 @@ func factStates(v *vault.Vault, agent string, rec *agents.RecallSummary, install
 	sess := rec.Session(agent)
 	out := make([]FactState, 0, len(facts))
 	for _, f := range facts {
-		data, err := os.ReadFile(v.MustPath(f.Path))
+		data, err := vault.ReadFile(v.MustPath(f.Path))
 		if err != nil {
 			continue // removed meanwhile
 		}
@@ -251,7 +250,7 @@ func Status(v *vault.Vault, agent string, now time.Time) (StatusResult, error) {
 		for _, f := range fss {
 			ac.Facts[f.State]++
 		}
-		if des, err := os.ReadDir(v.MustPath(agents.ArchivedFactsDir(a))); err == nil {
+		if des, err := vault.ReadDir(v.MustPath(agents.ArchivedFactsDir(a))); err == nil {
 			for _, de := range des {
 				if strings.HasSuffix(de.Name(), ".md") {
 					ac.Archived++

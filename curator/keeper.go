@@ -2,7 +2,6 @@ package curator
 
 import (
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -59,7 +58,7 @@ func (a *Auto) Run(v *vault.Vault, now time.Time, log *slog.Logger) {
 func lastWrite(v *vault.Vault) time.Time {
 	var last time.Time
 	see := func(p string) {
-		if st, err := os.Stat(p); err == nil && st.ModTime().After(last) {
+		if st, err := vault.Stat(p); err == nil && st.ModTime().After(last) {
 			last = st.ModTime()
 		}
 	}
@@ -72,7 +71,7 @@ func lastWrite(v *vault.Vault) time.Time {
 	see(v.MustPath(vault.PendingDir))
 	live := v.MustPath(vault.LiveLogDir + "/" + time.Now().UTC().Format("2006-01"))
 	see(live)
-	if des, err := os.ReadDir(live); err == nil {
+	if des, err := vault.ReadDir(live); err == nil {
 		for _, de := range des {
 			see(filepath.Join(live, de.Name()))
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -366,7 +365,7 @@ func archiveDest(v *vault.Vault, agent, slug string, now time.Time) string {
 		if i > 1 {
 			dst = path.Join(agents.ArchivedFactsDir(agent), fmt.Sprintf("%s.%s-%d.md", slug, stamp, i))
 		}
-		if _, err := os.Lstat(v.MustPath(dst)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := vault.Lstat(v.MustPath(dst)); errors.Is(err, fs.ErrNotExist) {
 			return dst
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -108,7 +107,7 @@ func Run(v *vault.Vault, o PassOptions) (PassResult, error) {
 	if !o.DryRun {
 		// Two passes within one second get distinct ids (and diaries).
 		for i, base := 2, res.ID; ; i++ {
-			if _, err := os.Lstat(v.MustPath(vault.CuratorDir + "/" + res.ID + ".md")); err != nil {
+			if _, err := vault.Lstat(v.MustPath(vault.CuratorDir + "/" + res.ID + ".md")); err != nil {
 				break
 			}
 			res.ID = fmt.Sprintf("%s-%d", base, i)
@@ -207,7 +206,7 @@ func Run(v *vault.Vault, o PassOptions) (PassResult, error) {
 func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges map[string]bool) {
 	out := map[string]time.Time{}
 	merges = map[string]bool{}
-	des, err := os.ReadDir(v.MustPath(vault.ArchiveDir))
+	des, err := vault.ReadDir(v.MustPath(vault.ArchiveDir))
 	if err != nil {
 		return out, merges
 	}
@@ -215,7 +214,7 @@ func rejectedProposals(v *vault.Vault) (archives map[string]time.Time, merges ma
 		if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".md") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(v.MustPath(vault.ArchiveDir), de.Name()))
+		data, err := vault.ReadFile(filepath.Join(v.MustPath(vault.ArchiveDir), de.Name()))
 		if err != nil || !strings.Contains(string(data), "source: curator") {
 			continue
 		}
@@ -727,7 +726,7 @@ func writeDiary(v *vault.Vault, res PassResult) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("write curator diary: %w", err)
 	}
 	if err := vault.WriteFile(p, []byte(b.String()), 0o644); err != nil {

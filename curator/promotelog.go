@@ -2,7 +2,6 @@ package curator
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,7 +90,7 @@ func logPromoteProposal(v *vault.Vault, agent, key string, u agents.Use, m *agen
 	if err != nil {
 		return nil, ""
 	}
-	data, err := os.ReadFile(abs)
+	data, err := vault.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Sprintf("%s: log entry %s:%d qualifies for promotion but its feed cannot be read (%v); not proposed", agent, rel, line, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -20,7 +19,7 @@ import (
 func (c *checker) config(ctx context.Context) (string, []Finding, error) {
 	path := c.abs(vault.ConfigFile)
 	edit := "edit " + Quote(path) + " (for example: ${EDITOR:-vi} " + Quote(path) + ")"
-	data, err := os.ReadFile(path)
+	data, err := vault.ReadFile(path)
 	if notExist(err) {
 		return "no config.yaml; defaults apply", nil, nil
 	}

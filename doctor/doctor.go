@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -205,7 +204,7 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	if st, err := os.Stat(filepath.Join(root, vault.NexusDir)); err != nil || !st.IsDir() {
+	if st, err := vault.Stat(filepath.Join(root, vault.NexusDir)); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("doctor %s: %w", root, vault.ErrNotVault)
 	}
 	c := &checker{root: root, opts: opts, stuck: map[string]bool{}}

@@ -389,7 +389,7 @@ func (c *checker) strayKeyFiles(ctx context.Context) ([]string, error) {
 }
 
 func isPrivateKeyFile(path string) bool {
-	f, err := os.Open(path)
+	f, err := vault.OpenRead(path)
 	if err != nil {
 		return false
 	}
@@ -428,7 +428,7 @@ func (c *checker) gitTrackedKeys(ctx context.Context) ([]string, error) {
 
 func insideGit(dir string) bool {
 	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+		if _, err := vault.Stat(filepath.Join(d, ".git")); err == nil {
 			return true
 		}
 		parent := filepath.Dir(d)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -22,7 +21,7 @@ import (
 // process that is stuck.
 func (c *checker) locks(ctx context.Context) (string, []Finding, error) {
 	dir := c.abs(vault.LocksDir)
-	entries, err := os.ReadDir(dir)
+	entries, err := vault.ReadDir(dir)
 	if notExist(err) {
 		return "no lock files", nil, nil
 	}

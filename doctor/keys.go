@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,7 +15,7 @@ import (
 
 // keyFiles returns the vault-relative paths of the private key files.
 func (c *checker) keyFiles() ([]string, error) {
-	entries, err := os.ReadDir(c.abs(vault.KeysDir))
+	entries, err := vault.ReadDir(c.abs(vault.KeysDir))
 	if notExist(err) {
 		return nil, nil
 	}
@@ -44,7 +43,7 @@ func (c *checker) keyModes(ctx context.Context) (string, []Finding, error) {
 	}
 	var findings []Finding
 	for _, k := range keys {
-		st, err := os.Stat(c.abs(k))
+		st, err := vault.Stat(c.abs(k))
 		if err != nil {
 			return "", findings, err
 		}
@@ -76,7 +75,7 @@ func (c *checker) keyPairs(ctx context.Context) (string, []Finding, error) {
 		}
 		keyPath := c.abs(identity.KeyPath(n))
 		f := Finding{Path: identity.KeyPath(n), Problem: err.Error()}
-		_, serr := os.Stat(keyPath)
+		_, serr := vault.Stat(keyPath)
 		if notExist(serr) && !c.hadKey(n) {
 			continue // an agent of other machines: its key here is made on its first append here
 		}

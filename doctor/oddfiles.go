@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // oddHead is how much of each note oddFiles reads: enough to see a NUL
@@ -127,7 +129,7 @@ func isLogFile(rel string) bool {
 
 // readHead reads the first oddHead bytes of a file.
 func readHead(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := vault.OpenRead(path)
 	if err != nil {
 		return nil, err
 	}

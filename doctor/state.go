@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -202,7 +201,7 @@ func (c *checker) nulPadded(ctx context.Context, files []string, torn map[string
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		data, err := os.ReadFile(c.abs(rel))
+		data, err := vault.ReadFile(c.abs(rel))
 		if notExist(err) {
 			continue
 		}

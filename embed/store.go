@@ -145,7 +145,7 @@ func (s *Store) read() error {
 	s.model, s.dims, s.end, s.torn = "", 0, 0, 0
 	s.keys, s.factor, s.data, s.bits = nil, nil, nil, nil
 	s.byKey = map[Key]int32{}
-	f, err := os.Open(s.path)
+	f, err := vault.OpenRead(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.seen = fileStamp{}
 		return nil
@@ -475,7 +475,7 @@ func (s *Store) Refresh() error {
 
 // refreshLocked re-reads the file if another process changed it.
 func (s *Store) refreshLocked() error {
-	fi, err := os.Stat(s.path)
+	fi, err := vault.Stat(s.path)
 	var now fileStamp
 	if err == nil {
 		now = fileStamp{fi.Size(), fi.ModTime()}
@@ -501,7 +501,7 @@ func (s *Store) resetLocked() {
 // file first when the store has none for this model.
 func (s *Store) appendLocked(model string, dims int, keys []Key, vecs [][]float32) error {
 	if s.model != model || s.dims != dims || s.end == 0 {
-		if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		if err := vault.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 			return fmt.Errorf("create index folder: %w", err)
 		}
 		head := encodeStoreHeader(storeHeader{Model: model, Dims: dims})
@@ -531,7 +531,7 @@ func (s *Store) appendLocked(model string, dims int, keys []Key, vecs [][]float3
 	if len(rows) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(s.path, os.O_WRONLY, 0)
+	f, err := vault.OpenFile(s.path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("open vector store: %w", err)
 	}
@@ -559,7 +559,7 @@ func (s *Store) appendLocked(model string, dims int, keys []Key, vecs [][]float3
 		s.factor = append(s.factor, r.f)
 	}
 	s.data = append(s.data, data...)
-	if fi, err := os.Stat(s.path); err == nil {
+	if fi, err := vault.Stat(s.path); err == nil {
 		s.seen = fileStamp{fi.Size(), fi.ModTime()}
 	}
 	return nil
@@ -585,7 +585,7 @@ func (s *Store) compactLocked(sections []Section, keys []Key) error {
 	}
 	s.keys, s.factor, s.data, s.byKey, s.bits = nkeys, nfactor, ndata, nby, nil
 	s.end, s.torn = int64(len(out)), 0
-	if fi, err := os.Stat(s.path); err == nil {
+	if fi, err := vault.Stat(s.path); err == nil {
 		s.seen = fileStamp{fi.Size(), fi.ModTime()}
 	}
 	s.setSectionsLocked(sections, keys)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -138,7 +137,7 @@ func writeSidecar(v *vault.Vault, sc sidecar) error {
 // readSidecar reads SectionsFile; ok is false when there is none (or it
 // does not decode: it is then made again by the next run).
 func readSidecar(path string) (sc sidecar, ok bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := vault.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sc, false, nil
 	}

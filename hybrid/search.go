@@ -464,7 +464,7 @@ func (s *Searcher) model() (embed.Provider, *embed.Store, map[string]record, str
 // loadSections gives the store the sections of the last embedding run,
 // when SectionsFile changed since it was last read. s.mu is held.
 func (s *Searcher) loadSections() error {
-	fi, err := os.Stat(sidecarPath(s.v))
+	fi, err := vault.Stat(sidecarPath(s.v))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -498,10 +498,10 @@ func (s *Searcher) offNotice() string {
 	notice := ""
 	s.offOnce.Do(func() {
 		marker := filepath.Join(s.v.MustPath(vault.IndexDir), offMarker)
-		if _, err := os.Stat(marker); err == nil {
+		if _, err := vault.Stat(marker); err == nil {
 			return
 		}
-		if f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+		if f, err := vault.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
 			f.Close()
 			notice = OffNotice
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -98,10 +97,10 @@ func SignerFor(v *vault.Vault, agent, device string) (*Signer, error) {
 	}
 	defer unlock()
 	path := v.MustPath(IdentityPath(agent))
-	if _, err := os.Stat(path); err != nil {
+	if _, err := vault.Stat(path); err != nil {
 		return nil, fmt.Errorf("agent %q: %w", agent, ErrNoAgent)
 	}
-	if _, err := os.Lstat(v.MustPath(KeyPath(agent))); errors.Is(err, fs.ErrNotExist) {
+	if _, err := vault.Lstat(v.MustPath(KeyPath(agent))); errors.Is(err, fs.ErrNotExist) {
 		if id, _ := Load(v, agent); id != nil && listsDevice(id, device) {
 			return nil, fmt.Errorf("agent %s: %s is missing, but IDENTITY.md lists a key of device %s: restore the key file from a backup, or make a new key for this device on purpose with 'nexus agent new-key %s' (if this is another machine than the one that made that key, give it a name of its own first: nexus device name NAME): %w",
 				agent, KeyPath(agent), device, agent, ErrKeyMissing)
@@ -139,16 +138,16 @@ func NewDeviceKey(v *vault.Vault, agent, device string, now time.Time) (*Signer,
 		return nil, err
 	}
 	defer unlock()
-	if _, err := os.Stat(v.MustPath(IdentityPath(agent))); err != nil {
+	if _, err := vault.Stat(v.MustPath(IdentityPath(agent))); err != nil {
 		return nil, fmt.Errorf("agent %q: %w", agent, ErrNoAgent)
 	}
 	keyPath := v.MustPath(KeyPath(agent))
-	if _, err := os.Lstat(keyPath); err == nil {
+	if _, err := vault.Lstat(keyPath); err == nil {
 		if _, err := LoadSigner(v, agent); err == nil {
 			return nil, fmt.Errorf("agent %s: %s is kept, a new one is not made (it signed entries): %w", agent, KeyPath(agent), ErrKeyExists)
 		}
 		aside := fmt.Sprintf("%s.unusable-%d", keyPath, now.Unix())
-		if err := os.Rename(keyPath, aside); err != nil {
+		if err := vault.Rename(keyPath, aside); err != nil {
 			return nil, fmt.Errorf("set aside unusable key: %w", err)
 		}
 	}

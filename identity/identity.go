@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -111,7 +110,7 @@ func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error)
 	}
 	defer unlock()
 	idPath := v.MustPath(IdentityPath(name))
-	if _, err := os.Stat(idPath); err == nil {
+	if _, err := vault.Stat(idPath); err == nil {
 		return nil, fmt.Errorf("create agent %s: %w", name, ErrExists)
 	}
 	pub, err := ensureKey(v, name)
@@ -124,7 +123,7 @@ func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error)
 	}
 	id := &Identity{Name: name, Role: role, Created: now.UTC().Truncate(time.Second), PublicKey: pub,
 		DeviceKeys: []DeviceKey{{Device: device, Key: pub}}}
-	if err := os.MkdirAll(filepath.Dir(idPath), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(idPath), 0o755); err != nil {
 		return nil, fmt.Errorf("create agent home: %w", err)
 	}
 	if err := vault.ReplaceIf(idPath, nil, render(id), 0o644); err != nil {
@@ -139,7 +138,7 @@ func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error)
 // IDENTITY.md was deleted gets it back with the same key).
 func ensureKey(v *vault.Vault, name string) (ed25519.PublicKey, error) {
 	keyPath := v.MustPath(KeyPath(name))
-	if _, err := os.Lstat(keyPath); err == nil {
+	if _, err := vault.Lstat(keyPath); err == nil {
 		s, err := LoadSigner(v, name)
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: %s exists but cannot be used; move it away to start with a new key: %w", name, KeyPath(name), err)
@@ -150,7 +149,7 @@ func ensureKey(v *vault.Vault, name string) (ed25519.PublicKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generate key: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(keyPath), 0o700); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(keyPath), 0o700); err != nil {
 		return nil, fmt.Errorf("create keys folder: %w", err)
 	}
 	keyText := "ed25519-private:" + base64.StdEncoding.EncodeToString(priv.Seed()) + "\n"
@@ -214,7 +213,7 @@ func Check(v *vault.Vault, name string) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
-	if _, err := os.Stat(v.MustPath(IdentityPath(name))); err != nil {
+	if _, err := vault.Stat(v.MustPath(IdentityPath(name))); err != nil {
 		return &NoAgentError{Name: name}
 	}
 	return nil
@@ -225,7 +224,7 @@ func Load(v *vault.Vault, name string) (*Identity, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(v.MustPath(IdentityPath(name)))
+	data, err := vault.ReadFile(v.MustPath(IdentityPath(name)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &NoAgentError{Name: name}
 	}
@@ -274,7 +273,7 @@ func Load(v *vault.Vault, name string) (*Identity, error) {
 // List returns the names of the agents in the vault (folders under agents/
 // holding an IDENTITY.md), sorted.
 func List(v *vault.Vault) ([]string, error) {
-	entries, err := os.ReadDir(v.MustPath(vault.AgentsDir))
+	entries, err := vault.ReadDir(v.MustPath(vault.AgentsDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -286,7 +285,7 @@ func List(v *vault.Vault) ([]string, error) {
 		if !e.IsDir() || ValidName(e.Name()) != nil {
 			continue
 		}
-		if _, err := os.Stat(v.MustPath(IdentityPath(e.Name()))); err == nil {
+		if _, err := vault.Stat(v.MustPath(IdentityPath(e.Name()))); err == nil {
 			names = append(names, e.Name())
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/nexus-memory/nexus/vault"
@@ -23,7 +22,7 @@ func LoadSigner(v *vault.Vault, name string) (*Signer, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(v.MustPath(KeyPath(name)))
+	data, err := vault.ReadFile(v.MustPath(KeyPath(name)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("agent %q has no key in %s: %w", name, vault.KeysDir, ErrKey)
 	}

@@ -124,7 +124,7 @@ func (tc *TokenChecker) Check(token string) (string, error) {
 }
 
 func (tc *TokenChecker) load() ([]agentHash, error) {
-	st, err := os.Stat(tc.path)
+	st, err := vault.Stat(tc.path)
 	if err != nil {
 		return nil, fmt.Errorf("read token hashes: %w", err)
 	}

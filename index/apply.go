@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"hash/crc32"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/blevesearch/bleve/v2/document"
 
 	"github.com/nexus-memory/nexus/index/markdown"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // diff compares the disk with the manifest: paths to (re)index and paths
@@ -93,7 +93,7 @@ func (ix *Index) touchedOnly(f diskFile) bool {
 	if !old.Summed || old.Size > ix.opts.MaxFileBytes {
 		return false
 	}
-	data, err := os.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk)))
+	data, err := vault.ReadFile(filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk)))
 	if err != nil || int64(len(data)) != old.Size || crc32.Checksum(data, castagnoli) != old.Sum {
 		return false
 	}
@@ -156,7 +156,7 @@ func (ix *Index) load(ctx context.Context, f diskFile) parsed {
 	}
 	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
 	for attempt := 0; ; attempt++ {
-		st1, err := os.Lstat(abs)
+		st1, err := vault.Lstat(abs)
 		if err != nil || !st1.Mode().IsRegular() {
 			return parsed{f: f, skip: true}
 		}
@@ -164,11 +164,11 @@ func (ix *Index) load(ctx context.Context, f diskFile) parsed {
 			f.st = fileState{Size: st1.Size(), Mtime: st1.ModTime().UnixNano(), Ctime: ctimeOf(st1), Disk: f.diskPath()}
 			return parsed{f: f, warns: []string{fmt.Sprintf("%d bytes, larger than %d; not indexed", st1.Size(), ix.opts.MaxFileBytes)}}
 		}
-		data, err := os.ReadFile(abs)
+		data, err := vault.ReadFile(abs)
 		if err != nil {
 			return parsed{f: f, skip: true}
 		}
-		st2, err := os.Lstat(abs)
+		st2, err := vault.Lstat(abs)
 		if err != nil {
 			return parsed{f: f, skip: true}
 		}

@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding/json"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // Daily notes are dated by the date in their file name (SPEC §5, issue
@@ -38,7 +39,7 @@ var isoDayRe = regexp.MustCompile(`(?:^|[^0-9])(?P<y>[0-9]{4})-(?P<m>[0-9]{2})-(
 // loadDailyFormat reads the vault's daily-notes settings; nil when there
 // are none or their format has no year, month and day.
 func loadDailyFormat(root string) *dailyFormat {
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(dailyNotesFile)))
+	data, err := vault.ReadFile(filepath.Join(root, filepath.FromSlash(dailyNotesFile)))
 	if err != nil {
 		return nil
 	}

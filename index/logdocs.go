@@ -14,6 +14,7 @@ import (
 
 	"github.com/nexus-memory/nexus/index/markdown"
 	"github.com/nexus-memory/nexus/livelog"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // The log is append-only, so a log file is indexed incrementally: the
@@ -58,7 +59,7 @@ func prefixCRC(f *os.File, n int64) (uint32, error) {
 func (ix *Index) loadLog(ctx context.Context, f diskFile) parsed {
 	abs := filepath.Join(ix.v.Root(), filepath.FromSlash(f.disk))
 	for attempt := 0; ; attempt++ {
-		fh, err := os.Open(abs)
+		fh, err := vault.OpenRead(abs)
 		if err != nil {
 			return parsed{f: f, skip: true}
 		}
@@ -94,7 +95,7 @@ func (ix *Index) readLog(ctx context.Context, f diskFile, fh *os.File) (p parsed
 	if err != nil && !errors.Is(err, io.EOF) {
 		return parsed{f: f, skip: true}, false
 	}
-	st2, err := os.Lstat(fh.Name())
+	st2, err := vault.Lstat(fh.Name())
 	if err != nil {
 		return parsed{f: f, skip: true}, false
 	}

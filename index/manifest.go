@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -466,7 +465,7 @@ func (ix *Index) files() map[string]fileState {
 // missing or unreadable one is empty (schema 0), which makes Open rebuild
 // the index.
 func (ix *Index) loadManifest() manifest {
-	data, err := os.ReadFile(filepath.Join(ix.dir, manifestFile))
+	data, err := vault.ReadFile(filepath.Join(ix.dir, manifestFile))
 	if err != nil {
 		return manifest{files: map[string]fileState{}}
 	}

@@ -21,7 +21,7 @@ func Open(v *vault.Vault, opts Options) (*Index, error) {
 	opts.defaults()
 	ix := &Index{v: v, opts: opts, dir: filepath.Join(v.Root(), filepath.FromSlash(vault.IndexDir)), closed: make(chan struct{}), yielded: make(chan struct{})}
 	ix.ver.ch = make(chan struct{})
-	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
+	if err := vault.MkdirAll(ix.dir, 0o755); err != nil {
 		if !readOnlyErr(err) {
 			return nil, fmt.Errorf("open index: %w", err)
 		}
@@ -108,7 +108,7 @@ func writable(dir string) bool {
 		return false
 	}
 	f.Close()
-	os.Remove(f.Name())
+	vault.Remove(f.Name())
 	return true
 }
 
@@ -147,7 +147,7 @@ func (ix *Index) openLocal() error {
 	if err == nil && man.Schema != schemaVersion {
 		// An old or unknown index: start afresh.
 		bi.Close()
-		if err := os.RemoveAll(bdir); err != nil {
+		if err := vault.RemoveAll(bdir); err != nil {
 			return fmt.Errorf("remove old index: %w", err)
 		}
 		bi, err = nil, bleve.ErrorIndexPathDoesNotExist
@@ -164,14 +164,14 @@ func (ix *Index) openLocal() error {
 			// A damaged index is derived state: rebuild it.
 			ix.warn(fmt.Sprintf("index unreadable, recreating: %v", err))
 		}
-		os.RemoveAll(bdir)
+		vault.RemoveAll(bdir)
 		bi, err = newBleve(bdir, rc)
 		if err != nil {
 			return fmt.Errorf("create index: %w", err)
 		}
 		man = newManifest()
 		ix.dirty = true
-		os.Remove(filepath.Join(ix.dir, "manifest.json")) // the format before schema 6
+		vault.Remove(filepath.Join(ix.dir, "manifest.json")) // the format before schema 6
 	}
 	if !man.headSum {
 		ix.dirty = true // a manifest of an older Nexus: write it with its digest

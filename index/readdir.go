@@ -3,6 +3,8 @@ package index
 import (
 	"os"
 	"strings"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // dirNote is a markdown file found in a folder, with its size and mtime.
@@ -40,7 +42,7 @@ func sortNotes(entries []os.DirEntry, prefix string, notes []dirNote, dirs []str
 
 // readNotesDirPortable is readNotesDir with an lstat of each note's path.
 func readNotesDirPortable(dir, prefix string, notes []dirNote, dirs []string) ([]dirNote, []string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := vault.ReadDir(dir)
 	notes, dirs = sortNotes(entries, prefix, notes, dirs, func(d os.DirEntry) (fileState, bool) {
 		info, err := d.Info()
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // readNotesDir lists the notes (regular .md files) and the sub-folders of
@@ -15,7 +17,7 @@ import (
 // path, and does not sort the listing: the freshness walk of a
 // 100,000-note vault is nothing but these calls, and this halves it.
 func readNotesDir(dir, prefix string, notes []dirNote, dirs []string) ([]dirNote, []string, error) {
-	f, err := os.Open(dir)
+	f, err := vault.OpenRead(dir)
 	if err != nil {
 		return notes, dirs, err
 	}

@@ -77,7 +77,7 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	ix.rebuilding.Store(true)
 	defer ix.rebuilding.Store(false)
 	newDir := filepath.Join(ix.dir, newSubdir)
-	if err := os.RemoveAll(newDir); err != nil {
+	if err := vault.RemoveAll(newDir); err != nil {
 		return fmt.Errorf("remove an unfinished rebuild: %w", err)
 	}
 	files, err := ix.walk(ctx)
@@ -101,13 +101,13 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	err = ix.build(ctx, newDir, list, progress, plain)
 	if errors.Is(err, errBuilderLayout) {
 		ix.warn(err.Error() + "; rebuilding through bleve's public builder instead (slower)")
-		os.RemoveAll(newDir)
+		vault.RemoveAll(newDir)
 		ix.man = newManifest()
 		ix.fwarn, ix.fwarnDirty = nil, true
 		err = ix.build(ctx, newDir, list, progress, true)
 	}
 	if err != nil {
-		os.RemoveAll(newDir)
+		vault.RemoveAll(newDir)
 		ix.man, ix.fwarn = oldMan, oldWarn
 		return err
 	}
@@ -225,7 +225,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	if err := w.finish(ctx, workers); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := vault.RemoveAll(tmp); err != nil {
 		return err
 	}
 	// bleve writes its index_meta.json without syncing it (the segment
@@ -484,7 +484,7 @@ func (ix *Index) swapIn() error {
 // nobody may hold the index open.
 func finishSwap(dir string) error {
 	newMan := filepath.Join(dir, newManifestFile)
-	if _, err := os.Lstat(newMan); err != nil {
+	if _, err := vault.Lstat(newMan); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -493,17 +493,17 @@ func finishSwap(dir string) error {
 	bdir := filepath.Join(dir, bleveSubdir)
 	newDir := filepath.Join(dir, newSubdir)
 	oldDir := filepath.Join(dir, oldSubdir)
-	if _, err := os.Lstat(newDir); err == nil {
-		if _, err := os.Lstat(bdir); err == nil {
-			if err := os.RemoveAll(oldDir); err != nil {
+	if _, err := vault.Lstat(newDir); err == nil {
+		if _, err := vault.Lstat(bdir); err == nil {
+			if err := vault.RemoveAll(oldDir); err != nil {
 				return fmt.Errorf("swap index: %w", err)
 			}
-			if err := os.Rename(bdir, oldDir); err != nil {
+			if err := vault.Rename(bdir, oldDir); err != nil {
 				return fmt.Errorf("swap index: %w", err)
 			}
 			step("old index moved")
 		}
-		if err := os.Rename(newDir, bdir); err != nil {
+		if err := vault.Rename(newDir, bdir); err != nil {
 			return fmt.Errorf("swap index: %w", err)
 		}
 		if err := atomicfile.SyncDir(dir); err != nil {
@@ -511,28 +511,28 @@ func finishSwap(dir string) error {
 		}
 		step("new index moved")
 	}
-	if err := os.Rename(newMan, filepath.Join(dir, manifestFile)); err != nil {
+	if err := vault.Rename(newMan, filepath.Join(dir, manifestFile)); err != nil {
 		return fmt.Errorf("swap index: %w", err)
 	}
 	if err := atomicfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("swap index: %w", err)
 	}
 	step("manifest moved")
-	return os.RemoveAll(oldDir)
+	return vault.RemoveAll(oldDir)
 }
 
 // removeLeftovers removes what a rebuild cut off before its swap left:
 // an unfinished bleve.new and a bleve.old. Only the index's holder may
 // call it (another process's rebuild may be writing bleve.new).
 func removeLeftovers(dir string) {
-	os.RemoveAll(filepath.Join(dir, newSubdir))
-	os.RemoveAll(filepath.Join(dir, oldSubdir))
+	vault.RemoveAll(filepath.Join(dir, newSubdir))
+	vault.RemoveAll(filepath.Join(dir, oldSubdir))
 }
 
 // syncFile flushes the file at path to disk (opened for writing: Windows
 // flushes only such handles).
 func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := vault.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}

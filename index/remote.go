@@ -27,7 +27,7 @@ func listenSock(dir string) (net.Listener, error) {
 	if len(path) > holder.MaxSockPath {
 		return nil, fmt.Errorf("socket path %s is longer than %d bytes", path, holder.MaxSockPath)
 	}
-	os.Remove(path)
+	vault.Remove(path)
 	return net.Listen("unix", path)
 }
 
@@ -237,7 +237,7 @@ func (s *server) close() {
 	if s.sock != nil {
 		// This process still holds the index, so no later holder has
 		// made its socket yet.
-		os.Remove(filepath.Join(s.ix.dir, holder.SockFile))
+		vault.Remove(filepath.Join(s.ix.dir, holder.SockFile))
 	}
 	// serve.json is left in place: a later holder may already have
 	// replaced it (removing it could delete that holder's), and a stale

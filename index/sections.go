@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -73,7 +72,7 @@ func (l *SectionLister) List(ctx context.Context) ([]Section, error) {
 		if f.st.Size > maxSectionFile {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(l.v.Root(), filepath.FromSlash(f.disk)))
+		data, err := vault.ReadFile(filepath.Join(l.v.Root(), filepath.FromSlash(f.disk)))
 		if err != nil {
 			continue
 		}

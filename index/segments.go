@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -17,6 +16,8 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 	zap "github.com/blevesearch/zapx/v17"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // A rebuild writes its segments itself, on up to four cores, instead of
@@ -101,7 +102,7 @@ func newDocWriter(dir, tmp string, m preMapped, plain bool) (docWriter, error) {
 	if !plain {
 		return newSegmentWriter(dir, tmp, m)
 	}
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
+	if err := vault.MkdirAll(tmp, 0o700); err != nil {
 		return nil, err
 	}
 	b, err := bleve.NewBuilder(dir, m, map[string]any{"buildPathPrefix": tmp})
@@ -185,7 +186,7 @@ type segmentWriter struct {
 }
 
 func newSegmentWriter(index, dir string, m preMapped) (*segmentWriter, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := vault.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	return &segmentWriter{index: index, dir: dir, m: m, paths: map[int]string{}}, nil
@@ -333,7 +334,7 @@ func mergeFiles(in []string, out string, cancel chan struct{}) error {
 		return err
 	}
 	for _, p := range in {
-		if err := os.Remove(p); err != nil {
+		if err := vault.Remove(p); err != nil {
 			return err
 		}
 	}
@@ -377,7 +378,7 @@ func finishBuild(dir, tmp, seg string, m preMapped) error {
 		return fmt.Errorf("create index: %w (bleve %s writes another segment format: %v)", errBuilderLayout, bleveBuilderVersion, err)
 	}
 	s.Close()
-	if err := os.Rename(seg, files[0]); err != nil {
+	if err := vault.Rename(seg, files[0]); err != nil {
 		return fmt.Errorf("create index: %w", err)
 	}
 	if err := b.Close(); err != nil {

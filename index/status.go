@@ -122,6 +122,6 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 // Built reports whether the vault has a search index (a first search or
 // 'nexus index rebuild' builds it), without opening it.
 func Built(v *vault.Vault) bool {
-	_, err := os.Stat(filepath.Join(v.MustPath(vault.IndexDir), manifestFile))
+	_, err := vault.Stat(filepath.Join(v.MustPath(vault.IndexDir), manifestFile))
 	return err == nil
 }

@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -79,7 +78,7 @@ func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(
 	// One replaced by a symlink or a folder is, as the walk skips those.
 	gone := all[:0]
 	for _, k := range all {
-		if st, err := os.Lstat(filepath.Join(ix.v.Root(), filepath.FromSlash(k))); err != nil || !st.Mode().IsRegular() {
+		if st, err := vault.Lstat(filepath.Join(ix.v.Root(), filepath.FromSlash(k))); err != nil || !st.Mode().IsRegular() {
 			gone = append(gone, k)
 		}
 	}
@@ -108,7 +107,7 @@ func (ix *Index) update(ctx context.Context, rels []string) error {
 		}
 		seen[key] = true
 		abs := filepath.Join(root, filepath.FromSlash(rel))
-		st, err := os.Lstat(abs)
+		st, err := vault.Lstat(abs)
 		switch {
 		case err != nil:
 			// Gone: the file, or a folder and everything under it.

@@ -3,7 +3,6 @@ package index
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -81,7 +80,7 @@ func (ix *Index) fileWarningList() []FileWarning {
 // or unreadable file is none.
 func (ix *Index) loadWarnings() {
 	ix.fwarn, ix.fwarnDirty = nil, false
-	data, err := os.ReadFile(filepath.Join(ix.dir, warningsFile))
+	data, err := vault.ReadFile(filepath.Join(ix.dir, warningsFile))
 	if err != nil {
 		return
 	}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // Start keeps the index current until ctx is done or the Index is closed:
@@ -214,7 +215,7 @@ func (w *watcher) loop(ctx context.Context) {
 				w.unwatchTree(ev.Name)
 			}
 			if ev.Has(fsnotify.Create) {
-				if st, err := os.Lstat(ev.Name); err == nil && st.IsDir() {
+				if st, err := vault.Lstat(ev.Name); err == nil && st.IsDir() {
 					// A new or moved-in folder: watch it and index what
 					// was written into it before the watch was in place.
 					w.addTree(ev.Name)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -14,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	vaultfs "github.com/nexus-memory/nexus/vault" // the name vault is a test helper here
 )
 
 // Result is a note's links both ways.
@@ -199,7 +200,7 @@ func (v *Vault) Find(note string) (*Result, error) {
 	}
 	res := &Result{Note: rel, Outgoing: []Link{}, Backlinks: []Link{}}
 	if linking(rel) {
-		data, err := os.ReadFile(filepath.Join(v.root, filepath.FromSlash(rel)))
+		data, err := vaultfs.ReadFile(filepath.Join(v.root, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("read note: %w", err)
 		}
@@ -226,7 +227,7 @@ func (v *Vault) Find(note string) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for f := range work {
-				data, err := os.ReadFile(filepath.Join(v.root, filepath.FromSlash(f)))
+				data, err := vaultfs.ReadFile(filepath.Join(v.root, filepath.FromSlash(f)))
 				if err != nil {
 					continue // gone or unreadable since the scan
 				}

@@ -91,7 +91,7 @@ func (l *Log) ownFiles(stream, writer string, files []logFile) []string {
 // the feed's lock held.
 func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTail, error) {
 	// The target is opened once, for checking the hint and reading its end.
-	f, err := openFile(l.abs(target), os.O_RDONLY, 0)
+	f, err := vault.OpenFile(l.abs(target), os.O_RDONLY, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ownTail{}, fmt.Errorf("open %s: %w", target, err)
 	}
@@ -102,7 +102,7 @@ func (l *Log) findOwnTail(stream, writer, target string, files []logFile) (ownTa
 	if !hintOK {
 		// Scan every file of the feed for its highest entry.
 		for _, rel := range l.ownFiles(stream, writer, files) {
-			data, err := os.ReadFile(l.abs(rel))
+			data, err := vault.ReadFile(l.abs(rel))
 			if err != nil {
 				return t, fmt.Errorf("read %s: %w", rel, err)
 			}
@@ -203,7 +203,7 @@ func (t *ownTail) readEnd(f *os.File, from int64, stream, writer, target string)
 func (l *Log) findKey(stream, writer, k string, rels []string) (*Entry, error) {
 	needle := []byte(" k=" + k + " ")
 	for i := len(rels) - 1; i >= 0; i-- {
-		data, err := os.ReadFile(l.abs(rels[i]))
+		data, err := vault.ReadFile(l.abs(rels[i]))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -568,10 +568,10 @@ func (l *Log) encodeRecords(p *appendPlan, stream, writer string, s *identity.Si
 // month's folder) if need be.
 func (l *Log) openFeed(target string) (*os.File, error) {
 	path := l.abs(target)
-	f, err := openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := vault.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			f, err = openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err = vault.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			f, err = vault.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		}
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -268,7 +267,7 @@ func SaveCheckpoint(v *vault.Vault, agent string, c Checkpoint, now time.Time) (
 	}
 	defer unlock()
 	cur := v.MustPath(c.Path)
-	if err := os.MkdirAll(filepath.Dir(cur), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(cur), 0o755); err != nil {
 		return c, fmt.Errorf("save checkpoint: %w", err)
 	}
 	for attempt := 0; ; attempt++ {
@@ -318,7 +317,7 @@ func stageHistory(cur string, old []byte) error {
 		}
 	}
 	if t.IsZero() {
-		if st, err := os.Stat(cur); err == nil {
+		if st, err := vault.Stat(cur); err == nil {
 			t = st.ModTime().UTC()
 		}
 	}
@@ -335,14 +334,14 @@ func stageHistory(cur string, old []byte) error {
 		}
 		var err error
 		if bytes.Equal(keep, old) {
-			err = os.Link(cur, p)
+			err = vault.Link(cur, p)
 			if err == nil {
 				// The link holds what CURRENT.md holds now; a save that
 				// replaced it since our read is kept by the next attempt.
-				if got, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(got, old) {
+				if got, rerr := vault.ReadFile(p); rerr == nil && bytes.Equal(got, old) {
 					return nil
 				}
-				os.Remove(p)
+				vault.Remove(p)
 				err = nil
 			}
 		}
@@ -358,7 +357,7 @@ func stageHistory(cur string, old []byte) error {
 		}
 		// The name is taken: by this very checkpoint (a retried save),
 		// or by another saved in the same second.
-		if existing, rerr := os.ReadFile(p); rerr == nil && bytes.Equal(existing, keep) {
+		if existing, rerr := vault.ReadFile(p); rerr == nil && bytes.Equal(existing, keep) {
 			return nil
 		}
 	}
@@ -402,7 +401,7 @@ func withQuarantine(data []byte, rule string) []byte {
 func fileHistory(v *vault.Vault, agent string) {
 	dir := v.MustPath(identity.Home(agent) + "/checkpoints")
 	hist := v.MustPath(CheckpointHistoryDir(agent))
-	des, err := os.ReadDir(dir)
+	des, err := vault.ReadDir(dir)
 	if err != nil {
 		return
 	}
@@ -411,7 +410,7 @@ func fileHistory(v *vault.Vault, agent string) {
 		if !de.Type().IsRegular() || !strings.HasPrefix(name, stagedPrefix) || !strings.HasSuffix(name, ".md") {
 			continue
 		}
-		if err := os.MkdirAll(hist, 0o755); err != nil {
+		if err := vault.MkdirAll(hist, 0o755); err != nil {
 			return
 		}
 		moveNoReplace(filepath.Join(dir, name), hist, strings.TrimPrefix(name, stagedPrefix))
@@ -426,7 +425,7 @@ func archiveHistory(v *vault.Vault, agent string, keep int) {
 		return
 	}
 	hist := v.MustPath(CheckpointHistoryDir(agent))
-	des, err := os.ReadDir(hist)
+	des, err := vault.ReadDir(hist)
 	if err != nil {
 		return
 	}
@@ -441,7 +440,7 @@ func archiveHistory(v *vault.Vault, agent string, keep int) {
 	}
 	sort.Slice(names, func(i, j int) bool { return historyLess(names[i], names[j]) })
 	arch := v.MustPath(CheckpointArchiveDir(agent))
-	if err := os.MkdirAll(arch, 0o755); err != nil {
+	if err := vault.MkdirAll(arch, 0o755); err != nil {
 		return
 	}
 	for _, name := range names[:len(names)-keep] {
@@ -483,25 +482,25 @@ func moveNoReplace(src, dir, name string) {
 		if n > 1 {
 			dst = filepath.Join(dir, stem+"-"+strconv.Itoa(n)+".md")
 		}
-		err := os.Link(src, dst)
+		err := vault.Link(src, dst)
 		if err == nil {
-			os.Remove(src)
+			vault.Remove(src)
 			return
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			// No hard links here: check, then rename.
-			if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
-				os.Rename(src, dst)
+			if _, err := vault.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+				vault.Rename(src, dst)
 				return
 			}
 		}
 		if data == nil {
-			if data, err = os.ReadFile(src); err != nil {
+			if data, err = vault.ReadFile(src); err != nil {
 				return
 			}
 		}
-		if existing, err := os.ReadFile(dst); err == nil && bytes.Equal(existing, data) {
-			os.Remove(src) // moved before
+		if existing, err := vault.ReadFile(dst); err == nil && bytes.Equal(existing, data) {
+			vault.Remove(src) // moved before
 			return
 		}
 	}
@@ -519,7 +518,7 @@ func LoadCheckpoint(v *vault.Vault, agent string) (*Checkpoint, error) {
 		return nil, err
 	}
 	p := CurrentCheckpointPath(agent)
-	data, err := os.ReadFile(v.MustPath(p))
+	data, err := vault.ReadFile(v.MustPath(p))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("agent %s: %w", agent, ErrNoCheckpoint)
 	}
@@ -544,7 +543,7 @@ func CheckpointHistory(v *vault.Vault, agent string) ([]Checkpoint, error) {
 		return nil, err
 	}
 	dir := CheckpointHistoryDir(agent)
-	des, err := os.ReadDir(v.MustPath(dir))
+	des, err := vault.ReadDir(v.MustPath(dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return []Checkpoint{}, nil
 	}
@@ -558,7 +557,7 @@ func CheckpointHistory(v *vault.Vault, agent string) ([]Checkpoint, error) {
 		}
 		p := dir + "/" + de.Name()
 		c := &Checkpoint{}
-		if data, err := os.ReadFile(v.MustPath(p)); err == nil {
+		if data, err := vault.ReadFile(v.MustPath(p)); err == nil {
 			if pc, err := parseCheckpoint(data); err == nil {
 				c = pc
 			}

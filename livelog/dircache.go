@@ -1,10 +1,11 @@
 package livelog
 
 import (
-	"os"
 	"time"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // dirEnt is one name in a cached folder listing.
@@ -47,7 +48,7 @@ func safeAge(mtime time.Time) time.Duration {
 func (l *Log) readDir(rel string) ([]dirEnt, error) {
 	path := l.abs(rel)
 	before := time.Now()
-	st, err := os.Stat(path)
+	st, err := vault.Stat(path)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (l *Log) readDir(rel string) ([]dirEnt, error) {
 	if ok && c.ino == ino && c.mtime.Equal(mtime) {
 		return c.ents, nil
 	}
-	des, err := os.ReadDir(path)
+	des, err := vault.ReadDir(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -125,7 +124,7 @@ func (l *Log) streamFiles(stream string) ([]logFile, error) {
 // log/decisions.md if present, then the decision feeds by name.
 func (l *Log) decisionFiles() ([]logFile, error) {
 	var out []logFile
-	if st, err := os.Stat(l.abs(vault.DecisionsLog)); err == nil && st.Mode().IsRegular() {
+	if st, err := vault.Stat(l.abs(vault.DecisionsLog)); err == nil && st.Mode().IsRegular() {
 		out = append(out, logFile{rel: vault.DecisionsLog, legacy: true})
 	}
 	des, err := l.readDir(DecisionsDir)
@@ -161,7 +160,7 @@ func (l *Log) Writer(agent string) (string, error) {
 // changed (a stat instead of a read per append): 'nexus device name' in
 // another process is seen by the next append.
 func (l *Log) device() (string, error) {
-	st, serr := os.Stat(l.abs(vault.DeviceFile))
+	st, serr := vault.Stat(l.abs(vault.DeviceFile))
 	var stamp idStamp
 	if serr == nil {
 		stamp = idStamp{ino: fileID(st), size: st.Size(), mtime: st.ModTime()}

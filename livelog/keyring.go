@@ -3,7 +3,6 @@ package livelog
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -23,7 +22,7 @@ type idStamp struct {
 
 // identityStamps stats every agent's IDENTITY.md, in name order.
 func (l *Log) identityStamps() ([]idStamp, error) {
-	des, err := os.ReadDir(l.abs(vault.AgentsDir))
+	des, err := vault.ReadDir(l.abs(vault.AgentsDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -35,7 +34,7 @@ func (l *Log) identityStamps() ([]idStamp, error) {
 		if !de.IsDir() || identity.ValidName(de.Name()) != nil {
 			continue
 		}
-		st, err := os.Stat(filepath.Join(l.root, filepath.FromSlash(identity.IdentityPath(de.Name()))))
+		st, err := vault.Stat(filepath.Join(l.root, filepath.FromSlash(identity.IdentityPath(de.Name()))))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue

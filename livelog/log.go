@@ -135,7 +135,7 @@ func isSegment(rel string) bool {
 
 // segments lists the existing segments, oldest first.
 func (l *Log) segments() ([]string, error) {
-	des, err := os.ReadDir(l.abs(vault.LiveLogDir))
+	des, err := vault.ReadDir(l.abs(vault.LiveLogDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -177,7 +177,7 @@ func anchorAt(f *os.File, off int64) (string, error) {
 
 // anchorOfFile is [anchorAt] on the file at path ("" if it cannot be read).
 func anchorOfFile(path string, off int64) string {
-	f, err := os.Open(path)
+	f, err := vault.OpenRead(path)
 	if err != nil {
 		return ""
 	}
@@ -203,7 +203,7 @@ func (l *Log) validSize(p pos) (int64, bool) {
 	if !isLogFile(p.Segment) || p.Offset < 0 {
 		return 0, false
 	}
-	f, err := os.Open(l.abs(p.Segment))
+	f, err := vault.OpenRead(l.abs(p.Segment))
 	if err != nil {
 		return 0, false
 	}

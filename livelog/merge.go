@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // fileIter reads the blocks of one log file from a block boundary, in
@@ -32,7 +34,7 @@ type fileIter struct {
 const entryGuess = 256
 
 func (l *Log) openIter(rel, stream string, off int64, holdBack bool) (*fileIter, error) {
-	f, err := os.Open(l.abs(rel))
+	f, err := vault.OpenRead(l.abs(rel))
 	if err != nil {
 		return nil, err
 	}

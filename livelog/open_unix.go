@@ -3,32 +3,16 @@
 package livelog
 
 import (
-	"errors"
 	"io"
 	"os"
-	"syscall"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
-// openFile is os.OpenFile for the append path's regular files, without
-// os.OpenFile's attempt to register the file with the poller (four fcntl
-// calls and a failing epoll_ctl per open on Linux, for a file that can
-// never be polled): an append opens a dozen files.
-func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	for {
-		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: name, Err: err}
-		}
-		return os.NewFile(uintptr(fd), name), nil
-	}
-}
-
-// readFile is os.ReadFile by way of [openFile].
+// readFile is os.ReadFile, through the vault root (vault.OpenFile) for a
+// file of a vault, sized from one fstat.
 func readFile(name string) ([]byte, error) {
-	f, err := openFile(name, os.O_RDONLY, 0)
+	f, err := vault.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,6 @@
 package livelog
 
-import "os"
-
-// openFile is os.OpenFile (see open_unix.go).
-func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	return os.OpenFile(name, flag, perm)
-}
+import "github.com/nexus-memory/nexus/vault"
 
 // readFile is os.ReadFile.
-func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
+func readFile(name string) ([]byte, error) { return vault.ReadFile(name) }

@@ -68,7 +68,7 @@ type clearedSet map[string]bool
 // cleared loads every clearing. A missing folder clears nothing.
 func (l *Log) cleared() clearedSet {
 	set := clearedSet{}
-	des, err := os.ReadDir(l.abs(ClearedDir))
+	des, err := vault.ReadDir(l.abs(ClearedDir))
 	if err != nil {
 		return set
 	}
@@ -76,7 +76,7 @@ func (l *Log) cleared() clearedSet {
 		if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".md") {
 			continue
 		}
-		data, err := os.ReadFile(l.abs(ClearedDir + "/" + de.Name()))
+		data, err := vault.ReadFile(l.abs(ClearedDir + "/" + de.Name()))
 		if err != nil {
 			continue
 		}
@@ -137,10 +137,10 @@ func (l *Log) Clear(hash, person string) error {
 	}
 	defer unlock()
 	path := l.abs(rel)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := vault.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

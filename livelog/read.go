@@ -119,7 +119,7 @@ func (l *Log) Read(o ReadOptions) ([]Entry, error) {
 // readBack returns the last need matching blocks of a file (all if need is
 // 0), reading it from the end in chunks that grow fourfold.
 func (l *Log) readBack(rel string, o ReadOptions, need int) ([]Entry, error) {
-	f, err := os.Open(l.abs(rel))
+	f, err := vault.OpenRead(l.abs(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -302,7 +302,7 @@ func (l *Log) place(lf logFile, fp filePos, stream string) (int64, error) {
 		return fp.Offset, nil
 	}
 	l.opts.Logger.Info("live log: file changed before the cursor; placing it again", "file", lf.rel)
-	data, err := os.ReadFile(l.abs(lf.rel))
+	data, err := vault.ReadFile(l.abs(lf.rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -363,7 +363,7 @@ func (l *Log) unreadSources(c Cursor, files []logFile, onErr func(rel string, er
 		case legacyCursor && lf.legacy:
 			switch {
 			case lf.rel < c.Segment:
-				if st, err := os.Stat(l.abs(lf.rel)); err == nil {
+				if st, err := vault.Stat(l.abs(lf.rel)); err == nil {
 					off = st.Size()
 				}
 			case lf.rel == c.Segment:
@@ -421,7 +421,7 @@ func (l *Log) deliveredElsewhere(lf logFile, known map[string]int64, files []log
 				if o.rel == lf.rel || o.legacy {
 					continue
 				}
-				data, err := os.ReadFile(l.abs(o.rel))
+				data, err := vault.ReadFile(l.abs(o.rel))
 				if err != nil {
 					continue
 				}
@@ -757,7 +757,7 @@ func (l *Log) saveCursorLocked(agent string, c Cursor) error {
 		fp.Anchor = anchorOfFile(l.abs(rel), fp.Offset)
 		c.Files[rel] = fp
 	}
-	if err := os.MkdirAll(l.abs(cursorsDir), 0o755); err != nil {
+	if err := vault.MkdirAll(l.abs(cursorsDir), 0o755); err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
 	data, err := jsonIndent(c)
@@ -777,7 +777,7 @@ func (l *Log) Follow(ctx context.Context, fn func(Entry) error) error {
 		return err
 	}
 	for _, lf := range files {
-		if st, err := os.Stat(l.abs(lf.rel)); err == nil {
+		if st, err := vault.Stat(l.abs(lf.rel)); err == nil {
 			at[lf.rel] = st.Size()
 		}
 	}
@@ -791,7 +791,7 @@ func (l *Log) Follow(ctx context.Context, fn func(Entry) error) error {
 		var srcs []*source
 		for _, lf := range files {
 			off := at[lf.rel]
-			st, err := os.Stat(l.abs(lf.rel))
+			st, err := vault.Stat(l.abs(lf.rel))
 			if err != nil || st.Size() == off {
 				continue
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nexus-memory/nexus/internal/atomicfile"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // The log's machine-local state files (the witness, the feed hints) are
@@ -142,7 +143,7 @@ func (l *Log) writeStateDoc(rel string, doc []byte) error {
 	data := sealState(doc)
 	err = replaceState(path, data)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+		if err = vault.MkdirAll(filepath.Dir(path), 0o755); err == nil {
 			err = replaceState(path, data)
 		}
 	}
@@ -162,7 +163,7 @@ func (l *Log) writeStateDoc(rel string, doc []byte) error {
 func renameState(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	atomicfile.SweepStale(dir)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := vault.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -175,10 +176,10 @@ func renameState(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = vault.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		vault.Remove(tmp)
 		return err
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // noSwap is set once a file system refused to swap two files
@@ -26,7 +28,7 @@ func replaceState(path string, data []byte) error {
 		return renameState(path, data)
 	}
 	next := nextStatePath(path)
-	f, err := openFile(next, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := vault.OpenFile(next, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -43,10 +45,10 @@ func replaceState(path string, data []byte) error {
 		return nil
 	case errors.Is(err, unix.ENOENT):
 		// No state file yet (or it was removed): the partner becomes it.
-		return os.Rename(next, path)
+		return vault.Rename(next, path)
 	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP):
 		noSwap.Store(true)
-		os.Remove(next)
+		vault.Remove(next)
 		return renameState(path, data)
 	}
 	return &os.LinkError{Op: "renameat2", Old: next, New: path, Err: err}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/nexus-memory/nexus/vault"
@@ -97,7 +96,7 @@ func (l *Log) WriteTimeline(n int) (TimelineWrite, error) {
 	if err != nil {
 		return res, err
 	}
-	old, err := os.ReadFile(path)
+	old, err := vault.ReadFile(path)
 	switch {
 	case err == nil && string(old) == text:
 		return res, nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -165,7 +164,7 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 		var feeds []logFile
 		var sizes []int64
 		for _, lf := range files {
-			st, err := os.Stat(l.abs(lf.rel))
+			st, err := vault.Stat(l.abs(lf.rel))
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
@@ -249,7 +248,7 @@ func (l *Log) unreadable() []string {
 	})
 	look(DecisionsDir, feedName)
 	// The older decision log is opened by name (a link to a file is read).
-	if st, err := os.Stat(l.abs(vault.DecisionsLog)); err == nil && !st.Mode().IsRegular() {
+	if st, err := vault.Stat(l.abs(vault.DecisionsLog)); err == nil && !st.Mode().IsRegular() {
 		out = append(out, vault.DecisionsLog)
 	}
 	sort.Strings(out)
@@ -397,7 +396,7 @@ var verifyChunk = int64(16 << 20)
 // block in order. With holdBack, a last block that may still be being
 // written (see inProgress) is not passed on.
 func (l *Log) walk(ctx context.Context, file string, off, size int64, line int, stream string, holdBack bool, fn func(*Entry) error) error {
-	f, err := os.Open(l.abs(file))
+	f, err := vault.OpenRead(l.abs(file))
 	if err != nil {
 		return err
 	}

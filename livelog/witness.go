@@ -316,7 +316,7 @@ func (l *Log) scanFeeds(stream string, files []logFile, skip string) (feedScan, 
 			continue
 		}
 		sc := w.Files[lf.rel]
-		f, err := openFile(l.abs(lf.rel), os.O_RDONLY, 0)
+		f, err := vault.OpenFile(l.abs(lf.rel), os.O_RDONLY, 0)
 		if err != nil {
 			continue // gone meanwhile
 		}

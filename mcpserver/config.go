@@ -27,7 +27,7 @@ type configStamp struct {
 
 func newLiveVault(v *vault.Vault) *liveVault {
 	lv := &liveVault{path: v.MustPath(vault.ConfigFile), v: v}
-	if st, err := os.Stat(lv.path); err == nil {
+	if st, err := vault.Stat(lv.path); err == nil {
 		lv.stamp = configStamp{st, st.Size(), st.ModTime()}
 	}
 	return lv
@@ -36,7 +36,7 @@ func newLiveVault(v *vault.Vault) *liveVault {
 // get returns the vault, re-reading the config if the file changed. A
 // config that does not parse is reported once and the last good one kept.
 func (lv *liveVault) get(warn func(error)) *vault.Vault {
-	st, err := os.Stat(lv.path)
+	st, err := vault.Stat(lv.path)
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
 	if err != nil {

@@ -69,7 +69,7 @@ func (s *Server) openNote(rel string) (clean string, f *os.File, size int64, err
 	if err != nil || vault.Hidden(realRel) || !strings.EqualFold(path.Ext(realRel), ".md") {
 		return "", nil, 0, fmt.Errorf("%q links to a file that cannot be read: %w", rel, vault.ErrUnsafePath)
 	}
-	f, err = os.Open(real)
+	f, err = vault.OpenRead(real)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", nil, 0, fmt.Errorf("note %q: %w", clean, vault.ErrNotFound)

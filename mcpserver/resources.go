@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -185,7 +184,7 @@ func (s *Server) liveLogStamp() string {
 	var b strings.Builder
 	var walk func(rel string, depth int)
 	walk = func(rel string, depth int) {
-		entries, err := os.ReadDir(s.v.MustPath(rel))
+		entries, err := vault.ReadDir(s.v.MustPath(rel))
 		if err != nil {
 			return
 		}

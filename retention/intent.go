@@ -68,7 +68,7 @@ func intentFile(op, id string) string { return op + "-" + id + ".json" }
 // beginIntent records in before its first step.
 func beginIntent(v *vault.Vault, in Intent) (*Intent, error) {
 	dir := v.MustPath(IntentsDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := vault.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", IntentsDir, err)
 	}
 	in.Started = time.Now().UTC()
@@ -89,7 +89,7 @@ func (in *Intent) done(v *vault.Vault) error {
 	if in == nil {
 		return nil
 	}
-	err := os.Remove(filepath.Join(v.MustPath(IntentsDir), in.file))
+	err := vault.Remove(filepath.Join(v.MustPath(IntentsDir), in.file))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("finish the %s of %s: %w", in.Op, in.ID, err)
 	}
@@ -100,7 +100,7 @@ func (in *Intent) done(v *vault.Vault) error {
 // first, without finishing them (for doctor).
 func Unfinished(v *vault.Vault) ([]Intent, error) {
 	dir := v.MustPath(IntentsDir)
-	des, err := os.ReadDir(dir)
+	des, err := vault.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -113,7 +113,7 @@ func Unfinished(v *vault.Vault) ([]Intent, error) {
 		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := vault.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			continue // finished meanwhile
 		}
@@ -213,14 +213,14 @@ func recoverLocked(v *vault.Vault) (RecoverResult, error) {
 // is completed without applying it twice (see [landed]).
 func finishDecision(v *vault.Vault, in *Intent) (Item, error) {
 	archived, aerr := readItem(v, ArchivePath(in.ID))
-	_, perr := os.Lstat(v.MustPath(PendingPath(in.ID)))
+	_, perr := vault.Lstat(v.MustPath(PendingPath(in.ID)))
 	pending := perr == nil
 	switch {
 	case aerr == nil && !pending:
 		return archived, nil // done; only the intent was left
 	case aerr == nil && pending:
 		// Killed between writing the archive and removing the pending file.
-		if err := os.Remove(v.MustPath(PendingPath(in.ID))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := vault.Remove(v.MustPath(PendingPath(in.ID))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return archived, err
 		}
 		return archived, vault.SyncDir(v.MustPath(vault.PendingDir))

@@ -3,7 +3,6 @@ package retention
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -97,7 +96,7 @@ func Journey(v *vault.Vault, o JourneyOptions) ([]Event, error) {
 	for _, it := range pending {
 		add(Event{Time: it.Provenance.Time, Agent: it.Agent, Kind: EventProposed, Title: it.Kind + ": " + it.Summary(), Path: it.Path})
 	}
-	des, err := os.ReadDir(v.MustPath(vault.ArchiveDir))
+	des, err := vault.ReadDir(v.MustPath(vault.ArchiveDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -148,7 +147,7 @@ func Journey(v *vault.Vault, o JourneyOptions) ([]Event, error) {
 // when they were archived (the file name) and their own created/updated.
 func archivedFacts(v *vault.Vault, agent string, add func(Event)) {
 	rel := agents.ArchivedFactsDir(agent)
-	des, err := os.ReadDir(v.MustPath(rel))
+	des, err := vault.ReadDir(v.MustPath(rel))
 	if err != nil {
 		return
 	}
@@ -168,7 +167,7 @@ func archivedFacts(v *vault.Vault, agent string, add func(Event)) {
 			continue
 		}
 		title := stem[:dot]
-		if data, err := os.ReadFile(filepath.Join(v.MustPath(rel), name)); err == nil {
+		if data, err := vault.ReadFile(filepath.Join(v.MustPath(rel), name)); err == nil {
 			if f, err := agents.ParseFact(stem[:dot], data); err == nil {
 				title = f.Name
 				// What it was before it was archived, where it was then.

@@ -2,7 +2,6 @@ package retention
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,7 @@ import (
 // read from the diaries in review/curator/ (what each proposal became is
 // in the review items' own events: proposed, approved, rejected).
 func curatorPasses(v *vault.Vault, add func(Event)) {
-	des, err := os.ReadDir(v.MustPath(vault.CuratorDir))
+	des, err := vault.ReadDir(v.MustPath(vault.CuratorDir))
 	if err != nil {
 		return
 	}
@@ -24,7 +23,7 @@ func curatorPasses(v *vault.Vault, add func(Event)) {
 			continue
 		}
 		rel := vault.CuratorDir + "/" + name
-		data, err := os.ReadFile(v.MustPath(rel))
+		data, err := vault.ReadFile(v.MustPath(rel))
 		if err != nil {
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -127,13 +126,13 @@ func Stage(v *vault.Vault, it Item, now time.Time) (Item, error) {
 // stage writes a new pending item under a fresh id.
 func stage(v *vault.Vault, it Item) (Item, error) {
 	dir := v.MustPath(vault.PendingDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := vault.MkdirAll(dir, 0o755); err != nil {
 		return Item{}, fmt.Errorf("create %s: %w", vault.PendingDir, err)
 	}
 	for attempt := 0; ; attempt++ {
 		it.ID = newID()
 		it.Path = PendingPath(it.ID)
-		if _, err := os.Lstat(v.MustPath(ArchivePath(it.ID))); err == nil {
+		if _, err := vault.Lstat(v.MustPath(ArchivePath(it.ID))); err == nil {
 			continue // an id is never reused
 		}
 		data, err := it.Render()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,7 +26,7 @@ type Filter struct {
 // "invalid" and the reason in Error, so a person sees it.
 func List(v *vault.Vault, f Filter) ([]Item, error) {
 	dir := v.MustPath(vault.PendingDir)
-	des, err := os.ReadDir(dir)
+	des, err := vault.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -43,7 +42,7 @@ func List(v *vault.Vault, f Filter) ([]Item, error) {
 			continue
 		}
 		id := strings.TrimSuffix(name, ".md")
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := vault.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // decided meanwhile
 		}
@@ -418,7 +417,7 @@ func removeProperty(data []byte, key string) []byte {
 // archive writes review/archive/ID.md and removes the pending file.
 func archive(v *vault.Vault, id string, data []byte) error {
 	dst := v.MustPath(ArchivePath(id))
-	if err := os.MkdirAll(v.MustPath(vault.ArchiveDir), 0o755); err != nil {
+	if err := vault.MkdirAll(v.MustPath(vault.ArchiveDir), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", vault.ArchiveDir, err)
 	}
 	if err := vault.ReplaceIf(dst, nil, data, 0o644); err != nil {
@@ -427,7 +426,7 @@ func archive(v *vault.Vault, id string, data []byte) error {
 		}
 		return fmt.Errorf("archive %s: %w", id, err)
 	}
-	if err := os.Remove(v.MustPath(PendingPath(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := vault.Remove(v.MustPath(PendingPath(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove pending %s: %w", id, err)
 	}
 	return vault.SyncDir(v.MustPath(vault.PendingDir))
@@ -463,7 +462,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 		return res, err
 	}
 	dir := v.MustPath(vault.PendingDir)
-	des, err := os.ReadDir(dir)
+	des, err := vault.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return res, nil
 	}
@@ -479,7 +478,7 @@ func Reconcile(v *vault.Vault, now time.Time) (ReconcileResult, error) {
 		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") || vault.IsConflictCopy(name) {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := vault.ReadFile(filepath.Join(dir, name))
 		if err != nil || !decided(data) {
 			continue
 		}

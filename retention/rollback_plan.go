@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
 
 	"github.com/nexus-memory/nexus/vault"
@@ -69,7 +68,7 @@ func PlanRollback(v *vault.Vault, id string) (RollbackPlan, error) {
 		if err != nil {
 			return plan, fmt.Errorf("snapshot %s names %q: %w", s.ID, f.Path, ErrSnapshotCorrupt)
 		}
-		cur, err := os.ReadFile(abs)
+		cur, err := vault.ReadFile(abs)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return plan, fmt.Errorf("compare %s: %w", f.Path, err)

@@ -56,11 +56,11 @@ func TakeSnapshot(v *vault.Vault, reason string, paths []string, now time.Time) 
 	s := &Snapshot{ID: "s-" + now.Format("20060102T150405.000Z") + "-" + newID()[2:], Created: now.Truncate(time.Second), Reason: reason}
 	s.ID = strings.Replace(s.ID, ".", "", 1)
 	dir := snapshotDir(v, s.ID)
-	if err := os.MkdirAll(filepath.Join(dir, "files"), 0o755); err != nil {
+	if err := vault.MkdirAll(filepath.Join(dir, "files"), 0o755); err != nil {
 		return nil, fmt.Errorf("create snapshot: %w", err)
 	}
 	if err := s.add(v, paths, true); err != nil {
-		os.RemoveAll(dir)
+		vault.RemoveAll(dir)
 		return nil, err
 	}
 	if err := prune(v, v.Config().SnapshotsKeep, s.ID); err != nil {
@@ -95,14 +95,14 @@ func (s *Snapshot) add(v *vault.Vault, paths []string, copyExisting bool) error 
 		case err != nil:
 			return fmt.Errorf("snapshot %s: %w", clean, err)
 		default:
-			info, err := os.Stat(abs)
+			info, err := vault.Stat(abs)
 			if err != nil {
 				return fmt.Errorf("snapshot %s: %w", clean, err)
 			}
 			sum := sha256.Sum256(data)
 			sf.Existed, sf.SHA256, sf.Size, sf.Mode, sf.ModTime = true, hex.EncodeToString(sum[:]), int64(len(data)), uint32(info.Mode().Perm()), info.ModTime().UTC()
 			dst := filepath.Join(dir, "files", filepath.FromSlash(clean))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			if err := vault.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return fmt.Errorf("snapshot %s: %w", clean, err)
 			}
 			if err := vault.WriteFile(dst, data, 0o644); err != nil {
@@ -126,7 +126,7 @@ func (s *Snapshot) AddCreated(v *vault.Vault, paths []string) error {
 
 // ListSnapshots returns the snapshots, newest first.
 func ListSnapshots(v *vault.Vault) ([]Snapshot, error) {
-	des, err := os.ReadDir(v.MustPath(SnapshotsDir))
+	des, err := vault.ReadDir(v.MustPath(SnapshotsDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -154,7 +154,7 @@ func LoadSnapshot(v *vault.Vault, id string) (Snapshot, error) {
 	if err := CheckID(id); err != nil || !strings.HasPrefix(id, "s-") {
 		return s, fmt.Errorf("%q is not a snapshot id: %w", id, vault.ErrInvalid)
 	}
-	data, err := os.ReadFile(filepath.Join(snapshotDir(v, id), manifestName))
+	data, err := vault.ReadFile(filepath.Join(snapshotDir(v, id), manifestName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, fmt.Errorf("%s: %w", id, ErrNoSnapshot)
 	}
@@ -169,7 +169,7 @@ func LoadSnapshot(v *vault.Vault, id string) (Snapshot, error) {
 
 // prune removes all but the newest keep snapshots, never keepID.
 func prune(v *vault.Vault, keep int, keepID string) error {
-	des, err := os.ReadDir(v.MustPath(SnapshotsDir))
+	des, err := vault.ReadDir(v.MustPath(SnapshotsDir))
 	if err != nil {
 		return fmt.Errorf("prune snapshots: %w", err)
 	}
@@ -184,7 +184,7 @@ func prune(v *vault.Vault, keep int, keepID string) error {
 		if i < keep || id == keepID {
 			continue
 		}
-		if err := os.RemoveAll(snapshotDir(v, id)); err != nil {
+		if err := vault.RemoveAll(snapshotDir(v, id)); err != nil {
 			return fmt.Errorf("prune snapshot %s: %w", id, err)
 		}
 	}
@@ -307,7 +307,7 @@ func (s *Snapshot) contents(v *vault.Vault) (map[string][]byte, error) {
 		if !f.Existed {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(snapshotDir(v, s.ID), "files", filepath.FromSlash(f.Path)))
+		data, err := vault.ReadFile(filepath.Join(snapshotDir(v, s.ID), "files", filepath.FromSlash(f.Path)))
 		sum := sha256.Sum256(data)
 		if err != nil || hex.EncodeToString(sum[:]) != f.SHA256 {
 			return nil, fmt.Errorf("snapshot %s: copy of %s: %w", s.ID, f.Path, ErrSnapshotCorrupt)
@@ -327,12 +327,12 @@ func (s *Snapshot) restore(v *vault.Vault, stored map[string][]byte) error {
 			return err
 		}
 		if !f.Existed {
-			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := vault.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("rollback: remove %s: %w", f.Path, err)
 			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		if err := vault.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			return fmt.Errorf("rollback %s: %w", f.Path, err)
 		}
 		mode := fs.FileMode(f.Mode)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -159,7 +158,7 @@ agents: {}
 `
 
 func loadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return DefaultConfig(), nil
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -313,7 +312,7 @@ func fenceOf(line []byte) string {
 // its first side does not parse either, and a person must edit it).
 func SetAsideConflictedConfig(root string) (string, error) {
 	p := filepath.Join(root, filepath.FromSlash(ConfigFile))
-	data, err := os.ReadFile(p)
+	data, err := ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

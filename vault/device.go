@@ -86,7 +86,7 @@ func SafeDeviceName(host string) string {
 // (nothing is guessed: the name decides which feed an agent appends to).
 func (v *Vault) Device() (string, error) {
 	path := filepath.Join(v.root, filepath.FromSlash(DeviceFile))
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err == nil {
 		name := string(bytes.TrimSpace(data))
 		if err := CheckDeviceName(name); err != nil {
@@ -100,7 +100,7 @@ func (v *Vault) Device() (string, error) {
 	host, _ := os.Hostname()
 	name := SafeDeviceName(host)
 	// Record it; if another process did first, use theirs.
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+	if err := MkdirAll(filepath.Dir(path), 0o755); err == nil {
 		if err := ReplaceIf(path, nil, []byte(name+"\n"), 0o644); errors.Is(err, ErrConflict) {
 			return v.Device()
 		}
@@ -137,10 +137,10 @@ func (v *Vault) SetDevice(name string) error {
 		}
 	}
 	path := filepath.Join(v.root, filepath.FromSlash(DeviceFile))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("set device name: %w", err)
 	}
-	if data, err := os.ReadFile(path); err == nil && copied == "" {
+	if data, err := ReadFile(path); err == nil && copied == "" {
 		if old := string(bytes.TrimSpace(data)); old != name && CheckDeviceName(old) == nil {
 			if err := v.addFormerDevice(old); err != nil {
 				return fmt.Errorf("set device name: %w", err)
@@ -156,7 +156,7 @@ func (v *Vault) SetDevice(name string) error {
 // FormerDevices returns the device names this machine had before its
 // current one ([Vault.SetDevice] records them), oldest first.
 func (v *Vault) FormerDevices() ([]string, error) {
-	data, err := os.ReadFile(filepath.Join(v.root, filepath.FromSlash(FormerDevicesFile)))
+	data, err := ReadFile(filepath.Join(v.root, filepath.FromSlash(FormerDevicesFile)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -17,6 +17,9 @@ import (
 // by the first write into it). An error once the new bytes are in place is
 // a [*DurabilityError]: check [Written] before reporting a failed write.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	if r, rel, ok := vaultOf(path); ok {
+		return writeIn(r, rel, path, data, perm, nil)
+	}
 	if err := mkParent(path); err != nil {
 		return err
 	}
@@ -39,6 +42,9 @@ const CASAttempts = 50
 // to [CASAttempts] times. A [*DurabilityError] means the swap is done: do
 // not start over (see [Written]).
 func ReplaceIf(path string, old, data []byte, perm fs.FileMode) error {
+	if r, rel, ok := vaultOf(path); ok {
+		return writeIn(r, rel, path, data, perm, &old)
+	}
 	if err := mkParent(path); err != nil {
 		return err
 	}
@@ -87,11 +93,11 @@ const settleWindow = time.Second
 // compare-and-swap of [ReplaceIf] catches later changes.
 func ReadStable(path string) ([]byte, error) {
 	for {
-		data, err := os.ReadFile(path)
+		data, err := ReadFile(path)
 		if err != nil || len(data) > 0 {
 			return data, err
 		}
-		st, err := os.Stat(path)
+		st, err := Stat(path)
 		if err != nil {
 			return nil, err
 		}

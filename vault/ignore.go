@@ -138,7 +138,7 @@ func (t IgnoreTarget) block(eol string) []byte {
 func CheckIgnoreRules(root string) ([]IgnoreTarget, error) {
 	targets := IgnoreTargets(root)
 	for i := range targets {
-		data, err := os.ReadFile(targets[i].Path)
+		data, err := ReadFile(targets[i].Path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read %s: %w", targets[i].Path, err)
 		}
@@ -203,7 +203,7 @@ func EnsureIgnoreRules(root string) ([]string, error) {
 
 func ensureIgnoreFile(t IgnoreTarget) (bool, error) {
 	for attempt := 0; ; attempt++ {
-		old, err := os.ReadFile(t.Path)
+		old, err := ReadFile(t.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			old = nil
 		} else if err != nil {

@@ -135,10 +135,19 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 	// Mode 0600 (flock's default): other users cannot take, and so cannot
 	// hold up, this vault's locks; their reads need none (docs/operations.md).
 	// The lock folder is made when the first lock finds it missing.
+	// The lock file is opened by path (flock's API): a lock folder a
+	// symlink leads out of the vault is refused first.
+	if st, err := Lstat(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		release()
+		return nil, lockOpenError(name, err)
+	} else if err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		release()
+		return nil, lockOpenError(name, fmt.Errorf("%s is a symlink: %w", filepath.Base(path), ErrUnsafePath))
+	}
 	fl := flock.New(path)
 	ok, err := fl.TryLock()
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+		if err = MkdirAll(filepath.Dir(path), 0o755); err == nil {
 			fl = flock.New(path)
 			ok, err = fl.TryLock()
 		}
@@ -252,7 +261,7 @@ func recordHolder(path string) holderRecord {
 	if runtime.GOOS == "windows" {
 		return holderRecord{} // the locked byte cannot be read by others anyway
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	f, err := OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return holderRecord{}
 	}
@@ -280,7 +289,7 @@ func lockHolder(path string) int {
 	if pid := procLocksHolder(path); pid > 0 {
 		return pid
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return 0
 	}

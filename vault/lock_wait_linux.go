@@ -31,7 +31,7 @@ const (
 // 0.1 to 5 ms, measured), so it is done in cleanup, once the lock and its
 // in-process slot are free again, not while the lock is held.
 func (w *lockWait) awaitFlock(tctx context.Context) (release, cleanup func(), err error) {
-	f, err := os.OpenFile(w.path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := OpenFile(w.path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,6 +41,7 @@ var dirs = []string{NexusDir, KeysDir, IndexDir, StateDir, LocksDir}
 // Vault is an opened vault. It is safe for concurrent use.
 type Vault struct {
 	root   string                 // absolute, symlinks resolved
+	fsroot *os.Root               // on root: every open inside goes through it (root.go)
 	config atomic.Pointer[Config] // replaced whole by UpdateConfig, never mutated
 
 	lockWaitFn atomic.Pointer[func(LockWaitNotice)] // see OnLockWait
@@ -59,11 +60,18 @@ func Open(dir string) (*Vault, error) {
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("open vault %s: %w", abs, ErrNotVault)
 	}
+	r, err := rootOf(abs)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := r.Stat(NexusDir); err != nil || !st.IsDir() { // .nexus/ a link out of the vault
+		return nil, fmt.Errorf("open vault %s: %w", abs, errors.Join(ErrNotVault, rootErr("open", NexusDir, err)))
+	}
 	cfg, err := loadConfig(filepath.Join(abs, filepath.FromSlash(ConfigFile)))
 	if err != nil {
 		return nil, err
 	}
-	v := &Vault{root: abs}
+	v := &Vault{root: abs, fsroot: r}
 	v.config.Store(&cfg)
 	return v, nil
 }
@@ -216,14 +224,18 @@ func isASCII(s string) bool {
 }
 
 // MustPath is [Vault.Path] for the fixed, known-good paths Nexus builds
-// itself from validated names; it panics on an unsafe path, which would be a
-// bug in Nexus, not bad input.
+// itself from validated names; it panics on an invalid path (empty,
+// absolute, ".."), which would be a bug in Nexus, not bad input. It does
+// not resolve symlinks: what is on disk is not Nexus's to vouch for, and a
+// link there that leads outside the vault must not stop a command or a
+// server. The path is to be opened with this package's helpers (root.go),
+// which refuse such a link at the open.
 func (v *Vault) MustPath(rel string) string {
-	p, err := v.Path(rel)
+	clean, err := CleanRel(rel)
 	if err != nil {
 		panic(err)
 	}
-	return p
+	return resolveForm(v.root, clean)
 }
 
 // Rel turns an absolute path inside the vault into a vault-relative slash

@@ -98,7 +98,7 @@ func runIndexHold(g *globals, o indexHoldOptions) error {
 		if o.idle > 0 && time.Since(ix.LastAsked()) >= o.idle {
 			return ix.Close()
 		}
-		if _, err := os.Stat(v.MustPath(vault.IndexDir)); err != nil {
+		if _, err := vault.Stat(v.MustPath(vault.IndexDir)); err != nil {
 			return ix.Close() // the vault was deleted or moved
 		}
 	}
@@ -160,7 +160,7 @@ func (p holderPolicy) maybeStart(g *globals, v *vault.Vault) {
 		return
 	}
 	marker := filepath.Join(v.MustPath(vault.IndexDir), holdExplainedFile)
-	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+	if _, err := vault.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		return
 	}
 	fmt.Fprintf(g.stderr, "nexus: keeping the search index open in the background for %s after the last search, so the next ones are fast ('nexus index hold --stop' ends it; search.hold: off in .nexus/config.yaml turns it off).\n", p.idle)
@@ -179,10 +179,10 @@ func startHolder(v *vault.Vault, idle time.Duration) error {
 	// Appended to (two searches may start holders at once; one of them
 	// exits at once), and started afresh once it is large.
 	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
-	if st, err := os.Stat(logPath); err == nil && st.Size() > 1<<20 {
+	if st, err := vault.Stat(logPath); err == nil && st.Size() > 1<<20 {
 		flags |= os.O_TRUNC
 	}
-	logf, err := os.OpenFile(logPath, flags, 0o644)
+	logf, err := vault.OpenFile(logPath, flags, 0o644)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,8 @@ var createTemp = os.CreateTemp
 // file is removed and path is untouched; an error after it (the folder's
 // fsync) is a [*DurabilityError]: path holds data (see [Written]).
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	return replace(path, data, perm, nil)
+	dir, base := splitPath(path)
+	return replace(dir, base, data, perm, nil)
 }
 
 // ReplaceIf is [WriteFile] with a compare-and-swap: path must still hold
@@ -60,7 +61,17 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // As with [WriteFile], an error once data is in place is a
 // [*DurabilityError]: the swap is done, do not start over.
 func ReplaceIf(path string, old, data []byte, perm fs.FileMode) error {
-	return replace(path, data, perm, &swap{old: old})
+	dir, base := splitPath(path)
+	return replace(dir, base, data, perm, &swap{old: old})
+}
+
+// splitPath is path's folder and name.
+func splitPath(path string) (osFolder, string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	return osFolder(dir), base
 }
 
 // swap is the expectation of a compare-and-swap: the bytes path holds.
@@ -74,24 +85,19 @@ type swap struct {
 // rename of a compare-and-swap, testHookAfterRename right after it.
 var testHookBeforeRename, testHookAfterRename func(path string)
 
-func replace(path string, data []byte, perm fs.FileMode, cas *swap) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	SweepStale(dir) // temp files of writers killed here before (cleanup.go)
-	f, err := createTemp(dir, "."+base+".tmp-*")
+func replace(dir folder, base string, data []byte, perm fs.FileMode, cas *swap) (err error) {
+	sweepStaleIn(dir) // temp files of writers killed here before (cleanup.go)
+	f, tmp, err := dir.createTemp("." + base + ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("create temp file for %s: %w", base, err)
 	}
-	tmp := f.Name()
 	closed := false
 	defer func() {
 		if err != nil {
 			if !closed {
 				f.Close()
 			}
-			os.Remove(tmp)
+			dir.remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -114,32 +120,32 @@ func replace(path string, data []byte, perm fs.FileMode, cas *swap) (err error) 
 	}
 	switch {
 	case cas == nil:
-		if err = rename(tmp, path); err != nil {
+		if err = dir.rename(tmp, base); err != nil {
 			return fmt.Errorf("rename into %s: %w", base, err)
 		}
-		return afterRename(path, SyncDir(dir))
+		return afterRename(dir.path(base), dir.syncDir())
 	case cas.old == nil:
-		return createNew(tmp, path, dir)
+		return createNew(dir, tmp, base)
 	}
-	return swapIn(tmp, path, dir, data, perm, cas)
+	return swapIn(dir, tmp, base, data, perm, cas)
 }
 
 // createNew puts tmp in place at path only if path does not exist. A hard
 // link fails when a file of that name appeared, so no window is left; file
 // systems without hard links fall back to checking, then renaming.
-func createNew(tmp, path, dir string) error {
-	base := filepath.Base(path)
+func createNew(dir folder, tmp, base string) error {
+	path := dir.path(base)
 	if runtime.GOOS != "windows" {
-		err := os.Link(tmp, path)
+		err := dir.link(tmp, base)
 		if err == nil {
-			os.Remove(tmp)
-			return afterRename(path, SyncDir(dir))
+			dir.remove(tmp)
+			return afterRename(path, dir.syncDir())
 		}
 		if errors.Is(err, fs.ErrExist) {
 			return ErrConflict
 		}
 	}
-	if _, err := os.Lstat(path); err == nil {
+	if _, err := dir.lstat(base); err == nil {
 		return ErrConflict
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("re-read %s: %w", base, err)
@@ -147,17 +153,17 @@ func createNew(tmp, path, dir string) error {
 	if testHookBeforeRename != nil {
 		testHookBeforeRename(path)
 	}
-	if err := rename(tmp, path); err != nil {
+	if err := dir.rename(tmp, base); err != nil {
 		return fmt.Errorf("rename into %s: %w", base, err)
 	}
-	return afterRename(path, SyncDir(dir))
+	return afterRename(path, dir.syncDir())
 }
 
 // swapIn renames tmp (holding data) over path if path holds cas.old, and
 // afterwards makes sure no save landed in the replaced file meanwhile.
-func swapIn(tmp, path, dir string, data []byte, perm fs.FileMode, cas *swap) error {
-	base := filepath.Base(path)
-	h, err := os.Open(path)
+func swapIn(dir folder, tmp, base string, data []byte, perm fs.FileMode, cas *swap) error {
+	path := dir.path(base)
+	h, err := dir.open(base)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ErrConflict
 	}
@@ -176,27 +182,27 @@ func swapIn(tmp, path, dir string, data []byte, perm fs.FileMode, cas *swap) err
 		h.Close() // Windows cannot rename over an open file
 	} else if hs, err := h.Stat(); err == nil {
 		// Another program's rename since we opened it: that is new bytes.
-		if ps, err := os.Lstat(path); err != nil || !os.SameFile(hs, ps) {
+		if ps, err := dir.lstat(base); err != nil || !os.SameFile(hs, ps) {
 			return ErrConflict
 		}
 	}
 	if testHookBeforeRename != nil {
 		testHookBeforeRename(path)
 	}
-	if err := rename(tmp, path); err != nil {
+	if err := dir.rename(tmp, base); err != nil {
 		return fmt.Errorf("rename into %s: %w", base, err)
 	}
 	if testHookAfterRename != nil {
 		testHookAfterRename(path)
 	}
 	if runtime.GOOS == "windows" {
-		return afterRename(path, syncSwapped(path, dir, cas.late))
+		return afterRename(path, syncSwapped(dir, base, cas.late))
 	}
 	// Before anything slow (the fsyncs): until a displaced save is put
 	// back, readers see ours.
 	if lost, changed := savedMeanwhile(h, cas.old); changed {
-		err := putBack(path, h, data, lost, perm)
-		SyncDir(dir)
+		err := putBack(dir, base, h, data, lost, perm)
+		dir.syncDir()
 		return err
 	}
 	// An editor's open that found the old file just before our rename may
@@ -205,7 +211,7 @@ func swapIn(tmp, path, dir string, data []byte, perm fs.FileMode, cas *swap) err
 	// a busy disk, so the replaced file is watched while they run: a save
 	// that lands in it is put back at once, not when the disk is done.
 	synced := make(chan error, 1)
-	go func() { synced <- syncSwapped(path, dir, cas.late) }()
+	go func() { synced <- syncSwapped(dir, base, cas.late) }()
 	for wait := watchPollMin; ; wait = min(2*wait, watchPollMax) {
 		select {
 		case err := <-synced:
@@ -218,12 +224,12 @@ func swapIn(tmp, path, dir string, data []byte, perm fs.FileMode, cas *swap) err
 				lost, changed = savedMeanwhile(h, cas.old)
 			}
 			if changed {
-				return putBack(path, h, data, lost, perm)
+				return putBack(dir, base, h, data, lost, perm)
 			}
 			return afterRename(path, err)
 		case <-time.After(wait):
 			if lost, changed := savedMeanwhile(h, cas.old); changed {
-				err := putBack(path, h, data, lost, perm)
+				err := putBack(dir, base, h, data, lost, perm)
 				<-synced
 				return err
 			}
@@ -259,17 +265,17 @@ var testHookSyncSwapped func(path string)
 
 // syncSwapped makes a swap durable: path's bytes, when late (see putBack),
 // then the folder's entry.
-func syncSwapped(path, dir string, late bool) error {
+func syncSwapped(dir folder, base string, late bool) error {
 	if testHookSyncSwapped != nil {
-		testHookSyncSwapped(path)
+		testHookSyncSwapped(dir.path(base))
 	}
 	if late {
-		if g, err := os.Open(path); err == nil {
+		if g, err := dir.open(base); err == nil {
 			g.Sync()
 			g.Close()
 		}
 	}
-	return SyncDir(dir)
+	return dir.syncDir()
 }
 
 // Waiting for an in-place save that landed in the replaced file: an
@@ -316,18 +322,18 @@ func readAt0(h *os.File) ([]byte, bool) {
 // written into h is followed: put back again until h stops changing. If
 // path changed again meanwhile, the save is kept as a conflict copy beside
 // it.
-func putBack(path string, h *os.File, ours, lost []byte, perm fs.FileMode) error {
+func putBack(dir folder, base string, h *os.File, ours, lost []byte, perm fs.FileMode) error {
 	for round := 0; ; round++ {
-		err := replace(path, lost, perm, &swap{old: ours, late: true})
+		err := replace(dir, base, lost, perm, &swap{old: ours, late: true})
 		if Written(err) {
 			err = nil // the save is back in place; its folder's fsync is not ours to report
 		}
-		if err != nil && !(errors.Is(err, ErrConflict) && bytes.Equal(readOrNil(path), lost)) {
+		if err != nil && !(errors.Is(err, ErrConflict) && bytes.Equal(readOrNil(dir, base), lost)) {
 			if !errors.Is(err, ErrConflict) {
 				return fmt.Errorf("%w; a save made meanwhile could not be put back: %v", ErrConflict, err)
 			}
-			aside := ConflictCopyName(path, time.Now())
-			if cerr := replace(aside, lost, perm, &swap{}); !Written(cerr) {
+			aside := ConflictCopyName(base, time.Now())
+			if cerr := replace(dir, aside, lost, perm, &swap{}); !Written(cerr) {
 				return fmt.Errorf("%w; a save made meanwhile could not be kept in %s: %v", ErrConflict, filepath.Base(aside), cerr)
 			}
 			return fmt.Errorf("%w; a save made meanwhile is kept in %s", ErrConflict, filepath.Base(aside))
@@ -340,8 +346,8 @@ func putBack(path string, h *os.File, ours, lost []byte, perm fs.FileMode) error
 	}
 }
 
-func readOrNil(path string) []byte {
-	b, _ := os.ReadFile(path)
+func readOrNil(dir folder, base string) []byte {
+	b, _ := dir.readFile(base)
 	return b
 }
 

@@ -2,7 +2,6 @@ package atomicfile
 
 import (
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,9 +64,12 @@ func IsTempName(name string) bool {
 // into dir. It lists dir at most once per five minutes in this process, and
 // not at all when dir holds more than 1,000 entries. It is best effort:
 // a file that cannot be removed stays, for doctor to report.
-func SweepStale(dir string) {
+func SweepStale(dir string) { sweepStaleIn(osFolder(dir)) }
+
+// sweepStaleIn is [SweepStale] of the folder d.
+func sweepStaleIn(d folder) {
 	now := sweepNow()
-	key := filepath.Clean(dir)
+	key := filepath.Clean(d.path("."))
 	sweptMu.Lock()
 	last, seen := swept[key]
 	if seen && now.Sub(last) < sweepEvery {
@@ -76,7 +78,7 @@ func SweepStale(dir string) {
 	}
 	swept[key] = now
 	sweptMu.Unlock()
-	RemoveStale(dir, now)
+	removeStale(d, now)
 }
 
 // RemoveStale removes the temp files in dir (not below it) whose
@@ -84,7 +86,11 @@ func SweepStale(dir string) {
 // names it removed. It reads no further than 1,000 entries: in a bigger
 // folder it removes nothing and returns nil.
 func RemoveStale(dir string, now time.Time) []string {
-	f, err := os.Open(dir)
+	return removeStale(osFolder(dir), now)
+}
+
+func removeStale(d folder, now time.Time) []string {
+	f, err := d.open(".")
 	if err != nil {
 		return nil
 	}
@@ -113,12 +119,11 @@ func RemoveStale(dir string, now time.Time) []string {
 	f.Close()
 	var removed []string
 	for _, n := range temps {
-		p := filepath.Join(dir, n)
-		st, err := os.Lstat(p)
+		st, err := d.lstat(n)
 		if err != nil || !st.Mode().IsRegular() || now.Sub(st.ModTime()) < StaleAge {
 			continue
 		}
-		if os.Remove(p) == nil {
+		if d.remove(n) == nil {
 			removed = append(removed, n)
 		}
 	}

@@ -23,6 +23,11 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("open folder for sync: %w", err)
 	}
 	defer d.Close()
+	return syncOpenDir(d, dir)
+}
+
+// syncOpenDir is [SyncDir] of a folder already open as d.
+func syncOpenDir(d *os.File, dir string) error {
 	if err := fsyncDir(d); err != nil && !syncUnsupported(err) {
 		return fmt.Errorf("sync folder %s: %w", dir, err)
 	}

@@ -184,28 +184,106 @@ export class CLIClient {
     }));
   }
 
-  // get reads a markdown file of the vault by its vault-relative path,
-  // refusing anything outside the vault, dot-folders and non-markdown files.
+  // get reads a markdown file of the vault by its vault-relative path
+  // through Nexus's own memory_get (a one-shot 'nexus serve --stdio'),
+  // never by path here: Nexus opens it through the vault's root and
+  // refuses dot-folders (.nexus/ holds the private keys), non-markdown
+  // files and links that lead out of the vault or into a dot-folder, at
+  // the open itself, so a link swapped meanwhile cannot redirect it.
   async get({ relPath, fromLine, lineCount }) {
     if (!this.vault) throw new NexusError("memory_get of a Nexus path needs config.vault");
     const rel = relPath.replace(/\\/gu, "/");
     if (rel.startsWith("/") || rel.split("/").some((p) => p === ".." || p.startsWith(".")) || !rel.endsWith(".md")) {
       throw new NexusError(`${relPath}: not a markdown file of the vault`);
     }
-    const root = realpathSync(this.vault);
-    let file;
+    const args = { path: rel };
+    if (fromLine) args.from = fromLine;
+    if (lineCount) args.lines = Math.max(1, Math.min(lineCount, 2000));
+    let doc;
     try {
-      file = realpathSync(path.join(root, rel));
-    } catch {
-      return null;
+      doc = await this.mcpOnce("memory_get", args);
+    } catch (e) {
+      if (/not found/u.test(e.message)) return null;
+      throw e;
     }
-    if (!file.startsWith(root + path.sep) || !statSync(file).isFile()) {
-      throw new NexusError(`${relPath}: not a markdown file of the vault`);
-    }
-    const lines = readFileSync(file, "utf8").split("\n");
-    const from = Math.max(1, fromLine ?? 1);
-    const count = Math.max(1, Math.min(lineCount ?? 400, 2000));
-    return { content: lines.slice(from - 1, from - 1 + count).join("\n"), fromLine: from, lineCount: Math.min(count, Math.max(0, lines.length - from + 1)) };
+    if (typeof doc.content !== "string" && typeof doc.text !== "string") return null;
+    return { content: doc.content ?? doc.text, fromLine: doc.from ?? fromLine ?? 1, lineCount: doc.lines ?? lineCount ?? 0 };
+  }
+
+  // mcpOnce calls one MCP tool of a 'nexus serve --stdio' started for it,
+  // and ends it.
+  mcpOnce(name, args) {
+    const argv = [];
+    if (this.vault) argv.push("--vault", this.vault);
+    argv.push("--agent", this.agent, "serve", "--stdio");
+    return new Promise((resolve, reject) => {
+      let out = "";
+      let errText = "";
+      let settled = false;
+      const child = spawn(this.bin, argv, {
+        env: { ...process.env, NEXUS_SEARCH_HOLD: process.env.NEXUS_SEARCH_HOLD ?? "0" },
+        stdio: ["pipe", "pipe", "pipe"],
+        windowsHide: true,
+      });
+      const finish = (fn, v) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        child.stdin.end();
+        fn(v);
+      };
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        finish(reject, new NexusError(`nexus ${name} timed out after ${this.timeoutMs} ms (the vault may be locked or on a stalled disk)`));
+      }, this.timeoutMs);
+      const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
+      child.on("error", (e) =>
+        finish(reject, new NexusError(e.code === "ENOENT" ? `cannot run ${this.bin}: not found (install nexus or set config.bin)` : `nexus ${name}: ${e.message}`)),
+      );
+      child.stdin.on("error", () => {}); // a nexus that ended early: said by "close"
+      child.stderr.on("data", (d) => (errText += d));
+      child.stdout.on("data", (d) => {
+        out += d;
+        for (let i = out.indexOf("\n"); i >= 0; i = out.indexOf("\n")) {
+          const line = out.slice(0, i);
+          out = out.slice(i + 1);
+          let msg;
+          try {
+            msg = JSON.parse(line);
+          } catch {
+            continue;
+          }
+          if (msg.id === 1) {
+            send({ method: "notifications/initialized" });
+            send({ id: 2, method: "tools/call", params: { name, arguments: args } });
+          } else if (msg.id === 2) {
+            if (msg.error) {
+              finish(reject, new NexusError(`nexus ${name}: ${clip(oneLine(msg.error.message), 300)}`));
+              return;
+            }
+            const res = msg.result ?? {};
+            const text = (res.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("");
+            if (res.isError) {
+              finish(reject, new NexusError(`nexus ${name}: ${clip(oneLine(text), 300)}`, { refused: true }));
+              return;
+            }
+            if (res.structuredContent && typeof res.structuredContent === "object") {
+              finish(resolve, res.structuredContent);
+              return;
+            }
+            try {
+              finish(resolve, JSON.parse(text));
+            } catch {
+              finish(resolve, {});
+            }
+          }
+        }
+      });
+      child.on("close", (code) =>
+        finish(reject, new NexusError(`nexus ${name}: nexus serve ended (exit ${code}) before answering: ${clip(oneLine(errText), 300)}`)),
+      );
+      send({ id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "openclaw-nexus", version: "1" } } });
+    });
   }
 }
 

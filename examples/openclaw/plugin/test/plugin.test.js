@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, watch, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, watch, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -216,6 +216,32 @@ describe("hooks over the nexus CLI", () => {
     assert.equal(await s.get({ lookup: "MEMORY.md" }), null, "a lookup outside the nexus/ prefix is someone else's");
     await assert.rejects(s.get({ lookup: "nexus/../../etc/passwd.md" }), /not a markdown file of the vault/u);
     await assert.rejects(s.get({ lookup: "nexus/.nexus/config.yaml" }), /not a markdown file of the vault/u);
+  });
+
+  test("memory_get reads through Nexus: no symlink leads it into .nexus/ or out of the vault", async () => {
+    const vault = makeVault();
+    const outside = path.join(mkdtempSync(path.join(tmp, "outside-")), "secret.md");
+    writeFileSync(outside, "OUTSIDE-SECRET\n");
+    mkdirSync(path.join(vault, "notes"), { recursive: true });
+    symlinkSync("../.nexus/keys/lyra.key", path.join(vault, "notes", "lyra-key.md")); // relative, into .nexus/
+    symlinkSync(path.join(vault, ".nexus", "keys", "lyra.key"), path.join(vault, "notes", "abs-key.md"));
+    symlinkSync(outside, path.join(vault, "notes", "outside.md"));
+    symlinkSync("../.nexus", path.join(vault, "notes", "dot")); // a folder link into .nexus/
+    writeFileSync(path.join(vault, "notes", "plain.md"), "a plain note\n");
+    const api = fakeApi({ vault, agent: "ella", bin: NEXUS, timeoutMs: 20000 });
+    plugin.register(api);
+    const s = api.supplements[0];
+    const got = await s.get({ lookup: "nexus/notes/plain.md" });
+    assert.match(got.content, /a plain note/u);
+    for (const lookup of ["nexus/notes/lyra-key.md", "nexus/notes/abs-key.md", "nexus/notes/outside.md", "nexus/notes/dot/keys/lyra.key.md"]) {
+      let text = "";
+      try {
+        text = JSON.stringify(await s.get({ lookup }));
+      } catch (e) {
+        text = e.message;
+      }
+      assert.doesNotMatch(text, /PRIVATE|ed25519|OUTSIDE-SECRET/iu, `${lookup}: ${text}`);
+    }
   });
 });
 
