@@ -47,6 +47,7 @@ const (
 	pinFirstUse = "first use"
 	pinTrusted  = "trusted by a person"
 	pinRotation = "rotation signed by the pinned key"
+	pinOwn      = "this machine's own key"
 )
 
 // pinRec is one writer's pinned keys.
@@ -432,5 +433,34 @@ func (l *Log) Rotated(writer string, old, nw ed25519.PublicKey) error {
 	now := l.opts.Now()
 	return l.updatePins(func(p *pinSet) bool {
 		return p.pin(writer, []ed25519.PublicKey{old, nw}, pinRotation, now)
+	})
+}
+
+// PinOwnKeys pins, for every agent this machine holds a private key of,
+// that key for the writer AGENT@DEVICE under the current device name. A
+// machine's own key counts as pinned for its own device without this;
+// pinning it explicitly keeps those entries trusted after the device is
+// renamed, or after a copied vault folder gives up the other machine's
+// keys ('nexus device name').
+func (l *Log) PinOwnKeys() error {
+	device, err := l.device()
+	if err != nil || device == "" {
+		return err
+	}
+	names, err := identity.List(l.v)
+	if err != nil {
+		return err
+	}
+	now := l.opts.Now()
+	return l.updatePins(func(p *pinSet) bool {
+		changed := false
+		for _, agent := range names {
+			s, err := identity.LoadSigner(l.v, agent)
+			if err != nil {
+				continue
+			}
+			changed = p.pin(agent+"@"+device, []ed25519.PublicKey{s.PublicKey()}, pinOwn, now) || changed
+		}
+		return changed
 	})
 }

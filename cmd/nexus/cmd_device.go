@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/livelog"
 	"github.com/spf13/cobra"
 )
 
@@ -149,6 +150,16 @@ func runDeviceName(g *globals, name string) error {
 	}
 	old, _ := v.Device()
 	_, copied, _ := v.Machine()
+	if old != "" && old != name {
+		// The entries this machine signed under its old name stay
+		// trusted here once its keys of that name are gone (a copied
+		// folder gives up the other machine's keys).
+		if l, err := livelog.Open(v, livelog.Options{}); err == nil {
+			if err := l.PinOwnKeys(); err != nil {
+				return fmt.Errorf("set device name: %w", err)
+			}
+		}
+	}
 	if err := v.SetDevice(name); err != nil {
 		return err
 	}

@@ -167,7 +167,8 @@ func syncUpdate(t *testing.T, from, to string) {
 // copied whole and then kept in step by 'rsync --update' both ways. The
 // copy never writes into the original's feed, so no acknowledged entry is
 // overwritten by a newer file of the other side: every one is read and
-// verifies on both machines.
+// verifies on both machines (once a person on the laptop accepted the
+// desk as a new device of lyra's).
 func TestCopiedVaultRsyncUpdate(t *testing.T) {
 	a := t.TempDir() + "/a"
 	mustCLI(t, "init", a)
@@ -190,6 +191,11 @@ func TestCopiedVaultRsyncUpdate(t *testing.T) {
 		}
 		syncUpdate(t, a, b)
 		syncUpdate(t, b, a)
+		if round == 1 {
+			// The laptop sees lyra write from a new device: a person
+			// there accepts it (SPEC §4, keys are pinned).
+			mustCLI(t, "--vault", a, "log", "trust", "lyra@desk", "--yes")
+		}
 	}
 	for _, dir := range []string{a, b} {
 		out := mustCLI(t, "--vault", dir, "log", "read")

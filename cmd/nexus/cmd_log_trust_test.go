@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/nexus-memory/nexus/identity"
+	"github.com/nexus-memory/nexus/vault"
 )
 
 // otherDevice lists a key of a device "laptop" for lyra in IDENTITY.md, as
@@ -43,14 +44,17 @@ func otherDevice(t *testing.T, dir string) ed25519.PrivateKey {
 	if err := os.WriteFile(keyPath, []byte(laptop), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, e := logCLI(t, "", "--vault", dir, "device", "name", "laptop"); code != 0 {
-		t.Fatalf("device name laptop: %s", e)
+	// The device file is written directly: 'nexus device name' would pin
+	// this machine's key (here the laptop's, swapped in) for its old name.
+	devPath := filepath.Join(dir, filepath.FromSlash(vault.DeviceFile))
+	if err := os.WriteFile(devPath, []byte("laptop\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if code, _, e := logCLI(t, "", "--vault", dir, "--agent", "lyra", "log", "append", "from the laptop"); code != 0 {
 		t.Fatalf("append as lyra@laptop: %s", e)
 	}
-	if code, _, e := logCLI(t, "", "--vault", dir, "device", "name", "box"); code != 0 {
-		t.Fatalf("device name box: %s", e)
+	if err := os.WriteFile(devPath, []byte("box\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(keyPath, own, 0o600); err != nil {
 		t.Fatal(err)
