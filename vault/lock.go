@@ -135,8 +135,10 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 	// Mode 0600 (flock's default): other users cannot take, and so cannot
 	// hold up, this vault's locks; their reads need none (docs/operations.md).
 	// The lock folder is made when the first lock finds it missing.
-	// The lock file is opened by path (flock's API): a lock folder a
-	// symlink leads out of the vault is refused first.
+	// The lock file is opened by path (flock's API): a lock file that is
+	// a symlink is refused first, and what flock opened is checked to be
+	// the file the vault's root reaches there (a link swapped in between
+	// is refused, and its target is never held locked).
 	if st, err := Lstat(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		release()
 		return nil, lockOpenError(name, err)
@@ -150,6 +152,15 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 		if err = MkdirAll(filepath.Dir(path), 0o755); err == nil {
 			fl = flock.New(path)
 			ok, err = fl.TryLock()
+		}
+	}
+	if err == nil && ok {
+		// flock opened the file by path: make sure what it locked is the
+		// file the vault's root reaches there, not one a link swapped in
+		// meanwhile led to (outside the vault, say).
+		if err = sameFile(fl, path); err != nil {
+			fl.Unlock()
+			fl.Close()
 		}
 	}
 	if err != nil {
@@ -185,6 +196,23 @@ func (v *Vault) LockContext(ctx context.Context, name string) (unlock func(), er
 			cleanup()
 		})
 	}, nil
+}
+
+// sameFile reports an error unless the file fl holds open is the one at
+// path inside the vault (no symlink: a lock file is never one).
+func sameFile(fl *flock.Flock, path string) error {
+	held, err := fl.Stat()
+	if err != nil {
+		return err
+	}
+	there, err := Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(held, there) {
+		return fmt.Errorf("%s was replaced while it was opened: %w", filepath.Base(path), ErrUnsafePath)
+	}
+	return nil
 }
 
 // lockOpenError wraps an error opening or creating a lock file, marking
