@@ -376,6 +376,9 @@ func ReadFact(v *vault.Vault, agent, slugOrName string) (Fact, error) {
 func readFactFile(v *vault.Vault, agent, slug string) (Fact, error) {
 	p, err := v.Path(FactPath(agent, slug))
 	if err != nil {
+		if errors.Is(err, vault.ErrUnsafePath) {
+			return Fact{}, fmt.Errorf("fact %q of %s: %w", slug, agent, err)
+		}
 		return Fact{}, fmt.Errorf("fact %q: %w", slug, vault.ErrInvalid)
 	}
 	data, err := vault.ReadStable(p)

@@ -168,7 +168,7 @@ func (v *Vault) Path(rel string) (string, error) {
 		real, err := filepath.EvalSymlinks(probe)
 		if err == nil {
 			if !within(v.root, real) {
-				return "", fmt.Errorf("%q resolves outside the vault: %w", rel, ErrUnsafePath)
+				return "", fmt.Errorf("%q is a symlink (or under one) that leads out: %w", rel, ErrUnsafePath)
 			}
 			break
 		}
