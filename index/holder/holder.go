@@ -19,7 +19,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -119,7 +118,7 @@ func (c *Client) idleTimeout() time.Duration {
 // means there is no holder to ask (none runs, or it does not answer
 // within a few seconds).
 func Dial(dir string) (*Client, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ServeFile))
+	data, err := vault.ReadFile(filepath.Join(dir, ServeFile)) // through the vault root: serve.json may be a link out
 	if err != nil {
 		return nil, err
 	}
