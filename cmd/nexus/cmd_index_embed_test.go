@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/nexus-memory/nexus/hybrid"
 	"github.com/nexus-memory/nexus/vault"
 )
@@ -109,14 +111,31 @@ func TestWatchKeepsEmbeddingsCurrent(t *testing.T) {
 		<-done
 		t.Fatalf("%s; watch's stderr:\n%s", why, errb.String())
 	}
+	// Each embedding run rewrites hybrid.SectionsFile in the index
+	// folder: wait on those writes, not on a clock.
+	idx := filepath.Join(dir, filepath.FromSlash(vault.IndexDir))
+	if err := os.MkdirAll(idx, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Add(idx); err != nil {
+		t.Fatal(err)
+	}
 	await := func(want int) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
+		timeout := time.After(60 * time.Second)
 		for embedded() < want {
-			if time.Now().After(deadline) {
+			select {
+			case <-w.Events:
+			case err := <-w.Errors:
+				stop(fmt.Sprintf("watching the index folder: %v", err))
+			case <-timeout:
 				stop(fmt.Sprintf("%d sections embedded, want %d", embedded(), want))
 			}
-			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	await(4)
