@@ -863,8 +863,11 @@ func TestCrossPairs(t *testing.T) {
 		{[]string{"staging", "ssh", "port"}, "stage ssh|ssh port"},
 		{[]string{"deploy", "the", "server"}, "deploy server"}, // stop words left out
 		// The bigram across the space (터배) stands between the words:
-		// "모니터 배포" and "모니터배포" both hold these pairs.
-		{[]string{"모니터", "배포"}, "니터 터배|터배 배포"},
+		// "모니터 배포" and "모니터배포" both hold these pairs;
+		// "모니터, 배포" holds the last: punctuation stops the bigram.
+		{[]string{"모니터", "배포"}, "니터 터배|터배 배포|니터 배포"},
+		// No pair across a Korean question word (koreanStems' "").
+		{[]string{"모니터", "", "배포"}, ""},
 		{[]string{"ssh", "ssh"}, "ssh ssh"},
 	} {
 		if got := strings.Join(crossPairs(tt.words), "|"); got != tt.want {

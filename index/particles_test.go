@@ -1,6 +1,9 @@
 package index
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestKoreanStem(t *testing.T) {
 	for _, c := range []struct{ word, stem string }{
@@ -22,6 +25,29 @@ func TestKoreanStem(t *testing.T) {
 		{"deploy", "deploy"},
 		{"배포", "배포"},
 		{"x를", "x를"}, // one letter left
+		// A particle of two forms only in the form that fits the
+		// syllable before it (받침): what is left otherwise is a word
+		// that ends like a particle.
+		{"모델을", "모델"},
+		{"데이터를", "데이터"},
+		{"모델를", "모델를"},
+		{"전문가", "전문가"},     // 가 follows a vowel: 전문 ends in ㄴ
+		{"손절가", "손절가"},     // nor ㄹ
+		{"게이트웨이", "게이트웨이"}, // 이 follows a consonant: 웨 has none
+		{"상대경로", "상대경로"},   // 로 follows a vowel or ㄹ
+		{"서울로", "서울"},
+		{"에러가", "에러"},
+		{"관계없는", "관계없"}, // 는 after a consonant is a verb's ending
+		// 도 after two syllables is a word of its own.
+		{"정확도", "정확도"},
+		{"유사도", "유사도"},
+		{"파일도", "파일도"},
+		{"데이터도", "데이터"},
+		{"API도", "API"},
+		{"모바일에서도", "모바일"},
+		// A question's endings.
+		{"제한하려면", "제한"},
+		{"업데이트하나", "업데이트"},
 	} {
 		if got := koreanStem(c.word); got != c.stem {
 			t.Errorf("koreanStem(%q) = %q, want %q", c.word, got, c.stem)
@@ -33,6 +59,22 @@ func TestKoreanSuffixesLongestFirst(t *testing.T) {
 	for i := 1; i < len(koreanSuffixes); i++ {
 		if len([]rune(koreanSuffixes[i])) > len([]rune(koreanSuffixes[i-1])) {
 			t.Fatalf("%q after the shorter %q", koreanSuffixes[i], koreanSuffixes[i-1])
+		}
+	}
+}
+
+// TestKoreanQuestionWords: the interrogatives of a question and 하다 as
+// its verb are left out of the words (""), unless nothing else is left.
+func TestKoreanQuestionWords(t *testing.T) {
+	for _, c := range []struct{ words, want []string }{
+		{[]string{"데이터", "정제", "작업은", "어떻게", "했나"}, []string{"데이터", "정제", "작업", "", ""}},
+		{[]string{"무엇을", "저장하나요"}, []string{"", "저장"}},
+		{[]string{"어떻게"}, []string{"어떻게"}},
+		{[]string{"왜", "어디서"}, []string{"왜", "어디서"}},
+	} {
+		got, _ := koreanStems(c.words)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("koreanStems(%q) = %q, want %q", c.words, got, c.want)
 		}
 	}
 }

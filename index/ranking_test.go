@@ -200,6 +200,22 @@ func TestResultsAreNotes(t *testing.T) {
 		"Notes/Usage.md":          "# Product usage\n\nAnalysis of cost per use.\n",
 		"Clippings/Buy wisely.md": "# Buy wisely\n\nWhen I buy things I weigh what each use costs.\n\n## Cost per use\n\nDivide the price by the uses: cost per use.\n" + strings.Repeat("Durable things cost more upfront and less over time.\n", 10),
 		"ru/Псевдонимы.md":        "---\naliases: [aliases]\n---\n# Псевдонимы\n\nДобавьте aliases.\n",
+		// The note whose file name is the query as typed, above one
+		// the stemmer gives the same name and more of the word.
+		"en/Callouts.md":     "# Callouts\n\nUse a callout to stand out.\n",
+		"Sandbox/Callout.md": "# Callout\n\n" + strings.Repeat("A callout, callouts, more callouts.\n", 6),
+		// Korean words with punctuation between stand together.
+		"tech/harness.md":   "# 하네스 엔지니어링\n\n핵심 공식: 모델 + 하네스 = 에이전트\n",
+		"wiki/하네스-적용-계획.md": "# 하네스 멀티 에이전트 적용 계획\n\n에이전트 둘. 모델은 나중에 고른다. 하네스 설정, 하네스 점검.\n",
+		// No note holds every word: the notes holding the rarest
+		// of them (socks) before a heading of a common one (last).
+		"wardrobe.md": "# Wardrobe\n\nWool socks from Darn Tough, with a lifetime guarantee.\n",
+		"Movies.md":   "# Movies\n\n## Last seen\n\nA film.\n",
+		"Shows.md":    "# Shows\n\nThe last episode.\n",
+		// A Korean question: its interrogative and its verb are not
+		// what it is about.
+		"memo/2026-04-19-데이터-정제-작업.md": "# 데이터 정제 작업 완료\n\n중복 행 제거.\n",
+		"memo/질문.md": "# 질문 모음\n\n데이터 정제 작업은 어떻게 했나 물었다.\n",
 	})
 	ix := mustOpen(t, v, Options{NoServe: true})
 	if err := ix.Sync(context.Background()); err != nil {
@@ -229,6 +245,10 @@ func TestResultsAreNotes(t *testing.T) {
 		{"cost per use", []string{"Clippings/Buy wisely.md:1 together", "Notes/Usage.md:1 together"}},
 		{"aliases", []string{"en/Aliases.md:1 title-phrase", "ru/Псевдонимы.md:1 title-phrase"}},
 		{"Kevin Kelly", []string{"References/Kevin Kelly.md:1 title-phrase", "mentions/kk.md:1 together"}},
+		{"callouts", []string{"en/Callouts.md:1 title-phrase", "Sandbox/Callout.md:1 title-phrase"}},
+		{"모델 + 하네스 = 에이전트", []string{"tech/harness.md:1 together", "wiki/하네스-적용-계획.md:1 title"}},
+		{"which socks last longest", []string{"wardrobe.md:1 words", "Movies.md:1 heading", "Shows.md:1 words", "handbook.md:29 words"}},
+		{"데이터 정제 작업은 어떻게 했나", []string{"memo/2026-04-19-데이터-정제-작업.md:1 title-phrase", "memo/질문.md:1 together"}},
 	} {
 		res := mustSearch(t, ix, Query{Text: c.q, Limit: 20})
 		var got []string

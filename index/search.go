@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -326,25 +327,38 @@ func pairTerms(text string) []string {
 
 // crossPairs returns the body pair terms that join two adjacent query
 // words (stop words left out): for "staging ssh port", "stage ssh" and
-// "ssh port". Pairs inside one word (the CJK bigrams of 모니터 pair up
+// "ssh port"; for two Hangul words, those of the words with a space
+// between and with punctuation between. Pairs inside one word (the CJK bigrams of 모니터 pair up
 // too) are left out: they say nothing about words standing together.
 func crossPairs(words []string) []string {
 	var kept []string
 	for _, w := range words {
-		if len(analyzedTerms(w)) > 0 {
+		if w == "" && len(kept) > 0 && kept[len(kept)-1] != "" {
+			kept = append(kept, "") // a Korean question word: no pair across it
+		} else if len(analyzedTerms(w)) > 0 {
 			kept = append(kept, w)
 		}
 	}
 	var out []string
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(kept); i++ {
+		if kept[i] == "" || kept[i+1] == "" {
+			continue
+		}
 		for _, p := range pairTerms(kept[i]) {
 			seen[p] = true
 		}
 		for _, p := range pairTerms(kept[i+1]) {
 			seen[p] = true
 		}
-		for _, p := range pairTerms(kept[i] + " " + kept[i+1]) {
+		// Typed with only spaces between, two Hangul words pair through
+		// the bigram across the space (see crossTokenizerName); with
+		// punctuation between (모델 + 하네스), a note has the pair of
+		// the first word's last term and the second's first, as words
+		// of other scripts always do.
+		a, b := analyzedTerms(kept[i]), analyzedTerms(kept[i+1])
+		direct := a[len(a)-1] + pairSeparator + b[0]
+		for _, p := range append(pairTerms(kept[i]+" "+kept[i+1]), direct) {
 			if !seen[p] {
 				seen[p] = true
 				out = append(out, p)
@@ -387,8 +401,12 @@ type plan struct {
 	// headPhrase scores the words as a phrase in a heading, in the
 	// together, title and heading tiers (nil for a query of one word).
 	headPhrase query.Query
-	loose      bool // any word may match (MinShould 1 on should)
-	byDate     bool // nothing scores: newest first
+	// typed is the query's words as typed, as exactName keys them, when
+	// tier 0 is the notes the query names: those whose title or file
+	// name is typed come first in it (see [Index.run]).
+	typed  string
+	loose  bool // any word may match (MinShould 1 on should)
+	byDate bool // nothing scores: newest first
 }
 
 // validQuery replaces the invalid UTF-8 in q's text and filters with
@@ -420,7 +438,12 @@ var smartQuotes = strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u201e", `"
 // text fields (checked on the "all" field, which holds them together).
 // Without all, any word may match.
 func buildQuery(q Query, all bool) (*plan, error) {
-	p := parseQueryText(q.Text)
+	return buildPlan(q, parseQueryText(q.Text), all)
+}
+
+// buildPlan is buildQuery for the query text taken apart as p (whose
+// words may be fewer than q.Text's: see [Index.relaxed]).
+func buildPlan(q Query, p parsedQuery, all bool) (*plan, error) {
 	pl := &plan{p: p}
 	scored := false
 	if len(p.words) > 0 {
@@ -498,6 +521,9 @@ func buildQuery(q Query, all bool) (*plan, error) {
 				// No note holds every word: those holding any, in
 				// the same tiers, so that a title still counts.
 				pl.words, pl.wordsF = m, anyWordFilter(free)
+			}
+			if len(name) > 0 {
+				pl.typed = exactName(strings.Join(p.words, " "))
 			}
 			for i, t := range [][]query.Query{name, phrase, titleWords, together, names, heads} {
 				if len(t) > 0 {
@@ -765,8 +791,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		r, err = ix.run(ctx, pl, q.Limit, q.MinScore)
 		if err == nil && r.total == 0 && len(pq.words) > 1 {
 			// No document holds every word: rank those holding some.
-			loose, _ := buildQuery(q, false)
-			r, err = ix.run(ctx, loose, q.Limit, q.MinScore)
+			r, err = ix.fallback(ctx, q, pl, q.Limit, q.MinScore)
 		}
 		return err
 	})
@@ -872,11 +897,18 @@ func (ix *Index) run(ctx context.Context, pl *plan, limit int, minScore float64)
 	// holder re-indexed in between could show up in two tiers.
 	seen := map[string]bool{}
 	for t := 0; t <= len(pl.tiers) && uint64(len(r.hits)) < want; t++ {
-		req := bleve.NewSearchRequestOptions(pl.tierQuery(t), limit-len(r.hits), 0, false)
+		size := limit - len(r.hits)
+		if t == 0 && pl.typed != "" {
+			size = max(size, namedFetch)
+		}
+		req := bleve.NewSearchRequestOptions(pl.tierQuery(t), size, 0, false)
 		req.Fields = hitFields
 		sr, err := ix.bi.SearchInContext(ctx, req)
 		if err != nil {
 			return nil, err
+		}
+		if t == 0 && pl.typed != "" {
+			sr.Hits = namedAsTyped(sr.Hits, pl.typed, limit-len(r.hits))
 		}
 		name := MatchWords
 		if t < len(pl.strong) {
@@ -894,6 +926,150 @@ func (ix *Index) run(ctx context.Context, pl *plan, limit int, minScore float64)
 		}
 	}
 	return r, nil
+}
+
+// namedFetch is how many of the notes a query names are ranked together
+// (see namedAsTyped): a name is rarely shared by more.
+const namedFetch = 100
+
+// namedAsTyped orders the notes a query names (tier 0, by score) so that
+// those whose title or file name is the query as typed come first, and
+// keeps n: "callouts" is the note Callouts.md before Callout.md, and
+// "aliases" is Aliases.md before the Swedish Aliaser.md, which the
+// stemmer makes the same name. A person typing a note's exact name means
+// that note (Obsidian's quick switcher ranks it so too).
+func namedAsTyped(hits search.DocumentMatchCollection, typed string, n int) search.DocumentMatchCollection {
+	exact := func(h *search.DocumentMatch) bool {
+		p, _ := h.Fields["path"].(string)
+		title, _ := h.Fields["title"].(string)
+		return exactName(fileTitle(p)) == typed || exactName(title) == typed
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return exact(hits[i]) && !exact(hits[j]) })
+	return hits[:min(n, len(hits))]
+}
+
+// exactName is a name as typed, compared without case and with its
+// spaces collapsed, folded as the index folds text, but not stemmed.
+func exactName(s string) string {
+	return strings.Join(strings.Fields(foldKey(s)), " ")
+}
+
+// fallback ranks the documents holding some of the query's words, when
+// none holds every word. First those holding the most of the query that
+// some document holds whole (see [Index.relaxed]: "socks" of "which socks
+// last longest", the words of "Harrison Ford sci-fi film" but "film"),
+// ranked in the tiers of those words; then the rest holding any word, in
+// the tiers of the query, so that a title still counts. ix.bmu must be
+// held.
+func (ix *Index) fallback(ctx context.Context, q Query, pl *plan, limit int, minScore float64) (*ranked, error) {
+	loose, err := buildQuery(q, false)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := ix.relaxed(ctx, pl)
+	if err != nil {
+		return nil, err
+	}
+	var first *ranked
+	shown := 0
+	if len(kept) > 0 {
+		p := pl.p
+		p.words = kept
+		rp, err := buildPlan(q, p, true)
+		if err != nil {
+			return nil, err
+		}
+		if first, err = ix.run(ctx, rp, limit, minScore); err != nil {
+			return nil, err
+		}
+		for i, m := range first.match {
+			if m == MatchTitlePhrase || m == MatchTitleWords {
+				// The title holds those of the words, not the query.
+				first.match[i] = MatchTitle
+			}
+		}
+		shown = len(first.hits)
+	}
+	r, err := ix.run(ctx, loose, limit+shown, minScore)
+	if err != nil || first == nil {
+		return r, err
+	}
+	seen := map[string]bool{}
+	for _, h := range first.hits {
+		seen[h.ID] = true
+	}
+	for i, h := range r.hits {
+		if len(first.hits) < limit && !seen[h.ID] {
+			first.hits, first.match = append(first.hits, h), append(first.match, r.match[i])
+		}
+	}
+	first.total, first.capped = r.total, r.capped
+	return first, nil
+}
+
+// relaxed is the most of the query's words that some document holds
+// (within the query's filters and phrases), when none holds them all:
+// the words no document holds are left out, then the most common one
+// (held by the most documents) at a time, until some document holds
+// every word left. Words of no term (stop words) are kept as they are.
+// It is nil when no document holds any word. ix.bmu must be held.
+func (ix *Index) relaxed(ctx context.Context, pl *plan) ([]string, error) {
+	type word struct {
+		text string
+		n    uint64 // documents holding it, up to countLimit
+	}
+	var words []word
+	var stop []string
+	stems, _ := koreanStems(pl.p.words)
+	stemOf := map[string]string{}
+	for i, w := range pl.p.words {
+		stem := stems[i]
+		stemOf[w] = stem
+		if len(analyzedTerms(stem)) == 0 {
+			stop = append(stop, w)
+			continue
+		}
+		n, _, err := ix.count(ctx, pl.base(wordsFilter(stem)), countLimit)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			words = append(words, word{w, n})
+		}
+	}
+	// The rarest first; of equally common words, the earlier.
+	sort.SliceStable(words, func(i, j int) bool { return words[i].n < words[j].n })
+	for len(words) > 1 {
+		var kept []string
+		for _, w := range words {
+			kept = append(kept, stemOf[w.text])
+		}
+		n, _, err := ix.count(ctx, pl.base(wordsFilter(strings.Join(kept, " "))), 1)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			break
+		}
+		words = words[:len(words)-1]
+	}
+	if len(words) == 0 {
+		return nil, nil
+	}
+	in := map[string]bool{}
+	for _, w := range words {
+		in[w.text] = true
+	}
+	for _, w := range stop {
+		in[w] = true
+	}
+	var kept []string
+	for _, w := range pl.p.words {
+		if in[w] {
+			kept = append(kept, w) // in the query's order, for its pairs
+		}
+	}
+	return kept, nil
 }
 
 // ranked is what [Index.run] found.

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -112,7 +110,7 @@ type realVaultInfo struct {
 	Commit    string  `json:"commit"`
 	Notes     int     `json:"notes"`
 	Questions int     `json:"questions"`
-	IndexSecs float64 `json:"index_seconds"`
+	IndexSecs float64 `json:"index_seconds"` // Nexus's rebuild and the FTS5 fill
 }
 
 type realMiss struct {
@@ -147,11 +145,8 @@ file while other files matched. Without query files, the committed ones
 `, recallDepth)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *vaults == "" {
 		fmt.Fprintln(stderr, "nexus-bench realvault: give -vaults (the folder of the local copies)")
@@ -182,14 +177,7 @@ file while other files matched. Without query files, the committed ones
 		fmt.Fprintln(stderr, "nexus-bench realvault:", err)
 		return 1
 	}
-	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
-		return 0
-	}
-	rep.print(stdout)
-	return 0
+	return printReport(stdout, rep, *jsonOut)
 }
 
 // loadRealQueries reads and checks one query file.
@@ -272,7 +260,7 @@ func copyNotes(src, dst string) ([]string, error) {
 
 func runRealVaults(ctx context.Context, vaults string, sets []*realQueries, log io.Writer) (*realReport, error) {
 	rep := &realReport{Date: time.Now().UTC().Format(time.RFC3339), Scores: map[string]map[string]realScore{}, OneFile: map[string]int{}}
-	sums := map[string]map[string]*realScore{}
+	sums := sumTable[realScore]{}
 	groupSet := map[string]bool{}
 	for _, set := range sets {
 		info, err := runRealVault(ctx, filepath.Join(vaults, set.Name), set, rep, sums, groupSet, log)
@@ -281,15 +269,7 @@ func runRealVaults(ctx context.Context, vaults string, sets []*realQueries, log 
 		}
 		rep.Vaults = append(rep.Vaults, info)
 	}
-	for e, byGroup := range sums {
-		rep.Scores[e] = map[string]realScore{}
-		for g, s := range byGroup {
-			rep.Scores[e][g] = s.mean()
-		}
-	}
-	for g := range groupSet {
-		rep.Groups = append(rep.Groups, g)
-	}
+	rep.Scores, rep.Groups = means(sums, groupSet)
 	sort.Slice(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
 		if (a == "all") != (b == "all") {
@@ -305,7 +285,7 @@ func runRealVaults(ctx context.Context, vaults string, sets []*realQueries, log 
 
 const koreanGroup = "Korean vaults"
 
-func runRealVault(ctx context.Context, src string, set *realQueries, rep *realReport, sums map[string]map[string]*realScore, groupSet map[string]bool, log io.Writer) (realVaultInfo, error) {
+func runRealVault(ctx context.Context, src string, set *realQueries, rep *realReport, sums sumTable[realScore], groupSet map[string]bool, log io.Writer) (realVaultInfo, error) {
 	info := realVaultInfo{Name: set.Name, Repo: set.Repo, Commit: set.Commit, Questions: len(set.Questions)}
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
 		return info, fmt.Errorf("no local copy at %s: run testdata/realvaults/fetch.sh %s", src, filepath.Dir(src))
@@ -334,30 +314,14 @@ func runRealVault(ctx context.Context, src string, set *realQueries, rep *realRe
 	if _, _, err := vault.Init(dir); err != nil {
 		return info, fmt.Errorf("init vault: %w", err)
 	}
-	v, err := vault.Open(dir)
-	if err != nil {
-		return info, err
-	}
-	ix, err := index.Open(v, index.Options{NoServe: true})
-	if err != nil {
-		return info, err
-	}
-	defer ix.Close()
 	fmt.Fprintf(log, "%s: indexing %d notes…\n", set.Name, len(paths))
 	start := time.Now()
-	if err := ix.Rebuild(ctx, nil); err != nil {
-		return info, fmt.Errorf("index the vault: %w", err)
-	}
-	info.IndexSecs = time.Since(start).Seconds()
-	db, err := sql.Open("sqlite", ":memory:")
+	ix, db, closeBoth, err := indexBoth(ctx, dir, paths)
 	if err != nil {
 		return info, err
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if err := ftsFill(db, dir, paths); err != nil {
-		return info, fmt.Errorf("fill fts5: %w", err)
-	}
+	defer closeBoth()
+	info.IndexSecs = time.Since(start).Seconds() // Nexus and FTS5 together
 
 	matches := map[string]string{} // path → how Nexus matched it, for the misses
 	nexus := func(text string) ([]string, error) {
@@ -414,14 +378,8 @@ func runRealVault(ctx context.Context, src string, set *realQueries, rep *realRe
 		}
 		ranks := map[string]int{}
 		for _, e := range rvEngines {
-			if sums[e] == nil {
-				sums[e] = map[string]*realScore{}
-			}
 			for _, g := range groups {
-				if sums[e][g] == nil {
-					sums[e][g] = &realScore{}
-				}
-				ranks[e] = sums[e][g].add(ranked[e], q.Evidence)
+				ranks[e] = sums.at(e, g).add(ranked[e], q.Evidence)
 			}
 		}
 		one, err := oneFile(q.Text, ranked[rvNexus])
@@ -446,7 +404,7 @@ func runRealVault(ctx context.Context, src string, set *realQueries, rep *realRe
 
 func (r *realReport) print(w io.Writer) {
 	fmt.Fprintf(w, "real vaults, %s (GOMAXPROCS=%d, %s/%s)\n\n", r.Date, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintln(w, "| vault | repository @ commit | notes | questions | index s |")
+	fmt.Fprintln(w, "| vault | repository @ commit | notes | questions | index s (Nexus + FTS5) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, v := range r.Vaults {
 		fmt.Fprintf(w, "| %s | %s @ %.12s | %d | %d | %.1f |\n", v.Name, v.Repo, v.Commit, v.Notes, v.Questions, v.IndexSecs)

@@ -74,11 +74,8 @@ and FTS5 bm25 with AND and OR queries. The data format is docs/recall.md.
 `, recallDepth)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "nexus-bench recall: unexpected argument %q\n", fs.Arg(0))
@@ -109,14 +106,7 @@ and FTS5 bm25 with AND and OR queries. The data format is docs/recall.md.
 		fmt.Fprintln(stderr, "nexus-bench recall:", err)
 		return 1
 	}
-	if o.jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
-		return 0
-	}
-	rep.print(stdout)
-	return 0
+	return printReport(stdout, rep, o.jsonOut)
 }
 
 // ranker returns the vault paths best first for one question (at most
@@ -208,32 +198,16 @@ func runRecall(ctx context.Context, d *dataset, o recallOptions, log io.Writer) 
 	if err := writeVault(dir, files); err != nil {
 		return nil, err
 	}
-	v, err := vault.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	ix, err := index.Open(v, index.Options{NoServe: true})
-	if err != nil {
-		return nil, err
-	}
-	defer ix.Close()
-	if err := ix.Rebuild(ctx, nil); err != nil {
-		return nil, fmt.Errorf("index the vault: %w", err)
-	}
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1) // one connection: one in-memory database
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	if err := ftsFill(db, dir, paths); err != nil {
-		return nil, fmt.Errorf("fill fts5: %w", err)
+	ix, db, closeBoth, err := indexBoth(ctx, dir, paths)
+	if err != nil {
+		return nil, err
 	}
+	defer closeBoth()
 
 	words := func(ctx context.Context, text string) ([]string, error) {
 		hits, err := ix.TopNotes(ctx, index.Query{Text: text, NoSnippets: true}, recallDepth)
@@ -274,7 +248,7 @@ func runRecall(ctx context.Context, d *dataset, o recallOptions, log io.Writer) 
 		rep.Vault = dir
 	}
 
-	sums := map[string]map[string]*score{}
+	sums := sumTable[score]{}
 	groupSet := map[string]bool{}
 	for _, q := range d.Questions {
 		evidence := d.evidencePaths(q)
@@ -287,14 +261,8 @@ func runRecall(ctx context.Context, d *dataset, o recallOptions, log io.Writer) 
 			if err != nil {
 				return nil, fmt.Errorf("%s: question %s: %w", e, q.ID, err)
 			}
-			if sums[e] == nil {
-				sums[e] = map[string]*score{}
-			}
 			for _, g := range groups {
-				if sums[e][g] == nil {
-					sums[e][g] = &score{}
-				}
-				sums[e][g].add(ranked, evidence)
+				sums.at(e, g).add(ranked, evidence)
 			}
 			var one score
 			if one.add(ranked, evidence); one.MRR == 0 {
@@ -302,15 +270,7 @@ func runRecall(ctx context.Context, d *dataset, o recallOptions, log io.Writer) 
 			}
 		}
 	}
-	for e, byGroup := range sums {
-		rep.Scores[e] = map[string]score{}
-		for g, s := range byGroup {
-			rep.Scores[e][g] = s.mean()
-		}
-	}
-	for g := range groupSet {
-		rep.Groups = append(rep.Groups, g)
-	}
+	rep.Scores, rep.Groups = means(sums, groupSet)
 	sort.Slice(rep.Groups, func(i, j int) bool { return groupLess(rep.Groups[i], rep.Groups[j]) })
 	return rep, nil
 }
@@ -529,4 +489,92 @@ func (r *recallReport) print(w io.Writer) {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// indexBoth indexes the notes (paths, slash-separated) of the vault in
+// dir twice, for a bench that asks both engines the same questions: a
+// full Nexus rebuild, and an in-memory SQLite FTS5 table (see ftsFill).
+// closeBoth closes both.
+func indexBoth(ctx context.Context, dir string, paths []string) (ix *index.Index, db *sql.DB, closeBoth func(), err error) {
+	v, err := vault.Open(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ix, err = index.Open(v, index.Options{NoServe: true}); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := ix.Rebuild(ctx, nil); err != nil {
+		ix.Close()
+		return nil, nil, nil, fmt.Errorf("index the vault: %w", err)
+	}
+	if db, err = sql.Open("sqlite", ":memory:"); err != nil {
+		ix.Close()
+		return nil, nil, nil, err
+	}
+	db.SetMaxOpenConns(1) // one connection: one in-memory database
+	if err := ftsFill(db, dir, paths); err != nil {
+		db.Close()
+		ix.Close()
+		return nil, nil, nil, fmt.Errorf("fill fts5: %w", err)
+	}
+	return ix, db, func() { db.Close(); ix.Close() }, nil
+}
+
+// parseFlags parses args into fs; when that fails, the exit code: 0 for
+// -h (the usage was printed), 2 for a bad flag.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
+}
+
+// sumTable holds the sums of a bench's scores: engine → group → sum.
+type sumTable[S any] map[string]map[string]*S
+
+// at is the sum of engine e over group g, made on first use.
+func (t sumTable[S]) at(e, g string) *S {
+	if t[e] == nil {
+		t[e] = map[string]*S{}
+	}
+	if t[e][g] == nil {
+		t[e][g] = new(S)
+	}
+	return t[e][g]
+}
+
+// means averages every sum of t, and lists the groups (in no order).
+func means[S any, P interface {
+	*S
+	mean() S
+}](t map[string]map[string]P, groupSet map[string]bool) (map[string]map[string]S, []string) {
+	out := map[string]map[string]S{}
+	for e, byGroup := range t {
+		out[e] = map[string]S{}
+		for g, s := range byGroup {
+			out[e][g] = s.mean()
+		}
+	}
+	groups := make([]string, 0, len(groupSet))
+	for g := range groupSet {
+		groups = append(groups, g)
+	}
+	return out, groups
+}
+
+// printReport prints a bench's report as a table, or as JSON.
+func printReport(w io.Writer, rep interface{ print(io.Writer) }, asJSON bool) int {
+	if !asJSON {
+		rep.print(w)
+		return 0
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return 1
+	}
+	return 0
 }
