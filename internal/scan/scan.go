@@ -331,15 +331,30 @@ func In(place Place, s string) error {
 }
 
 func scan(s string) *Error {
-	for _, r := range s {
-		if isInvisibleRune(r) {
-			return &Error{Rule: RuleInvisibleUnicode, Detail: fmt.Sprintf("contains the invisible or bidirectional-control character U+%04X", r)}
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
 		}
 	}
-	// The invisible code points left (a soft hyphen, a variation selector
-	// after an emoji) are harmless alone but must not split a phrase or a
-	// secret: "ig\u00adnore previous instructions" is read as it looks.
-	folded := foldForScan(invisible.Drop(s))
+	// No invisible code point is ASCII, and NFKC is the identity on it:
+	// most text is folded by lower-casing alone.
+	folded := ""
+	if ascii {
+		folded = strings.ToLower(s)
+	} else {
+		for _, r := range s {
+			if isInvisibleRune(r) {
+				return &Error{Rule: RuleInvisibleUnicode, Detail: fmt.Sprintf("contains the invisible or bidirectional-control character U+%04X", r)}
+			}
+		}
+		// The invisible code points left (a soft hyphen, a variation
+		// selector after an emoji) are harmless alone but must not split
+		// a phrase or a secret: "ig\u00adnore previous instructions" is
+		// read as it looks.
+		folded = foldForScan(invisible.Drop(s))
+	}
 	words := "" // folded with punctuation turned into spaces, made on first need
 	// Refusing rules (secrets, exfiltration, persistence) are tried before
 	// the quarantinable ones (injection, role hijack): text holding both
