@@ -20,7 +20,9 @@ func TestBeneathAgreesWithRoot(t *testing.T) {
 		func() error { return os.Symlink("../a/b", filepath.Join(dir, "a/updown")) },
 		func() error { return os.Symlink(filepath.Join(dir, "a/b/f.md"), filepath.Join(dir, "a/abs-inside")) },
 		func() error { return os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "a/abs-out")) },
-		func() error { return os.Symlink("../../"+filepath.Base(outside)+"/secret", filepath.Join(dir, "a/rel-out")) },
+		func() error {
+			return os.Symlink("../../"+filepath.Base(outside)+"/secret", filepath.Join(dir, "a/rel-out"))
+		},
 		func() error { return os.Symlink("/", filepath.Join(dir, "root")) },
 	} {
 		if err := mk(); err != nil {
