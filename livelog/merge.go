@@ -24,8 +24,11 @@ type fileIter struct {
 	holdBack bool // keep back a last block that may still be being written
 	pending  []Entry
 	done     bool
-	buf      []byte // the chunk read last
+	spare    []byte // a chunk's buffer, free for the next read
 	noBody   bool   // parse without bodies (counting only)
+	// ahead is the parse of the next chunk under way on another
+	// goroutine, nil if none.
+	ahead chan chunkParse
 }
 
 // entryGuess is about the bytes of one entry in the file, to size the
@@ -63,6 +66,10 @@ func (l *Log) openIter(rel, stream string, off int64, holdBack bool) (*fileIter,
 const iterChunk = 256 << 10
 
 func (it *fileIter) close() {
+	if it.ahead != nil {
+		<-it.ahead // the parse under way reads f: let it end first
+		it.ahead = nil
+	}
 	if it.f != nil {
 		it.f.Close()
 		it.f = nil
@@ -87,8 +94,23 @@ func (it *fileIter) nextRef() (*Entry, error) {
 			it.done = true
 			return nil, nil
 		}
-		if err := it.fill(); err != nil {
-			return nil, err
+		var c chunkParse
+		if it.ahead != nil {
+			c = <-it.ahead
+			it.ahead = nil
+		} else {
+			c = it.state().fill(it.f)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		it.apply(c)
+		if !it.done && it.size-it.off > iterChunk {
+			// More than a chunk is left: parse the next one on another
+			// core while this one is merged and shown (a reader without
+			// a cursor reads the whole log; two cores halve its wait).
+			it.ahead = make(chan chunkParse, 1)
+			go func(st chunkParse, f *os.File, out chan<- chunkParse) { out <- st.fill(f) }(it.state(), it.f, it.ahead)
 		}
 	}
 	e := &it.pending[0]
@@ -96,20 +118,54 @@ func (it *fileIter) nextRef() (*Entry, error) {
 	return e, nil
 }
 
-func (it *fileIter) fill() error {
+// chunkParse is one chunk's parse: where it starts (off, line, chunk
+// size; the buffer to read into) and, once filled, what it found and
+// where the next one starts. It holds no reference to the iterator, so a
+// chunk can be parsed on another goroutine while the iterator's blocks
+// are used.
+type chunkParse struct {
+	rel, stream      string
+	off, size, chunk int64
+	line             int
+	holdBack, noBody bool
+	buf              []byte
+	pending          []Entry
+	done             bool
+	err              error
+}
+
+// state is the start of the iterator's next chunk. The buffer is the
+// iterator's spare one: blocks hold copies of a chunk's bytes, never the
+// bytes themselves, so the buffer a finished parse read into is free.
+func (it *fileIter) state() chunkParse {
+	buf := it.spare
+	it.spare = nil
+	return chunkParse{rel: it.rel, stream: it.stream, off: it.off, size: it.size, chunk: it.chunk, line: it.line, holdBack: it.holdBack, noBody: it.noBody, buf: buf}
+}
+
+// apply takes the result of a chunk's parse.
+func (it *fileIter) apply(c chunkParse) {
+	it.pending, it.done = c.pending, c.done
+	it.off, it.line, it.chunk = c.off, c.line, c.chunk
+	it.spare = c.buf
+}
+
+// fill reads and parses the chunk c starts at from f, as many times as a
+// chunk holding less than one whole block takes.
+func (c chunkParse) fill(f *os.File) chunkParse {
 	for {
-		n := min(it.chunk, it.size-it.off)
-		// The buffer is reused: parsed blocks hold copies, never its bytes.
-		if int64(cap(it.buf)) < n {
-			it.buf = make([]byte, n)
+		n := min(c.chunk, c.size-c.off)
+		if int64(cap(c.buf)) < n {
+			c.buf = make([]byte, n)
 		}
-		buf := it.buf[:n]
-		if _, err := it.f.ReadAt(buf, it.off); err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("read %s: %w", it.rel, err)
+		buf := c.buf[:n]
+		if _, err := f.ReadAt(buf, c.off); err != nil && !errors.Is(err, io.EOF) {
+			c.err = fmt.Errorf("read %s: %w", c.rel, err)
+			return c
 		}
-		final := it.off+n == it.size
-		p := newParser(buf, it.off, it.line, it.stream, it.rel)
-		p.noBody = it.noBody
+		final := c.off+n == c.size
+		p := newParser(buf, c.off, c.line, c.stream, c.rel)
+		p.noBody = c.noBody
 		got := make([]Entry, 0, n/entryGuess+1)
 		for {
 			e, ok := p.next()
@@ -119,29 +175,29 @@ func (it *fileIter) fill() error {
 			got = append(got, e)
 		}
 		if final {
-			if k := len(got); k > 0 && it.holdBack && inProgress(&got[k-1], buf, it.off) {
+			if k := len(got); k > 0 && c.holdBack && inProgress(&got[k-1], buf, c.off) {
 				got = got[:k-1]
 			}
-			it.pending, it.done = got, true
-			it.off = it.size
-			return nil
+			c.pending, c.done = got, true
+			c.off = c.size
+			return c
 		}
 		switch {
 		case len(got) == 0:
-			it.off += n
-			if it.line > 0 {
-				it.line = p.line
+			c.off += n
+			if c.line > 0 {
+				c.line = p.line
 			}
 			continue
 		case len(got) == 1:
-			it.chunk *= 2 // one block fills the chunk
+			c.chunk *= 2 // one block fills the chunk
 			continue
 		}
 		last := got[len(got)-1]
-		it.pending = got[:len(got)-1]
-		it.off, it.line = last.Offset, last.Line
-		it.chunk = min(it.chunk*2, verifyChunk, iterChunk)
-		return nil
+		c.pending = got[:len(got)-1]
+		c.off, c.line = last.Offset, last.Line
+		c.chunk = min(c.chunk*2, verifyChunk, iterChunk)
+		return c
 	}
 }
 

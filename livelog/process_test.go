@@ -17,7 +17,7 @@ import (
 // The multi-process tests re-execute the test binary as TestHelperProcess
 // with these variables set.
 const (
-	envHelper = "NEXUS_LIVELOG_HELPER" // "append" or "append-forever"
+	envHelper = "NEXUS_LIVELOG_HELPER" // "append", "append-forever", "bench" or "floor"
 	envVault  = "NEXUS_LIVELOG_VAULT"
 	envAgent  = "NEXUS_LIVELOG_AGENT"
 	envID     = "NEXUS_LIVELOG_ID"
@@ -32,6 +32,9 @@ func TestHelperProcess(t *testing.T) {
 	mode := os.Getenv(envHelper)
 	if mode == "" {
 		t.Skip("helper process only")
+	}
+	if mode == "floor" {
+		fsyncFloorHelper()
 	}
 	v, err := vault.Open(os.Getenv(envVault))
 	if err != nil {
@@ -72,6 +75,44 @@ func TestHelperProcess(t *testing.T) {
 			fmt.Fprintln(out, i)
 			out.Flush()
 		}
+	}
+	out.Flush()
+	os.Exit(0)
+}
+
+// fsyncFloorHelper is the helper of the fsync floor: it writes one short
+// line to a file of its own in the vault folder's log/live (so on the
+// same file system, in the same folder as the feeds) and fsyncs it,
+// NEXUS_LIVELOG_COUNT times, printing the latency of each, and exits.
+func fsyncFloorHelper() {
+	n, _ := strconv.Atoi(os.Getenv(envCount))
+	dir := os.Getenv(envVault) + "/log/live"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	f, err := os.OpenFile(dir+"/floor-"+os.Getenv(envID)+".txt", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	line := []byte("### 2026-11-29T15:05:37Z lyra [load/bench] one line, fsynced\n")
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if _, err := f.Write(line); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(4)
+		}
+		if err := f.Sync(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(4)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	out := bufio.NewWriter(os.Stdout)
+	for _, d := range lat {
+		fmt.Fprintln(out, int64(d))
 	}
 	out.Flush()
 	os.Exit(0)

@@ -127,6 +127,9 @@ func (v *Vault) ReadFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b, ok, err := readBeneath(v.fsroot, rel); ok {
+		return b, err
+	}
 	b, err := v.fsroot.ReadFile(rel)
 	return b, rootErr("read", p, err)
 }
@@ -142,6 +145,9 @@ func (v *Vault) OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error)
 	if err != nil {
 		return nil, err
 	}
+	if f, ok := openBeneath(v.fsroot, rel, flag, perm); ok {
+		return f, nil
+	}
 	f, err := v.fsroot.OpenFile(rel, flag, perm)
 	return f, rootErr("open", p, err)
 }
@@ -153,6 +159,9 @@ func (v *Vault) Stat(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, ok := statBeneath(v.fsroot, rel, false); ok {
+		return st, nil
+	}
 	st, err := v.fsroot.Stat(rel)
 	return st, rootErr("stat", p, err)
 }
@@ -162,6 +171,9 @@ func (v *Vault) Lstat(p string) (fs.FileInfo, error) {
 	rel, err := v.inside(p)
 	if err != nil {
 		return nil, err
+	}
+	if st, ok := statBeneath(v.fsroot, rel, true); ok {
+		return st, nil
 	}
 	st, err := v.fsroot.Lstat(rel)
 	return st, rootErr("stat", p, err)
@@ -255,6 +267,9 @@ func readDirIn(r *os.Root, rel, shown string) ([]os.DirEntry, error) {
 // ReadFile is [os.ReadFile], through the root of the vault path lies in.
 func ReadFile(path string) ([]byte, error) {
 	if r, rel, ok := vaultOf(path); ok {
+		if b, ok, err := readBeneath(r, rel); ok {
+			return b, err
+		}
 		b, err := r.ReadFile(rel)
 		return b, rootErr("read", path, err)
 	}
@@ -264,6 +279,9 @@ func ReadFile(path string) ([]byte, error) {
 // OpenFile is [os.OpenFile], through the root of the vault path lies in.
 func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	if r, rel, ok := vaultOf(path); ok {
+		if f, ok := openBeneath(r, rel, flag, perm); ok {
+			return f, nil
+		}
 		f, err := r.OpenFile(rel, flag, perm)
 		return f, rootErr("open", path, err)
 	}
@@ -276,6 +294,9 @@ func OpenRead(path string) (*os.File, error) { return OpenFile(path, os.O_RDONLY
 // Stat is [os.Stat], through the root of the vault path lies in.
 func Stat(path string) (fs.FileInfo, error) {
 	if r, rel, ok := vaultOf(path); ok {
+		if st, ok := statBeneath(r, rel, false); ok {
+			return st, nil
+		}
 		st, err := r.Stat(rel)
 		return st, rootErr("stat", path, err)
 	}
@@ -285,6 +306,9 @@ func Stat(path string) (fs.FileInfo, error) {
 // Lstat is [os.Lstat], through the root of the vault path lies in.
 func Lstat(path string) (fs.FileInfo, error) {
 	if r, rel, ok := vaultOf(path); ok {
+		if st, ok := statBeneath(r, rel, true); ok {
+			return st, nil
+		}
 		st, err := r.Lstat(rel)
 		return st, rootErr("stat", path, err)
 	}

@@ -199,6 +199,70 @@ var orderedRules = sync.OnceValue(func() []scanRule {
 	return append(refusing, quarantinable...)
 })
 
+// needleSet finds, in one pass over a text, which of orderedRules' needed
+// literals it holds. Trying each rule's literals with strings.Contains
+// read every text some eighty times: that was over half of reading a
+// whole log (every entry shown is scanned).
+type needleSet struct {
+	one   [256]uint64     // rules needing this byte alone
+	two   [1 << 16]uint16 // the first two bytes of longer literals -> index in lists (0: none)
+	lists [][]needle
+}
+
+type needle struct {
+	text string
+	bit  uint64 // the rule's bit, 1<<(index in orderedRules)
+}
+
+// needles is the needleSet of orderedRules, or nil if there are more rules
+// than bits (then each rule is tried in turn).
+var needles = sync.OnceValue(func() *needleSet {
+	rules := orderedRules()
+	if len(rules) > 64 {
+		return nil
+	}
+	ns := &needleSet{lists: [][]needle{nil}}
+	for i, r := range rules {
+		for _, n := range r.need {
+			bit := uint64(1) << i
+			if len(n) == 1 {
+				ns.one[n[0]] |= bit
+				continue
+			}
+			k := uint16(n[0])<<8 | uint16(n[1])
+			if ns.two[k] == 0 {
+				ns.two[k] = uint16(len(ns.lists))
+				ns.lists = append(ns.lists, nil)
+			}
+			ns.lists[ns.two[k]] = append(ns.lists[ns.two[k]], needle{text: n, bit: bit})
+		}
+	}
+	return ns
+})
+
+// rulesThatMayMatch returns the bits of the orderedRules whose needed
+// literals folded holds (see [scanRule.mayMatch]).
+func (ns *needleSet) rulesThatMayMatch(folded string) uint64 {
+	var mask uint64
+	for i := 0; i < len(folded); i++ {
+		c := folded[i]
+		mask |= ns.one[c]
+		if i+1 == len(folded) {
+			break
+		}
+		k := ns.two[uint16(c)<<8|uint16(folded[i+1])]
+		if k == 0 {
+			continue
+		}
+		for _, n := range ns.lists[k] {
+			if mask&n.bit == 0 && strings.HasPrefix(folded[i:], n.text) {
+				mask |= n.bit
+			}
+		}
+	}
+	return mask
+}
+
 // mayMatch reports whether folded holds one of the rule's needed literals.
 func (r *scanRule) mayMatch(folded string) bool {
 	for _, n := range r.need {
@@ -267,21 +331,41 @@ func In(place Place, s string) error {
 }
 
 func scan(s string) *Error {
-	for _, r := range s {
-		if isInvisibleRune(r) {
-			return &Error{Rule: RuleInvisibleUnicode, Detail: fmt.Sprintf("contains the invisible or bidirectional-control character U+%04X", r)}
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
 		}
 	}
-	// The invisible code points left (a soft hyphen, a variation selector
-	// after an emoji) are harmless alone but must not split a phrase or a
-	// secret: "ig\u00adnore previous instructions" is read as it looks.
-	folded := foldForScan(invisible.Drop(s))
+	// No invisible code point is ASCII, and NFKC is the identity on it:
+	// most text is folded by lower-casing alone.
+	folded := ""
+	if ascii {
+		folded = strings.ToLower(s)
+	} else {
+		for _, r := range s {
+			if isInvisibleRune(r) {
+				return &Error{Rule: RuleInvisibleUnicode, Detail: fmt.Sprintf("contains the invisible or bidirectional-control character U+%04X", r)}
+			}
+		}
+		// The invisible code points left (a soft hyphen, a variation
+		// selector after an emoji) are harmless alone but must not split
+		// a phrase or a secret: "ig\u00adnore previous instructions" is
+		// read as it looks.
+		folded = foldForScan(invisible.Drop(s))
+	}
 	words := "" // folded with punctuation turned into spaces, made on first need
 	// Refusing rules (secrets, exfiltration, persistence) are tried before
 	// the quarantinable ones (injection, role hijack): text holding both
 	// must be refused, not kept as quarantined evidence with a secret in it.
-	for _, rule := range orderedRules() {
-		if !rule.mayMatch(folded) {
+	ns := needles()
+	var may uint64
+	if ns != nil {
+		may = ns.rulesThatMayMatch(folded)
+	}
+	for i, rule := range orderedRules() {
+		if ns != nil && may&(1<<i) == 0 || ns == nil && !rule.mayMatch(folded) {
 			continue
 		}
 		subject := folded
