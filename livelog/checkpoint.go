@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -405,17 +406,68 @@ func fileHistory(v *vault.Vault, agent string) {
 	if err != nil {
 		return
 	}
+	var inHist []string // history/'s names, listed once
+	listed := false
 	for _, de := range des {
 		name := de.Name()
 		if !de.Type().IsRegular() || !strings.HasPrefix(name, stagedPrefix) || !strings.HasSuffix(name, ".md") {
 			continue
 		}
-		if err := vault.MkdirAll(hist, 0o755); err != nil {
-			return
+		if !listed {
+			if err := vault.MkdirAll(hist, 0o755); err != nil {
+				return
+			}
+			hdes, err := vault.ReadDir(hist)
+			if err != nil {
+				return
+			}
+			for _, hde := range hdes {
+				inHist = append(inHist, hde.Name())
+			}
+			listed = true
 		}
-		moveNoReplace(filepath.Join(dir, name), hist, strings.TrimPrefix(name, stagedPrefix))
+		if moved := fileIntoHistory(filepath.Join(dir, name), hist, strings.TrimPrefix(name, stagedPrefix), inHist); moved != "" {
+			inHist = append(inHist, moved)
+		}
 	}
 	archiveHistory(v, agent, v.Config().CheckpointHistory())
+}
+
+// fileIntoHistory moves the staged checkpoint src into the history folder
+// hist, whose names are inHist, as name or, when checkpoints saved in the
+// same second are there, as "TIME-N.md" with N one past the highest: a
+// newer checkpoint never takes a lower number than an older one (whose
+// lower-numbered siblings may have been archived already), and a burst of
+// saves costs one link each, not one probe per name taken. It returns the
+// name given ("" when none was). A src that is the newest of its second
+// already (the same file: linked by a move that stopped before removing
+// it) is removed. An unexpected name clash falls back to [moveNoReplace].
+func fileIntoHistory(src, hist, name string, inHist []string) string {
+	stamp, _ := splitHistoryName(name)
+	top, newest := 0, ""
+	for _, h := range inHist {
+		if t, n := splitHistoryName(h); t == stamp && strings.HasSuffix(h, ".md") && n > top {
+			top, newest = n, h
+		}
+	}
+	if newest != "" {
+		a, aerr := vault.Lstat(src)
+		b, berr := vault.Lstat(filepath.Join(hist, newest))
+		if aerr == nil && berr == nil && os.SameFile(a, b) {
+			vault.Remove(src)
+			return ""
+		}
+	}
+	dst := name
+	if top > 0 {
+		dst = stamp + "-" + strconv.Itoa(top+1) + ".md"
+	}
+	if err := vault.Link(src, filepath.Join(hist, dst)); err != nil {
+		moveNoReplace(src, hist, dst)
+		return ""
+	}
+	vault.Remove(src)
+	return dst
 }
 
 // archiveHistory moves agent's history files beyond the newest keep into

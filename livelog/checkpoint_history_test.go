@@ -30,14 +30,19 @@ func historyNames(t *testing.T, v *vault.Vault, rel string) []string {
 func TestCheckpointHistoryBounded(t *testing.T) {
 	tests := []struct {
 		keep, saves int
+		// burst: every save in the same second, so the history's
+		// "-N" names of that second are archived while newer ones come.
+		burst bool
 	}{
 		{keep: 3, saves: 2},
 		{keep: 3, saves: 4},
 		{keep: 3, saves: 12},
 		{keep: 1, saves: 5},
+		{keep: 3, saves: 12, burst: true},
+		{keep: 1, saves: 6, burst: true},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("keep %d, %d saves", tt.keep, tt.saves), func(t *testing.T) {
+		t.Run(fmt.Sprintf("keep %d, %d saves, burst %v", tt.keep, tt.saves, tt.burst), func(t *testing.T) {
 			v := mustVault(t)
 			if err := v.UpdateConfig(func(c *vault.Config) error { c.CheckpointHistoryKeep = tt.keep; return nil }); err != nil {
 				t.Fatal(err)
@@ -46,6 +51,9 @@ func TestCheckpointHistoryBounded(t *testing.T) {
 			for i := 0; i < tt.saves; i++ {
 				// Two saves in one second from time to time: "-2" names.
 				at := now.Add(time.Duration(i/2*2) * time.Second)
+				if tt.burst {
+					at = now
+				}
 				if _, err := SaveCheckpoint(v, "lyra", Checkpoint{Task: fmt.Sprintf("step %d", i)}, at); err != nil {
 					t.Fatal(err)
 				}

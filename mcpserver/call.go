@@ -83,20 +83,27 @@ func (s *Server) handler(name string, run runFunc) server.ToolHandlerFunc {
 				rerr = c.err
 			}
 		}
+		got, notice := s.unreadNotice(agent)
+		var withN func(any) any
+		if notice != "" {
+			withN = func(sc any) any {
+				return withNotice(sc, unreadNoticeOut{Count: got.total, From: got.by, Text: notice})
+			}
+		}
 		if rerr != nil {
 			s.log.Info("tool refused", "tool", name, "agent", agent, "err", rerr, "took", time.Since(start))
 			res = errorResult(out, rerr)
+			if withN != nil {
+				res.StructuredContent = withN(res.StructuredContent)
+			}
 		} else {
 			s.log.Debug("tool call", "tool", name, "agent", agent, "took", time.Since(start))
-			res = jsonResult(out)
+			// The notice goes into the structured value before its text
+			// copy is made, so a big result is indented once.
+			res = jsonResultWith(out, withN)
 		}
-		if got, notice := s.unreadNotice(agent); notice != "" {
+		if notice != "" {
 			res.Content = append(res.Content, mcp.NewTextContent(notice))
-			res.StructuredContent = withNotice(res.StructuredContent, unreadNoticeOut{Count: got.total, From: got.by, Text: notice})
-			if raw, ok := res.StructuredContent.(json.RawMessage); ok && !res.IsError && len(res.Content) > 1 {
-				// Keep the text copy equal to the structured value (see jsonResult).
-				res.Content[0] = mcp.NewTextContent(string(indentLikeJS(raw)))
-			}
 		}
 		return res, nil
 	}
@@ -148,11 +155,20 @@ func argumentsOf(req mcp.CallToolRequest) (map[string]any, error) {
 // indented as JavaScript's JSON.stringify(value, null, 2) writes it:
 // OpenClaw's MCP bridge shows the structured value and drops a text block
 // equal to that form, so the model gets the result once, not twice.
-func jsonResult(v any) *mcp.CallToolResult {
+func jsonResult(v any) *mcp.CallToolResult { return jsonResultWith(v, nil) }
+
+// jsonResultWith is [jsonResult] with the structured content passed
+// through add (nil: as it is) before its text copy is made.
+func jsonResultWith(v any, add func(any) any) *mcp.CallToolResult {
 	b := marshal(v)
 	if len(b) > 0 && b[0] == '{' {
-		res := mcp.NewToolResultText(string(indentLikeJS(b)))
-		res.StructuredContent = json.RawMessage(b)
+		var sc any = json.RawMessage(b)
+		if add != nil {
+			sc = add(sc)
+		}
+		raw, _ := sc.(json.RawMessage)
+		res := mcp.NewToolResultText(string(indentLikeJS(raw)))
+		res.StructuredContent = sc
 		return res
 	}
 	return mcp.NewToolResultText(string(b))
@@ -162,6 +178,7 @@ func jsonResult(v any) *mcp.CallToolResult {
 // U+2029 as themselves (Go's encoder escapes them; JavaScript does not).
 func indentLikeJS(b []byte) []byte {
 	var buf bytes.Buffer
+	buf.Grow(len(b) + len(b)/4) // the indentation's share, about
 	if err := json.Indent(&buf, b, "", "  "); err != nil {
 		return b
 	}

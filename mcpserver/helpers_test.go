@@ -31,6 +31,9 @@ var nexusBin string
 var cleanupDirs []string
 
 func TestMain(m *testing.M) {
+	if root := os.Getenv(hubChildEnv); root != "" {
+		os.Exit(runHubChild(root))
+	}
 	dir, err := os.MkdirTemp("", "nexus-mcp-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

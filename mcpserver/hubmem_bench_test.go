@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -39,9 +40,14 @@ import (
 // log size that ends it sooner (default 100), NEXUS_HUB_BODY the body size
 // in bytes (default 4096), NEXUS_HUB_CLIENTS the clients (default 64),
 // NEXUS_HUB_BIN another nexus binary to run as the hub (to compare with
-// an older build), NEXUS_HUB_READ_EVERY=K makes every Kth call of each
+// an older build), NEXUS_HUB_MEMORY the hub's --memory, NEXUS_HUB_READ_EVERY=K makes every Kth call of each
 // client a log_read of its unread entries instead of an append (default 0:
-// appends only). Linux only (it reads /proc).
+// appends only). NEXUS_HUB_PPROF=DIR runs the hub as this test binary
+// (the same server, see runHubChild) with net/http/pprof, and saves its
+// heap.pprof and allocs.pprof into DIR just before the load stops (and
+// heap-NNN.pprof every 10 s of it);
+// NEXUS_HUB_LOG=FILE keeps the hub's stderr (with GODEBUG=gctrace=1, its
+// heap at each collection). Linux only (it reads /proc).
 func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc/PID/status")
@@ -65,7 +71,17 @@ func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 		}
 		tokens[n] = tok
 	}
-	cmd := exec.Command(bin, "--vault", v.Root(), "serve", "--http", "127.0.0.1:0", "--log-level", "info")
+	args := []string{"--vault", v.Root(), "serve", "--http", "127.0.0.1:0", "--log-level", "info"}
+	if m := os.Getenv("NEXUS_HUB_MEMORY"); m != "" {
+		args = append(args, "--memory", m)
+	}
+	cmd := exec.Command(bin, args...)
+	profDir := os.Getenv("NEXUS_HUB_PPROF")
+	if profDir != "" {
+		// The same server in a process of its own, with net/http/pprof.
+		cmd = exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), hubChildEnv+"="+v.Root())
+	}
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -74,11 +90,23 @@ func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 	}()
-	addrc := make(chan string, 1)
+	addrc, pprofc := make(chan string, 1), make(chan string, 1)
 	go func() {
+		var tee io.Writer = io.Discard
+		if path := os.Getenv("NEXUS_HUB_LOG"); path != "" {
+			if f, err := os.Create(path); err == nil {
+				defer f.Close()
+				tee = f
+			}
+		}
 		sc := bufio.NewScanner(stderr)
 		re := regexp.MustCompile(`addr=(\S+)`)
 		for sc.Scan() {
+			fmt.Fprintln(tee, sc.Text())
+			if a, ok := strings.CutPrefix(sc.Text(), "pprof="); ok {
+				pprofc <- a
+				continue
+			}
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case addrc <- m[1]:
@@ -87,6 +115,13 @@ func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 			}
 		}
 	}()
+	var pprofAt string
+	pprofAddr := func() string {
+		if pprofAt == "" {
+			pprofAt = <-pprofc
+		}
+		return pprofAt
+	}
 	var url string
 	select {
 	case addr := <-addrc:
@@ -130,6 +165,7 @@ func BenchmarkHubMemoryLogGrowth(b *testing.B) {
 		samples = append(samples, sample{time.Since(start), procRSS(cmd.Process.Pid), float64(dirBytes(filepath.Join(v.Root(), "log"))) / (1 << 20)})
 	}
 	sampleNow()
+	cpu0 := procCPU(cmd.Process.Pid)
 	b.ResetTimer()
 	for i, cs := range sessions {
 		wg.Add(1)
@@ -170,6 +206,12 @@ loop:
 		select {
 		case <-tick.C:
 			sampleNow()
+			if profDir != "" && len(samples)%10 == 0 {
+				// The heap in use every 10 s: what the hub holds varies.
+				if err := saveProfile(pprofAddr(), "heap", profDir, fmt.Sprintf("heap-%03d", len(samples))); err != nil {
+					b.Errorf("save the hub's heap profile: %v", err)
+				}
+			}
 			if samples[len(samples)-1].logMiB >= targetMiB {
 				break loop
 			}
@@ -177,9 +219,20 @@ loop:
 			break loop
 		}
 	}
+	if profDir != "" {
+		// Under load still: what is in use and what was allocated.
+		for _, name := range []string{"heap", "allocs"} {
+			if err := saveProfile(pprofAddr(), name, profDir, name); err != nil {
+				b.Errorf("save the hub's %s profile: %v", name, err)
+			}
+		}
+		b.Logf("profiles in %s: go tool pprof -sample_index=alloc_space %s %s/allocs.pprof", profDir, os.Args[0], profDir)
+	}
 	close(stop)
 	wg.Wait()
 	tick.Stop()
+	hubCPU := procCPU(cmd.Process.Pid) - cpu0
+	anon := procStatus(cmd.Process.Pid, "RssAnon:")
 	elapsed := time.Since(start)
 	b.StopTimer()
 	sampleNow()
@@ -232,6 +285,12 @@ loop:
 	b.ReportMetric(early, "rss-at-10%-MiB")
 	b.ReportMetric(peak, "rss-peak-MiB")
 	b.ReportMetric(samples[len(samples)-1].rss, "rss-end-MiB")
+	b.ReportMetric(anon, "rssanon-end-MiB")
+	// The hub's CPU (user + system) per call: what a lower memory limit
+	// costs in collection.
+	if calls := appends.Load() + reads.Load(); calls > 0 {
+		b.ReportMetric(float64(hubCPU.Microseconds())/1000/float64(calls), "hub-cpu-ms/call")
+	}
 }
 
 func envInt(name string, def int) int {
@@ -242,13 +301,35 @@ func envInt(name string, def int) int {
 }
 
 // procRSS is a process's resident set in MiB (0 if unknown).
-func procRSS(pid int) float64 {
+func procRSS(pid int) float64 { return procStatus(pid, "VmRSS:") }
+
+// procCPU is the CPU time (user + system) a process used so far.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name in parentheses: utime and stime
+	// are the 14th and 15th of the line, in clock ticks (100 a second).
+	_, rest, _ := strings.Cut(string(data), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// procStatus is a size field of /proc/PID/status ("VmRSS:") in MiB (0 if
+// unknown).
+func procStatus(pid int, field string) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			return kb / 1024
 		}

@@ -40,7 +40,7 @@ func (s *Server) openIndex() (*index.Index, error) {
 	if s.ctx.Err() != nil {
 		return nil, ErrShuttingDown
 	}
-	ix, err := index.Open(s.v, index.Options{Logger: s.log, Now: s.now})
+	ix, err := index.Open(s.v, index.Options{Logger: s.log, Now: s.now, MemoryBudget: s.opts.MemoryBudget / 4})
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,18 @@ type Options struct {
 	// default 3s). Negative turns it off, for a vault already served by
 	// 'nexus watch'.
 	KeeperEvery time.Duration
+	// MemoryBudget is about how much memory the server may use, in bytes
+	// (default [DefaultMemoryBudget]). A quarter of it sizes the search
+	// index's batches (index.Options.MemoryBudget), where a hub's memory
+	// goes when many entries arrive at once. The heap's soft limit is a
+	// process-wide setting, so it is the program's to set:
+	// 'nexus serve --memory' sets it to this budget.
+	MemoryBudget int64
 }
+
+// DefaultMemoryBudget is Options.MemoryBudget's default, and the default
+// of 'nexus serve --memory'.
+const DefaultMemoryBudget = 128 << 20
 
 // Server serves one vault over MCP. Create it with [New], serve it with
 // [Server.ServeStdio] or [Server.Handler]/[Server.ListenAndServe], and stop
@@ -125,6 +136,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
+	}
+	if opts.MemoryBudget <= 0 {
+		opts.MemoryBudget = DefaultMemoryBudget
 	}
 	// The server works on its own handle of the vault: a caller that goes on
 	// using (and reconfiguring) its handle does not race with the server.

@@ -34,6 +34,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--agent", "lyra", "serve", "--log-level", "loud"}, "--log-level"},
 		{[]string{"--agent", "lyra", "serve", "--idle", "10m"}, "go with --http"},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--idle", "-1s"}, "--idle"},
+		{[]string{"--agent", "lyra", "serve", "--memory", "16MiB"}, "--memory"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--memory", "lots"}, "--memory"},
 		{[]string{"serve", "extra"}, ""},
 	} {
 		code, _, errOut := factCLI(t, "", append([]string{"--vault", dir}, tt.args...)...)
