@@ -39,9 +39,19 @@ func DroppedKeys(v *vault.Vault) ([]DroppedKey, error) {
 	// A key of another agent in this agent's key file was swapped, not
 	// dropped by a merge: the key-pair check of doctor names that.
 	others := map[string]string{}
+	// Each IDENTITY.md is read once: this runs at the start of every log
+	// command, and parsing each twice was a millisecond of a log append
+	// in a vault of four agents (docs/benchmarks.md, "Issue 33: start-up").
+	type loaded struct {
+		id  *Identity
+		err error
+	}
+	ids := map[string]loaded{}
 	if names, err := List(v); err == nil {
 		for _, n := range names {
-			if id, _ := Load(v, n); id != nil {
+			id, err := Load(v, n)
+			ids[n] = loaded{id, err}
+			if id != nil {
 				for _, k := range id.Keys() {
 					others[string(k.Key)] = n
 				}
@@ -54,12 +64,16 @@ func DroppedKeys(v *vault.Vault) ([]DroppedKey, error) {
 		if !ok || !de.Type().IsRegular() || ValidName(agent) != nil {
 			continue
 		}
-		s, err := LoadSigner(v, agent)
-		if err != nil {
+		l, ok := ids[agent]
+		if !ok {
+			l.id, l.err = Load(v, agent)
+		}
+		id, err := l.id, l.err
+		if id == nil || (err != nil && !errors.Is(err, ErrKey)) {
 			continue
 		}
-		id, err := Load(v, agent)
-		if id == nil || (err != nil && !errors.Is(err, ErrKey)) {
+		s, err := LoadSigner(v, agent)
+		if err != nil {
 			continue
 		}
 		if owner, ok := others[string(s.PublicKey())]; id.Has(s.PublicKey()) || ok && owner != agent {

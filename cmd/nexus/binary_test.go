@@ -33,18 +33,22 @@ var cleanupDirs []string
 // seconds, and several tests run it as a separate process.
 type build struct {
 	once sync.Once
-	tags string // go build -tags
-	name string // file name, ".exe" added on Windows
-	dir  string // its own temporary folder, the binary alone in it
+	tags string   // go build -tags
+	env  []string // added to go build's environment
+	name string   // file name, ".exe" added on Windows
+	dir  string   // its own temporary folder, the binary alone in it
 	bin  string
 	err  error
 }
 
 // builds are the binaries built by this package's tests: the full nexus
-// and the lean one (-tags lite).
+// and the lean one (-tags lite), and both without cgo (CGO_ENABLED=0, as
+// releases are built), which BenchmarkLiteStartup compares.
 var builds = map[string]*build{
-	"full": {name: "nexus"},
-	"lite": {name: "nexus-lite", tags: "lite"},
+	"full":       {name: "nexus"},
+	"lite":       {name: "nexus-lite", tags: "lite"},
+	"full-nocgo": {name: "nexus", env: []string{"CGO_ENABLED=0"}},
+	"lite-nocgo": {name: "nexus-lite", tags: "lite", env: []string{"CGO_ENABLED=0"}},
 }
 
 func (b *build) path(tb testing.TB) string {
@@ -66,7 +70,9 @@ func (b *build) path(tb testing.TB) string {
 		if b.tags != "" {
 			args = append(args, "-tags", b.tags)
 		}
-		if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
+		cmd := exec.Command("go", append(args, ".")...)
+		cmd.Env = append(os.Environ(), b.env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go %v: %v\n%s", args, err, out)
 		}
 	})

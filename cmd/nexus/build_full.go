@@ -19,4 +19,8 @@ func init() { os.Unsetenv(liteHopEnv) }
 // forwardedCommands is the full build's half of the pair in
 // build_lite.go: every command is real here and registers itself from its
 // own file, so there is nothing to stand in for.
-func forwardedCommands(g *globals) []*cobra.Command { return nil }
+func forwardedCommands(g *globals, only string) []*cobra.Command { return nil }
+
+// forwarded reports whether name is a command this build runs through
+// the full nexus: none.
+func forwarded(name string) bool { return false }

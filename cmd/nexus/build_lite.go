@@ -43,13 +43,34 @@ type forwardFlag struct {
 
 // forwardedCommands is the lean build's half of the pair in build_full.go:
 // a stand-in for each command this build leaves out, with the same name,
-// help and flags, that runs the full nexus with this command line.
-func forwardedCommands(g *globals) []*cobra.Command {
+// help and flags, that runs the full nexus with this command line; only
+// the one named only, when only is not "".
+func forwardedCommands(g *globals, only string) []*cobra.Command {
 	cmds := make([]*cobra.Command, 0, len(forwardTable))
 	for _, s := range forwardTable {
-		cmds = append(cmds, s.command(g))
+		if only == "" || s.name() == only {
+			cmds = append(cmds, s.command(g))
+		}
 	}
 	return cmds
+}
+
+// forwarded reports whether name is a command this build runs through the
+// full nexus.
+func forwarded(name string) bool {
+	for _, s := range forwardTable {
+		if s.name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// name is the command's name, the first word of its Use line (as cobra's
+// Command.Name).
+func (s forwardSpec) name() string {
+	name, _, _ := strings.Cut(s.Use, " ")
+	return name
 }
 
 func (s forwardSpec) command(g *globals) *cobra.Command {

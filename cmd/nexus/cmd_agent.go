@@ -12,7 +12,7 @@ import (
 	"github.com/nexus-memory/nexus/retention"
 )
 
-func init() { register(newAgentCmd) }
+func init() { register("agent", newAgentCmd) }
 
 // agentAddOptions are the flags and argument of 'nexus agent add'.
 type agentAddOptions struct {

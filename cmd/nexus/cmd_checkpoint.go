@@ -11,7 +11,7 @@ import (
 	"github.com/nexus-memory/nexus/livelog"
 )
 
-func init() { register(newCheckpointCmd) }
+func init() { register("checkpoint", newCheckpointCmd) }
 
 func newCheckpointCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newCompletionCmd) }
+func init() { register("completion", newCompletionCmd) }
 
 // completionShells are the shells 'nexus completion' writes scripts for.
 var completionShells = []string{"bash", "zsh", "fish", "powershell"}

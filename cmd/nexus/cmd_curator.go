@@ -14,7 +14,7 @@ import (
 	"github.com/nexus-memory/nexus/curator"
 )
 
-func init() { register(newCuratorCmd) }
+func init() { register("curator", newCuratorCmd) }
 
 // curatorOptions are the flags of 'nexus curator run'.
 type curatorOptions struct {

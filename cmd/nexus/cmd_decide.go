@@ -12,8 +12,8 @@ import (
 )
 
 func init() {
-	register(newDecideCmd)
-	register(newDecisionsCmd)
+	register("decide", newDecideCmd)
+	register("decisions", newDecisionsCmd)
 }
 
 // decideOptions are the flags and arguments of 'nexus decide'.

@@ -16,7 +16,7 @@ import (
 	"github.com/nexus-memory/nexus/demo"
 )
 
-func init() { register(newDemoCmd) }
+func init() { register("demo", newDemoCmd) }
 
 // demoOptions are the flags of 'nexus demo'.
 type demoOptions struct {

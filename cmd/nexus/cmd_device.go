@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newDeviceCmd) }
+func init() { register("device", newDeviceCmd) }
 
 type deviceResult struct {
 	Device  string `json:"device"`

@@ -14,7 +14,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-func init() { register(newDoctorCmd) }
+func init() { register("doctor", newDoctorCmd) }
 
 // doctorOptions are the flags of 'nexus doctor'.
 type doctorOptions struct {

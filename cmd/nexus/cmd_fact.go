@@ -13,7 +13,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-func init() { register(newFactCmd) }
+func init() { register("fact", newFactCmd) }
 
 // factWriteOptions are the flags of 'nexus fact write'.
 type factWriteOptions struct {

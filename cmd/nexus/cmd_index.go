@@ -18,7 +18,7 @@ import (
 	"github.com/nexus-memory/nexus/index"
 )
 
-func init() { register(newIndexCmd) }
+func init() { register("index", newIndexCmd) }
 
 func newIndexCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{

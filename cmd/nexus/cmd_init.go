@@ -11,7 +11,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-func init() { register(newInitCmd) }
+func init() { register("init", newInitCmd) }
 
 func newInitCmd(g *globals) *cobra.Command {
 	var noIgnore bool

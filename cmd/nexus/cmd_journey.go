@@ -9,7 +9,7 @@ import (
 	"github.com/nexus-memory/nexus/retention"
 )
 
-func init() { register(newJourneyCmd) }
+func init() { register("journey", newJourneyCmd) }
 
 // journeyOptions are the flags of 'nexus journey'.
 type journeyOptions struct {

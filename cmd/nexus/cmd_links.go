@@ -12,7 +12,7 @@ import (
 	"github.com/nexus-memory/nexus/links"
 )
 
-func init() { register(newLinksCmd) }
+func init() { register("links", newLinksCmd) }
 
 func newLinksCmd(g *globals) *cobra.Command {
 	return &cobra.Command{

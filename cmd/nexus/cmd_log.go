@@ -17,7 +17,7 @@ import (
 	"github.com/nexus-memory/nexus/livelog"
 )
 
-func init() { register(newLogCmd) }
+func init() { register("log", newLogCmd) }
 
 func newLogCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{

@@ -12,7 +12,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-func init() { register(newMemoryCmd) }
+func init() { register("memory", newMemoryCmd) }
 
 // memoryOptions are the flags of 'nexus memory ...'.
 type memoryOptions struct {

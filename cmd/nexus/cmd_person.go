@@ -17,7 +17,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-func init() { register(newPersonCmd) }
+func init() { register("person", newPersonCmd) }
 
 func newPersonCmd(g *globals) *cobra.Command {
 	var name string

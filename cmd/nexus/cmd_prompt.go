@@ -12,7 +12,7 @@ import (
 	"github.com/nexus-memory/nexus/agents"
 )
 
-func init() { register(newPromptCmd) }
+func init() { register("prompt", newPromptCmd) }
 
 // promptEntry is an unread entry the prompt showed, as --json lists it:
 // enough to name it, not its whole body.

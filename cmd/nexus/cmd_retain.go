@@ -13,7 +13,7 @@ import (
 	"github.com/nexus-memory/nexus/retention"
 )
 
-func init() { register(newRetainCmd) }
+func init() { register("retain", newRetainCmd) }
 
 type retainOptions struct {
 	in      agents.FactInput

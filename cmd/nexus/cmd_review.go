@@ -18,7 +18,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-func init() { register(newReviewCmd) }
+func init() { register("review", newReviewCmd) }
 
 // reviewOptions are the flags of 'nexus review' and its subcommands.
 type reviewOptions struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/nexus-memory/nexus/vault"
 )
 
-func init() { register(newSearchCmd) }
+func init() { register("search", newSearchCmd) }
 
 // searchOptions are the flags of 'nexus search' and, in this build, what
 // decides about the background holder.

@@ -17,7 +17,7 @@ import (
 	"github.com/nexus-memory/nexus/mcpserver"
 )
 
-func init() { register(newServeCmd) }
+func init() { register("serve", newServeCmd) }
 
 // serveOptions are the flags of 'nexus serve'.
 type serveOptions struct {

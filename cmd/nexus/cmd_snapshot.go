@@ -13,8 +13,8 @@ import (
 )
 
 func init() {
-	register(newSnapshotCmd)
-	register(newRollbackCmd)
+	register("snapshot", newSnapshotCmd)
+	register("rollback", newRollbackCmd)
 }
 
 func newSnapshotCmd(g *globals) *cobra.Command {

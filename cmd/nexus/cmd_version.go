@@ -9,7 +9,7 @@ import (
 	"github.com/nexus-memory/nexus/internal/version"
 )
 
-func init() { register(newVersionCmd) }
+func init() { register("version", newVersionCmd) }
 
 func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{

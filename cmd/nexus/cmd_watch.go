@@ -19,7 +19,7 @@ import (
 	"github.com/nexus-memory/nexus/retention"
 )
 
-func init() { register(newWatchCmd) }
+func init() { register("watch", newWatchCmd) }
 
 // watchOptions are the flags of 'nexus watch'.
 type watchOptions struct {

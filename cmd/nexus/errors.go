@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -123,13 +124,22 @@ var cliWords = strings.NewReplacer(
 	"(write it with update set, 'nexus fact write --update', to replace it, or choose another name)", "(replace it with 'nexus fact write --update', or choose another name)",
 )
 
-var (
-	reAccepts  = regexp.MustCompile(`^accepts (\d+) arg\(s\), received (\d+)$`)
-	reAtLeast  = regexp.MustCompile(`^requires at least (\d+) arg\(s\), only received (\d+)$`)
-	reAtMost   = regexp.MustCompile(`^accepts at most (\d+) arg\(s\), received (\d+)$`)
-	reNoArgs   = regexp.MustCompile(`^unknown command "(.*)" for "(.*)"$`)
-	reBadValue = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (.*)$`)
-)
+// cobraPatterns match cobra's and pflag's argument and flag errors, which
+// plainMessage rewords.
+type cobraPatterns struct{ accepts, atLeast, atMost, noArgs, badValue *regexp.Regexp }
+
+// cobraErrors compiles the patterns on the first error: package-level
+// regexps are compiled at every start, and these were half a millisecond
+// of every command's start-up (docs/benchmarks.md, "Issue 33: start-up").
+var cobraErrors = sync.OnceValue(func() cobraPatterns {
+	return cobraPatterns{
+		accepts:  regexp.MustCompile(`^accepts (\d+) arg\(s\), received (\d+)$`),
+		atLeast:  regexp.MustCompile(`^requires at least (\d+) arg\(s\), only received (\d+)$`),
+		atMost:   regexp.MustCompile(`^accepts at most (\d+) arg\(s\), received (\d+)$`),
+		noArgs:   regexp.MustCompile(`^unknown command "(.*)" for "(.*)"$`),
+		badValue: regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (.*)$`),
+	}
+})
 
 // plainMessage is err's message for a person: sentinel labels dropped,
 // MCP words replaced, cobra's argument errors said in plain words, and an
@@ -155,19 +165,20 @@ func (g *globals) plainMessage(cmd *cobra.Command, err error) string {
 		use = cmd.UseLine()
 		use = strings.TrimSuffix(use, " [flags]")
 	}
-	if m := reAccepts.FindStringSubmatch(msg); m != nil {
+	re := cobraErrors()
+	if m := re.accepts.FindStringSubmatch(msg); m != nil {
 		if m[2] == "0" {
 			return fmt.Sprintf("'%s' needs %s", use, argCount(m[1]))
 		}
 		return fmt.Sprintf("'%s' takes %s, got %s (quote text with spaces)", use, argCount(m[1]), m[2])
 	}
-	if m := reAtLeast.FindStringSubmatch(msg); m != nil {
+	if m := re.atLeast.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("'%s' needs at least %s", use, argCount(m[1]))
 	}
-	if m := reAtMost.FindStringSubmatch(msg); m != nil {
+	if m := re.atMost.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("'%s' takes at most %s, got %s (quote text with spaces)", use, argCount(m[1]), m[2])
 	}
-	if m := reNoArgs.FindStringSubmatch(firstLine(msg)); m != nil {
+	if m := re.noArgs.FindStringSubmatch(firstLine(msg)); m != nil {
 		s := fmt.Sprintf("%q is not a command of '%s'", m[1], m[2])
 		if cmd != nil {
 			if sug := cmd.SuggestionsFor(m[1]); len(sug) > 0 {
@@ -176,7 +187,7 @@ func (g *globals) plainMessage(cmd *cobra.Command, err error) string {
 		}
 		return s
 	}
-	if m := reBadValue.FindStringSubmatch(msg); m != nil {
+	if m := re.badValue.FindStringSubmatch(msg); m != nil {
 		flag := m[2]
 		if i := strings.LastIndex(flag, "--"); i >= 0 {
 			flag = flag[i:]

@@ -44,14 +44,36 @@ type globals struct {
 	now    func() time.Time
 }
 
+// topLevel is a top-level command: its name, and the function that
+// builds it (with its own subcommands).
+type topLevel struct {
+	name string
+	new  func(g *globals) *cobra.Command
+}
+
 // subcommands are registered by each cmd_*.go file's init, so that every
-// command lives in its own file.
-var subcommands []func(g *globals) *cobra.Command
+// command lives in its own file, with their names, so that a run builds
+// only the command it runs (see topCommand).
+var subcommands []topLevel
 
-func register(f func(g *globals) *cobra.Command) { subcommands = append(subcommands, f) }
+// register adds the top-level command name, built by f. TestCommandNames
+// checks that name is the built command's own.
+func register(name string, f func(g *globals) *cobra.Command) {
+	subcommands = append(subcommands, topLevel{name, f})
+}
 
-// newRoot builds the command tree.
-func newRoot(g *globals) *cobra.Command {
+// newRoot builds the whole command tree.
+func newRoot(g *globals) *cobra.Command { return newTree(g, "", false) }
+
+// newTree builds the command tree: with lean set, only the top-level
+// command only ("": none), for a command line that topCommand found runs
+// it. Building the whole tree — thirty commands, their flags and help —
+// was forty page faults of every start (about a millisecond on the VMs
+// the benchmarks ran on; docs/benchmarks.md, "Issue 33: start-up").
+func newTree(g *globals, only string, lean bool) *cobra.Command {
+	if !lean {
+		only = ""
+	}
 	root := &cobra.Command{
 		Use:   "nexus",
 		Short: "Shared, durable memory for cooperating AI agents, in a markdown vault",
@@ -107,12 +129,16 @@ Examples:
 	})
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err.Error()} })
 	var cmds []*cobra.Command
-	for _, f := range subcommands {
-		cmds = append(cmds, f(g))
+	for _, sc := range subcommands {
+		if !lean || sc.name == only {
+			cmds = append(cmds, sc.new(g))
+		}
 	}
 	// The lean build's stand-ins for the commands it leaves out; none in
 	// the full build, where those commands register themselves.
-	cmds = append(cmds, forwardedCommands(g)...)
+	if !lean || only != "" {
+		cmds = append(cmds, forwardedCommands(g, only)...)
+	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
 	for _, c := range cmds {
 		root.AddCommand(c)
@@ -211,10 +237,17 @@ func wire(g *globals, c *cobra.Command) {
 
 // run executes one nexus invocation and returns its exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runTree(ctx, args, stdin, stdout, stderr, topCommand)
+}
+
+// runTree is run, building the part of the command tree that pick says
+// (topCommand; tests compare it with the whole tree).
+func runTree(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, pick func(args []string) (only string, lean bool)) int {
 	// Long-running commands (watch, serve) log from several goroutines.
 	stderr = &syncWriter{w: stderr}
 	g := &globals{ctx: ctx, args: args, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
-	root := newRoot(g)
+	only, lean := pick(args)
+	root := newTree(g, only, lean)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -229,6 +262,42 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fe.code
 	}
 	return g.fail(cmd, err)
+}
+
+// topCommand returns the top-level command args run, with lean true when
+// building that command alone (none, for only "") runs args exactly as the
+// whole tree would: the first argument that is neither a global flag
+// (--vault, --agent, --json) nor its value names a registered command
+// other than help and completion, or there is none and --version is given.
+// Anything else — no command, help, an unknown command (whose suggestions
+// need every name), any other flag before the command — gets the whole
+// tree.
+func topCommand(args []string) (only string, lean bool) {
+	version := false
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--vault" || a == "--agent":
+			i++ // its value
+		case strings.HasPrefix(a, "--vault=") || strings.HasPrefix(a, "--agent=") || a == "--json" || strings.HasPrefix(a, "--json="):
+		case a == "--version":
+			version = true
+		case strings.HasPrefix(a, "-"):
+			return "", false
+		case version || a == "help" || a == "completion":
+			return "", false
+		default:
+			for _, sc := range subcommands {
+				if sc.name == a {
+					return a, true
+				}
+			}
+			if forwarded(a) {
+				return a, true
+			}
+			return "", false
+		}
+	}
+	return "", version
 }
 
 // reportedError wraps an error whose JSON result was already printed.

@@ -96,7 +96,7 @@ func (e *Error) Quarantinable() bool {
 type scanRule struct {
 	name, desc string
 	need       []string // the text must contain one of these to match; a cheap filter before re
-	re         *regexp.Regexp
+	re         *lazyRegexp
 	// phrase rules match English phrasing; they are also tried on the
 	// text with punctuation turned into spaces.
 	phrase bool
@@ -126,9 +126,11 @@ const scanFiller = `(?:\S+\s+)`
 // case-folded (see foldForScan), so every pattern is written in lower case.
 // Patterns anchor on attack phrasing and secret shapes, not on bossy
 // English: "you must run the tests" is a fine memory entry.
-// They are compiled on first use, so commands that never scan do not pay
-// for it at start-up.
-var scanRules = sync.OnceValue(func() []scanRule {
+// Each is compiled the first time a text holds one of its needed literals
+// (see lazyRegexp).
+var scanRules = sync.OnceValue(newScanRules)
+
+func newScanRules() []scanRule {
 	type r struct{ name, desc, need, pat string }
 	rules := []r{
 		// Prompt injection: telling the model to drop what it was told.
@@ -179,17 +181,36 @@ var scanRules = sync.OnceValue(func() []scanRule {
 	preps := map[string]func(string) string{keyFileDesc: dropIdentityUse}
 	out := make([]scanRule, len(rules))
 	for i, x := range rules {
-		out[i] = scanRule{name: x.name, desc: x.desc, need: strings.Split(x.need, "|"), re: regexp.MustCompile(x.pat), prep: preps[x.desc],
+		out[i] = scanRule{name: x.name, desc: x.desc, need: strings.Split(x.need, "|"), re: &lazyRegexp{pat: x.pat}, prep: preps[x.desc],
 			phrase: (x.name == RulePromptInjection || x.name == RuleRoleHijack) && !strings.Contains(x.pat, `<\|`)}
 	}
 	return out
-})
+}
+
+// lazyRegexp is a pattern compiled on its first use. Text that holds none
+// of a rule's needed literals — most text, for most rules — never pays for
+// compiling it: compiling all twenty patterns took 4 ms, most of what a
+// cheap command (a log append, a prompt) spends of its own
+// (docs/benchmarks.md, "Issue 33: start-up"). It is safe for concurrent
+// use.
+type lazyRegexp struct {
+	pat  string
+	once sync.Once
+	re   *regexp.Regexp // set by once
+}
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.pat) })
+	return l.re
+}
 
 // orderedRules are scanRules with every rule whose hit refuses the write
 // everywhere before the quarantinable ones.
-var orderedRules = sync.OnceValue(func() []scanRule {
+var orderedRules = sync.OnceValue(func() []scanRule { return refusingFirst(scanRules()) })
+
+func refusingFirst(rules []scanRule) []scanRule {
 	var refusing, quarantinable []scanRule
-	for _, r := range scanRules() {
+	for _, r := range rules {
 		if (&Error{Rule: r.name}).Quarantinable() {
 			quarantinable = append(quarantinable, r)
 		} else {
@@ -197,7 +218,7 @@ var orderedRules = sync.OnceValue(func() []scanRule {
 		}
 	}
 	return append(refusing, quarantinable...)
-})
+}
 
 // needleSet finds, in one pass over a text, which of orderedRules' needed
 // literals it holds. Trying each rule's literals with strings.Contains
@@ -355,16 +376,22 @@ func scan(s string) *Error {
 		// read as it looks.
 		folded = foldForScan(invisible.Drop(s))
 	}
-	words := "" // folded with punctuation turned into spaces, made on first need
 	// Refusing rules (secrets, exfiltration, persistence) are tried before
 	// the quarantinable ones (injection, role hijack): text holding both
 	// must be refused, not kept as quarantined evidence with a secret in it.
-	ns := needles()
+	return firstHit(orderedRules(), folded, needles())
+}
+
+// firstHit returns the first of rules that folded text hits, or nil. ns,
+// when not nil, is the needleSet of rules: it says in one pass which rules
+// may match; without it each rule's literals are tried in turn.
+func firstHit(rules []scanRule, folded string, ns *needleSet) *Error {
+	words := "" // folded with punctuation turned into spaces, made on first need
 	var may uint64
 	if ns != nil {
 		may = ns.rulesThatMayMatch(folded)
 	}
-	for i, rule := range orderedRules() {
+	for i, rule := range rules {
 		if ns != nil && may&(1<<i) == 0 || ns == nil && !rule.mayMatch(folded) {
 			continue
 		}
@@ -372,7 +399,7 @@ func scan(s string) *Error {
 		if rule.prep != nil {
 			subject = rule.prep(folded)
 		}
-		if rule.re.MatchString(subject) {
+		if rule.re.get().MatchString(subject) {
 			return &Error{Rule: rule.name, Detail: rule.desc}
 		}
 		if rule.phrase {
@@ -380,7 +407,7 @@ func scan(s string) *Error {
 			if words == "" {
 				words = wordsOnly(folded)
 			}
-			if rule.re.MatchString(words) {
+			if rule.re.get().MatchString(words) {
 				return &Error{Rule: rule.name, Detail: rule.desc}
 			}
 		}
