@@ -357,3 +357,30 @@ func (v *Vault) adoptCopy() error {
 	}
 	return nil
 }
+
+// DeviceSettled reports whether two machines' use of the device name d is
+// over: one of them took a name of its own. Either d is a name this
+// machine had before (it moved off), or another machine's claim of its
+// new name lists d as a name it had. What the two wrote under d stays;
+// nothing more is added to the branch the renamed machine left. Errors
+// reading the claims count as "not settled".
+func (v *Vault) DeviceSettled(d string) bool {
+	if d == "" {
+		return false
+	}
+	if cur, err := v.Device(); err == nil && cur != d {
+		if former, err := v.FormerDevices(); err == nil && contains(former, d) {
+			return true
+		}
+	}
+	claims, err := v.DeviceClaims()
+	if err != nil {
+		return false
+	}
+	for _, cl := range claims {
+		if cl.Device != d && contains(cl.Former, d) {
+			return true
+		}
+	}
+	return false
+}
