@@ -92,39 +92,12 @@ func (c *checker) droppedKeyFix(writer string) string {
 }
 
 // deviceSettled reports whether two machines' use of the device name d is
-// over: one of them took a name of its own. Either d is a name this
-// machine had before (it moved off), or another machine's claim of its
-// new name lists d as a name it had ([vault.DeviceClaim]). What the two
-// wrote under d stays, both branches read and verified; nothing more will
-// be added to the second branch.
+// over: one of them took a name of its own ([vault.Vault.DeviceSettled],
+// the rule 'nexus log verify' applies too). What the two wrote under d
+// stays, both branches read and verified; nothing more will be added to
+// the second branch.
 func (c *checker) deviceSettled(d string) bool {
-	if c.v == nil || d == "" {
-		return false
-	}
-	if cur, err := c.v.Device(); err == nil && cur != d {
-		if former, err := c.v.FormerDevices(); err == nil {
-			for _, f := range former {
-				if f == d {
-					return true
-				}
-			}
-		}
-	}
-	claims, err := c.v.DeviceClaims()
-	if err != nil {
-		return false
-	}
-	for _, cl := range claims {
-		if cl.Device == d {
-			continue
-		}
-		for _, f := range cl.Former {
-			if f == d {
-				return true
-			}
-		}
-	}
-	return false
+	return c.v != nil && c.v.DeviceSettled(d)
 }
 
 // feedDevice returns the device of a feed file's path

@@ -87,6 +87,10 @@ func KeyPath(name string) string { return vault.KeysDir + "/" + name + ".key" }
 // Create makes a new agent identity: an ed25519 key pair (the private key
 // in .nexus/keys/NAME.key, mode 0600) and agents/NAME/IDENTITY.md with the
 // public key in its frontmatter and headings for a person to fill in.
+// The key is listed under this machine's device name, so Create refuses,
+// writing nothing, where appends do ([vault.Vault.CheckDevice]): in a
+// vault folder copied from another machine, or under a device name another
+// machine claimed ([vault.ErrCopiedVault], [vault.ErrDeviceTaken]).
 func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
@@ -113,11 +117,15 @@ func Create(v *vault.Vault, name, role string, now time.Time) (*Identity, error)
 	if _, err := vault.Stat(idPath); err == nil {
 		return nil, fmt.Errorf("create agent %s: %w", name, ErrExists)
 	}
-	pub, err := ensureKey(v, name)
+	// The key is listed under this machine's device name: not in a vault
+	// folder copied from another machine (its name is that machine's),
+	// nor under a name another machine claimed. Checked before the key
+	// is made, so a refusal leaves nothing behind.
+	device, err := v.CheckDevice()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("create agent %s: %w", name, err)
 	}
-	device, err := v.Device()
+	pub, err := ensureKey(v, name)
 	if err != nil {
 		return nil, err
 	}

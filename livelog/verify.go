@@ -82,6 +82,13 @@ type Finding struct {
 	// Cited is, for an entry citing another feed's entry that is not
 	// here (removed, or not here yet), the entry it cites.
 	Cited *Cite `json:"cited,omitempty"`
+	// Settled marks a fork whose two machines no longer share the
+	// device name (one took a name of its own, [vault.Vault.DeviceSettled]):
+	// the forked entries, and those of the branch signed with the other
+	// machine's key (listed in IDENTITY.md, not pinned here). The fork no
+	// longer grows; both branches are kept and read. Listed, but a
+	// problem only when verification is strict.
+	Settled bool `json:"settled,omitempty"`
 }
 
 // Report is the result of [Log.Verify].
@@ -104,7 +111,8 @@ type Report struct {
 }
 
 // OK reports whether the log verified: nothing but intact entries, and, if
-// not strict, unsigned hand-typed text and recovered torn tails.
+// not strict, unsigned hand-typed text, entries not here yet, recovered
+// torn tails and settled forks.
 func (r *Report) OK(strict bool) bool {
 	for _, f := range r.Findings {
 		if strict || !f.Benign() {
@@ -115,9 +123,10 @@ func (r *Report) OK(strict bool) bool {
 }
 
 // Benign reports whether a finding is not a problem unless verification is
-// strict: unsigned hand-typed text, or a torn tail already stepped over.
+// strict: unsigned hand-typed text, an entry not here yet, a torn tail
+// already stepped over, or a settled fork.
 func (f Finding) Benign() bool {
-	return f.Status == StatusUnsigned || f.Status == StatusNotHereYet || (f.Status == StatusTruncated && f.Recovered)
+	return f.Status == StatusUnsigned || f.Status == StatusNotHereYet || (f.Status == StatusTruncated && f.Recovered) || f.Settled
 }
 
 // Verify checks every block of the live log and the decision log: each
@@ -213,10 +222,73 @@ func (l *Log) Verify(ctx context.Context) (*Report, error) {
 			return nil, err
 		}
 	}
+	l.settleForks(r)
 	for _, rel := range l.unreadable() {
 		r.Notes = append(r.Notes, rel+" is not a regular file (a symbolic link or a folder): no reader of the log reads it, so it was not checked; entries this machine saw in it before are reported as removed")
 	}
 	return r, nil
+}
+
+// settleForks marks the forks that are settled ([Finding.Settled]) and
+// says so in a note per feed. A feed forks when two machines append under
+// one device name; once one of them has a name of its own the fork no
+// longer grows. On each machine the other's branch is signed with a key
+// IDENTITY.md lists for that device name but this machine did not pin
+// ("key changed"): from the first forked number on, that is the fork
+// itself, not a changed key, and is settled with it. A key change before
+// the fork, and every other finding, stays a problem.
+func (l *Log) settleForks(r *Report) {
+	// A writer has a feed in each log; a fork of one is not one of the
+	// other.
+	type feed struct {
+		writer    string
+		decisions bool
+	}
+	feedOf := func(f Finding) feed { return feed{f.Writer, strings.HasPrefix(f.File, DecisionsDir+"/")} }
+	first := map[feed]int64{} // a settled fork's first forked number
+	var order []feed
+	for _, f := range r.Findings {
+		if f.Status != StatusForked || f.Writer == "" {
+			continue
+		}
+		k := feedOf(f)
+		if s, ok := first[k]; ok {
+			if f.Seq < s {
+				first[k] = f.Seq
+			}
+			continue
+		}
+		if !l.v.DeviceSettled(WriterDevice(f.Writer)) {
+			continue
+		}
+		first[k] = f.Seq
+		order = append(order, k)
+	}
+	if len(first) == 0 {
+		return
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		s, ok := first[feedOf(*f)]
+		if !ok {
+			continue
+		}
+		switch {
+		case f.Status == StatusForked:
+			f.Settled = true
+			f.Detail = fmt.Sprintf("entries of %s numbered %d on two machines that both called themselves %q; one has a name of its own since, so the fork no longer grows: both branches are kept and read", f.Writer, f.Seq, WriterDevice(f.Writer))
+		case f.Status == StatusKeyChanged && f.Seq >= s:
+			f.Settled = true
+			f.Detail += " (the other machine's branch of a settled fork)"
+		}
+	}
+	for _, k := range order {
+		which := "the live log"
+		if k.decisions {
+			which = "the decision log"
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("the feed of %s in %s forked from #%d: two machines appended as %q, and one has a name of its own since, so the fork no longer grows; both branches are kept and read (--strict counts it as a problem)", k.writer, which, first[k], WriterDevice(k.writer)))
+	}
 }
 
 // unreadable lists what stands where a log file would be but is not a

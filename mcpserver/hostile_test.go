@@ -105,10 +105,39 @@ func TestHostileCallsHTTP(t *testing.T) {
 	before := snapshotTree(t, v)
 	runHostile(t, cs, v.Root())
 	// Over the argument limit but under the body limit: a tool error.
-	mustFail(t, cs, "memory", map[string]any{"action": "add", "content": strings.Repeat("a", 2500<<10)}, "bytes")
+	// Not through callTool, whose 30 s deadline this call once went past
+	// under load (see mustFailUnhurried).
+	mustFailUnhurried(t, cs, "memory", map[string]any{"action": "add", "content": strings.Repeat("a", 2500<<10)}, "bytes")
 	sameTree(t, before, snapshotTree(t, v))
 	// Still serving.
 	mustOK(t, cs, "memory", map[string]any{"action": "add", "content": "still here"})
+}
+
+// mustFailUnhurried is mustFail with no deadline of its own, for a call
+// whose cost grows with the machine's load rather than with anything the
+// server waits for: sending and parsing 2.5 MB of arguments takes
+// 7-10 s under -race at load 10 (0.3 s on a quiet machine without it),
+// and once went past callTool's fixed 30 s under CI's load ("context
+// deadline exceeded"), failing a test that had found nothing wrong. The
+// test's context ends with the test, and go test -timeout bounds a hang
+// (with every goroutine's stack, more to go on than a deadline).
+func mustFailUnhurried(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any, want ...string) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	ts := texts(res)
+	if !res.IsError {
+		t.Fatalf("%s: succeeded, want a tool error: %.200v", name, ts)
+	}
+	all := strings.Join(ts, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("%s error %q lacks %q", name, all, w)
+		}
+	}
+	return all
 }
 
 func TestHostileCallsStdio(t *testing.T) {
@@ -118,7 +147,7 @@ func TestHostileCallsStdio(t *testing.T) {
 	before := snapshotTree(t, v)
 	runHostile(t, cs, v.Root())
 	for _, h := range hugeCalls {
-		mustFail(t, cs, h.tool, h.args, h.want)
+		mustFailUnhurried(t, cs, h.tool, h.args, h.want) // 2-7 s each under -race at load 10
 	}
 	sameTree(t, before, snapshotTree(t, v))
 	mustOK(t, cs, "memory", map[string]any{"action": "add", "content": "still here"})

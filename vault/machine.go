@@ -298,7 +298,7 @@ func (v *Vault) CheckMachine() (string, error) {
 		return "", err
 	}
 	if copied != "" {
-		return "", fmt.Errorf("this vault folder was copied from another machine (%s), so it must not append under that machine's device name %q: give this machine a name of its own with 'nexus device name NAME' (reading works meanwhile): %w", copied, device, ErrCopiedVault)
+		return "", copiedError(copied, device, "append")
 	}
 	c, err := v.DeviceClaim(device)
 	if err != nil {
@@ -309,16 +309,66 @@ func (v *Vault) CheckMachine() (string, error) {
 			return "", err
 		}
 	}
-	for _, id := range c.Machines {
-		if id != m.ID {
+	if err := takenError(c, m.ID); err != nil {
+		return "", err
+	}
+	return device, nil
+}
+
+// CheckDevice is [Vault.CheckMachine] without its first-use writes, for
+// what lists a key under this machine's device name before anything is
+// appended under it (a new agent's IDENTITY.md): it returns the device
+// name, or an error wrapping [ErrCopiedVault] when this vault folder is a
+// copy of another machine's, or [ErrDeviceTaken] when another machine
+// claimed the name. It writes nothing: the name is claimed by the first
+// append, as before.
+func (v *Vault) CheckDevice() (string, error) {
+	device, err := v.Device()
+	if err != nil {
+		return "", err
+	}
+	m, copied, err := v.Machine()
+	if err != nil {
+		return "", err
+	}
+	if copied != "" {
+		return "", copiedError(copied, device, "list a key")
+	}
+	c, err := v.DeviceClaim(device)
+	if err != nil || c == nil {
+		return device, err
+	}
+	id := ""
+	if m != nil {
+		id = m.ID
+	}
+	// No record here yet: the first write makes one with a new id, which
+	// a claim already made is not.
+	if err := takenError(c, id); err != nil {
+		return "", err
+	}
+	return device, nil
+}
+
+// copiedError is the refusal to write under device in a vault folder
+// copied from another machine (why: copied), doing what it was about to.
+func copiedError(copied, device, doing string) error {
+	return fmt.Errorf("this vault folder was copied from another machine (%s), so it must not %s under that machine's device name %q: give this machine a name of its own with 'nexus device name NAME' (reading works meanwhile): %w", copied, doing, device, ErrCopiedVault)
+}
+
+// takenError is the refusal to write under a device name the claim c
+// gives to a machine other than id, or nil.
+func takenError(c *DeviceClaim, id string) error {
+	for _, m := range c.Machines {
+		if m != id {
 			host := ""
 			if c.Host != "" {
 				host = " (host " + c.Host + ")"
 			}
-			return "", fmt.Errorf("device name %q belongs to another machine%s, see %s: give this machine a name of its own with 'nexus device name NAME' (reading works meanwhile): %w", device, host, c.Path, ErrDeviceTaken)
+			return fmt.Errorf("device name %q belongs to another machine%s, see %s: give this machine a name of its own with 'nexus device name NAME' (reading works meanwhile): %w", c.Device, host, c.Path, ErrDeviceTaken)
 		}
 	}
-	return device, nil
+	return nil
 }
 
 // copyState is what a copied vault folder carries of the other machine's
@@ -356,4 +406,31 @@ func (v *Vault) adoptCopy() error {
 		return fmt.Errorf("write machine id: %w", err)
 	}
 	return nil
+}
+
+// DeviceSettled reports whether two machines' use of the device name d is
+// over: one of them took a name of its own. Either d is a name this
+// machine had before (it moved off), or another machine's claim of its
+// new name lists d as a name it had. What the two wrote under d stays;
+// nothing more is added to the branch the renamed machine left. Errors
+// reading the claims count as "not settled".
+func (v *Vault) DeviceSettled(d string) bool {
+	if d == "" {
+		return false
+	}
+	if cur, err := v.Device(); err == nil && cur != d {
+		if former, err := v.FormerDevices(); err == nil && contains(former, d) {
+			return true
+		}
+	}
+	claims, err := v.DeviceClaims()
+	if err != nil {
+		return false
+	}
+	for _, cl := range claims {
+		if cl.Device != d && contains(cl.Former, d) {
+			return true
+		}
+	}
+	return false
 }

@@ -45,7 +45,10 @@ other agents; the public key in its frontmatter), an ed25519 signing key in
 NAME is 1-64 of a-z, 0-9, '-', '_', starting with a letter or digit (it is a
 folder name on every system and a word in log headers). --role is one line,
 at most 500 bytes. Adding an agent that exists is refused (exit 1) and
-changes nothing.
+changes nothing. The key is listed under this machine's device name, so in
+a vault folder copied from another machine, or under a name another
+machine claimed, it is refused (exit 1, nothing written) until this
+machine has a name of its own: 'nexus device name NAME' (docs/vault.md).
 
 Example:
   nexus agent add lyra --role "operations: deploys, on-call"`,

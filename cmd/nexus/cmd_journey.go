@@ -24,7 +24,9 @@ func newJourneyCmd(g *globals) *cobra.Command {
 		Long: `Print one timeline, oldest first, of what agents learned and decided, read
 from the files' own metadata: facts created, updated and archived, proposals
 and who approved or rejected them (memory writes held for review included),
-and the decision log. --agent NAME keeps one agent; --since DATE
+and the decision log. --agent NAME (else $NEXUS_AGENT, as for every
+command; a filter from $NEXUS_AGENT alone is noted on stderr, and
+NEXUS_AGENT= shows every agent) keeps one agent; --since DATE
 (2026-11-01, 2026-11-01T10:30 or RFC 3339; see docs/cli.md) drops older
 events.
 
@@ -39,7 +41,8 @@ Example:
 
 // runJourney prints the timeline of what agents learned.
 func runJourney(g *globals, opts journeyOptions) error {
-	o := retention.JourneyOptions{Agent: g.agent}
+	agent, fromEnv := listAgent(g) // cmd_review.go
+	o := retention.JourneyOptions{Agent: agent}
 	var err error
 	if o.Since, err = parseDateFlag("--since", opts.since, false); err != nil {
 		return err
@@ -55,9 +58,20 @@ func runJourney(g *globals, opts journeyOptions) error {
 	if err != nil {
 		return err
 	}
-	evs = nonNil(evs)
-	return g.emit(listOf("events", evs), nil, func(w io.Writer) {
+	if fromEnv {
+		noteEnvFilter(g, agent, "events")
+	}
+	res := struct {
+		// Agent is the agent filter (--agent, else $NEXUS_AGENT).
+		Agent  string            `json:"agent,omitempty"`
+		Events []retention.Event `json:"events"`
+	}{agent, nonNil(evs)}
+	return g.emit(res, nil, func(w io.Writer) {
 		if len(evs) == 0 {
+			if agent != "" {
+				fmt.Fprintf(w, "Nothing learned yet by %s.\n", agent)
+				return
+			}
 			fmt.Fprintln(w, "Nothing learned yet.")
 			return
 		}

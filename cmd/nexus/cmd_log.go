@@ -541,7 +541,8 @@ wrong, entry by entry:
   removed       a gap in a feed, a cut-off tail (this machine saw more), or
                 a cited entry this machine saw that is gone
   forked        two entries of one writer with one number: one device name
-                on two machines (both are kept)
+                on two machines (both are kept); settled once one of them
+                has a name of its own ('nexus device name'): then a note
   not here yet  a cited entry that has not arrived by sync yet
   truncated     a record cut short (a crash's torn tail, or a truncated file)
   unsigned      text a person typed in by hand
@@ -554,7 +555,8 @@ vault) it still checks, against the witness as it was, and says so in a
 note. Unsigned
 text, entries not here yet and a torn tail that a later append already
 stepped over (a crashed append that was never acknowledged) are listed but
-allowed, unless --strict.
+allowed, unless --strict; so is a settled fork, with the other machine's
+branch (docs/livelog.md).
 
 Example:
   nexus log verify --strict --json`,

@@ -69,7 +69,9 @@ Example:
 		Use:   "list",
 		Short: "List pending items, oldest first (also: plain 'nexus review')",
 		Long: `List the pending items, oldest first, with how many wait and since when.
---agent NAME lists only that agent's items.
+--agent NAME (else $NEXUS_AGENT, as for every command) lists only that
+agent's items; a filter from $NEXUS_AGENT alone is noted on stderr, and
+NEXUS_AGENT= lists every agent's.
 
 Example:
   nexus review list --json`,
@@ -243,15 +245,42 @@ func decider(by string) string {
 }
 
 type reviewListJSON struct {
-	Count  int              `json:"count"`
-	Oldest time.Time        `json:"oldest,omitzero"`
-	Items  []retention.Item `json:"items"`
+	Count  int       `json:"count"`
+	Oldest time.Time `json:"oldest,omitzero"`
+	// Agent is the agent filter (--agent, else $NEXUS_AGENT), "" for all.
+	Agent string           `json:"agent,omitempty"`
+	Items []retention.Item `json:"items"`
+}
+
+// listAgent is the agent a listing ('review list', 'journey') keeps:
+// --agent, else $NEXUS_AGENT (SPEC §8, as for every command), "" for all;
+// fromEnv says it came from the environment alone, which nothing on the
+// command line shows, so the listing says so on stderr (noteEnvFilter).
+func listAgent(g *globals) (name string, fromEnv bool) {
+	if g.agent != "" {
+		return g.agent, false
+	}
+	name = os.Getenv("NEXUS_AGENT")
+	return name, name != ""
+}
+
+// noteEnvFilter says on stderr that a listing kept only agent's items
+// because $NEXUS_AGENT is set (not with --json, whose document names the
+// filter).
+func noteEnvFilter(g *globals, agent, what string) {
+	if agent != "" && !g.json {
+		fmt.Fprintf(g.stderr, "nexus: %s of %s only ($NEXUS_AGENT); --agent NAME for another agent, NEXUS_AGENT= for all\n", what, agent)
+	}
 }
 
 func runReviewList(g *globals) error {
+	agent, fromEnv := listAgent(g)
 	v, err := g.openVault()
 	if err != nil {
 		return err
+	}
+	if err := knownAgent(v, agent); err != nil {
+		return err // a typo must not read as "nothing waits"
 	}
 	// List first and reconcile only when a person decided something in
 	// Obsidian: one read of each pending file in the common case.
@@ -268,16 +297,19 @@ func runReviewList(g *globals) error {
 			break
 		}
 	}
-	if g.agent != "" {
+	if agent != "" {
 		mine := items[:0]
 		for _, it := range items {
-			if it.Agent == g.agent {
+			if it.Agent == agent {
 				mine = append(mine, it)
 			}
 		}
 		items = mine
 	}
-	res := reviewListJSON{Count: len(items), Items: nonNil(items)}
+	if fromEnv {
+		noteEnvFilter(g, agent, "items")
+	}
+	res := reviewListJSON{Count: len(items), Agent: agent, Items: nonNil(items)}
 	for _, it := range items {
 		if res.Oldest.IsZero() || it.Provenance.Time.Before(res.Oldest) {
 			res.Oldest = it.Provenance.Time
@@ -285,6 +317,10 @@ func runReviewList(g *globals) error {
 	}
 	return g.emit(res, nil, func(w io.Writer) {
 		if len(items) == 0 {
+			if agent != "" {
+				fmt.Fprintf(w, "Nothing of %s waits for review.\n", agent)
+				return
+			}
 			fmt.Fprintln(w, "Nothing waits for review.")
 			return
 		}
