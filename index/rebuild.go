@@ -117,6 +117,7 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	if err := ix.swapIn(); err != nil {
 		return err
 	}
+	ix.partial.Store(false) // every file is in
 	ix.bump()
 	if progress != nil {
 		progress(Progress{Done: len(list), Total: len(list)})
@@ -176,7 +177,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		seq++
 		pending = nil
 	}
-	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(ctx, m, p) }) {
+	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(ctx, m, p) }, nil) {
 		if firstErr != nil || failed.Load() {
 			continue // drain
 		}
