@@ -140,7 +140,7 @@ func openIndex(g *globals, v *vault.Vault, catchUp bool) (*index.Index, error) {
 // indexes before it answers from what is indexed (issue 32: within 3 s
 // on a 10,000-note vault with no index), leaving the rest to a
 // background holder.
-const searchIndexBudget = 2 * time.Second
+const searchIndexBudget = 1500 * time.Millisecond
 
 // openIndexWithin is openIndex whose catch-up stops after budget (0: none)
 // with the files read so far indexed; last is the catch-up's last
@@ -155,6 +155,12 @@ func openIndexWithin(g *globals, v *vault.Vault, catchUp bool, budget time.Durat
 		// when there is a lot to do.
 		bar := newProgressBar(g.stderr)
 		gc := sparseGC()
+		// Indexing is held to the default budget's heap cap, as
+		// 'nexus index rebuild' is (a pasted note of megabytes, the
+		// collector's headroom doubling it, went past it).
+		if heapCap := int64(index.DefaultMemoryBudget * 3 / 4); debug.SetMemoryLimit(-1) > heapCap {
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(heapCap))
+		}
 		progress := func(p index.Progress) {
 			gc.restore() // indexing: memory matters more than the collector's CPU
 			last = p
