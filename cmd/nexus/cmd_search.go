@@ -84,6 +84,12 @@ CI run (stderr not a terminal) starts no holder unless --hold,
 $NEXUS_SEARCH_HOLD or search.hold in .nexus/config.yaml sets a duration;
 0 or off in any of them turns it off.
 
+With much to index (no index yet on a big vault), a search indexes for
+about 1.5 s, newest notes first, answers from what is indexed, says it is
+still indexing, and leaves the rest to the background holder, which it
+starts then from a script too. With the hold 0 or off it indexes
+everything before answering.
+
 A read-only vault (its .nexus/ cannot be written: a read-only mount, another
 user's copy) is searched all the same and nothing is written: from the index
 on disk when no file changed since it was built, else from one built in memory
