@@ -280,6 +280,11 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	if len(changed)+len(gone) == 0 {
 		return nil
 	}
+	if ix.ro != roNone {
+		// An index in memory (a read-only vault) is this process's
+		// whole answer: no holder can go on from where it stopped.
+		stop = nil
+	}
 	if ix.ro == roDisk {
 		// The read-only index on disk is no longer fresh: index every
 		// file in memory instead.
@@ -295,7 +300,6 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 			changed = append(changed, f)
 		}
 		sort.Slice(changed, func(i, j int) bool { return changed[i].key < changed[j].key })
-		stop = nil // an index in memory is this search's whole answer
 	}
 	total := len(changed) + len(gone)
 	if progress != nil {

@@ -214,3 +214,35 @@ func TestCancelledSyncLeavesIndexConsistent(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncForInMemoryIndexesEverything: the index a read-only vault
+// builds in memory is the process's whole answer, so a stopped sync
+// indexes every file all the same.
+func TestSyncForInMemoryIndexesEverything(t *testing.T) {
+	const n = 120
+	v := noteVault(t, n, "v")
+	ix := mustOpen(t, v, Options{NoServe: true, MemoryBudget: 50 * batchDocBytes})
+	ix.mu.Lock()
+	ix.bmu.Lock()
+	ix.bi.Close()
+	ix.bi = nil
+	ix.bmu.Unlock()
+	os.Remove(filepath.Join(ix.dir, manifestFile)) // no index of this schema on disk: one in memory
+	err := ix.openReadOnly()
+	ix.mu.Unlock()
+	if err != nil || !ix.InMemory() {
+		t.Fatalf("open read-only: %v, in memory %v", err, ix.InMemory())
+	}
+	stop := make(chan struct{})
+	close(stop)
+	complete, err := ix.syncUntil(context.Background(), nil, stop)
+	if err != nil || !complete {
+		t.Fatalf("stopped sync in memory: complete %v, err %v; want every file indexed", complete, err)
+	}
+	if got := indexedPaths(t, ix); len(got) != n {
+		t.Fatalf("%d files indexed in memory, want %d", len(got), n)
+	}
+	if res := mustSearch(t, ix, Query{Text: "w000"}); len(res.Hits) != 1 || res.CatchingUp {
+		t.Fatalf("search: %d hits, CatchingUp %v; want 1 and false", len(res.Hits), res.CatchingUp)
+	}
+}
