@@ -197,9 +197,10 @@ func (ix *Index) load(ctx context.Context, f diskFile) parsed {
 
 // loadAll reads and parses files on every core, then calls prep (if not
 // nil) on each, on the same core; the results arrive in no particular
-// order. It stops early when ctx is done. The caller must drain the
-// channel.
-func (ix *Index) loadAll(ctx context.Context, files []diskFile, prep func(*parsed)) <-chan parsed {
+// order. It stops early when ctx is done, and takes no more files once
+// stop (which may be nil) is closed: the files it had taken still arrive.
+// The caller must drain the channel.
+func (ix *Index) loadAll(ctx context.Context, files []diskFile, prep func(*parsed), stop <-chan struct{}) <-chan parsed {
 	workers := runtime.GOMAXPROCS(0)
 	in := make(chan diskFile)
 	out := make(chan parsed, workers*4)
@@ -224,8 +225,15 @@ func (ix *Index) loadAll(ctx context.Context, files []diskFile, prep func(*parse
 		defer close(in)
 		for _, f := range files {
 			select {
+			case <-stop:
+				return
+			default:
+			}
+			select {
 			case in <- f:
 			case <-ctx.Done():
+				return
+			case <-stop:
 				return
 			}
 		}
@@ -234,12 +242,48 @@ func (ix *Index) loadAll(ctx context.Context, files []diskFile, prep func(*parse
 	return out
 }
 
+// applyStep, when not nil, is called by apply after each file it has
+// added to a batch, with the number done (tests stop or cancel there).
+var applyStep func(done int)
+
+// errStopped is apply's error when its stop channel closed before every
+// file was indexed: what was indexed is committed and in the manifest,
+// the rest is left for the next sync.
+var errStopped = errors.New("stopped before every file was indexed")
+
+// manChange is one file's change to the manifest, recorded once the
+// batch holding its documents (or their deletion) is committed.
+type manChange struct {
+	key string
+	st  fileState
+	del bool
+}
+
+// pendingBatch is a batch with the manifest changes it commits.
+type pendingBatch struct {
+	b       *bleve.Batch
+	changes []manChange
+}
+
 // apply indexes changed files and drops gone ones, in batches. fresh means
 // the index is known to hold none of these files (a rebuild), so no old
 // documents need deleting. ix.mu must be held.
-func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, gone []string, fresh bool, progress func(done, total int)) error {
+//
+// The manifest records a file only once the batch holding its documents
+// (or their deletion) is committed to the index, which bleve has then
+// persisted: whenever apply stops (cancelled, failed, stopped, or the
+// process killed before the manifest is saved), every file the manifest
+// claims is in the index as the manifest says, and the next sync indexes
+// the rest. When stop closes, apply reads no more files, commits what it
+// has read and returns errStopped.
+func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, gone []string, fresh bool, progress func(done, total int), stop <-chan struct{}) error {
 	if len(changed)+len(gone) == 0 {
 		return nil
+	}
+	if ix.ro != roNone {
+		// An index in memory (a read-only vault) is this process's
+		// whole answer: no holder can go on from where it stopped.
+		stop = nil
 	}
 	if ix.ro == roDisk {
 		// The read-only index on disk is no longer fresh: index every
@@ -262,55 +306,76 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		progress(0, total) // there is work: callers may want to know at once
 	}
 	ix.man.docs = -1 // unknown until the batches are in
-	batch := bi.NewBatch()
+	batch := pendingBatch{b: bi.NewBatch()}
 	done := 0
 	// Batches are applied by one goroutine while the next is prepared, so
 	// parsing and indexing overlap.
 	// Two appliers: bleve builds one batch's segment on one core while
-	// it analyses the other's documents on the other.
-	batches := make(chan *bleve.Batch, 1)
+	// it analyses the other's documents on the other. Each records its
+	// batch's files in the manifest once the batch is committed; the
+	// main loop below does not touch the manifest meanwhile.
+	batches := make(chan pendingBatch, 1)
 	batchErr := make(chan error, 2)
+	var manMu sync.Mutex
 	for range 2 {
 		go func() {
 			var err error
 			for b := range batches {
-				// Past cancellation the batches left are dropped (the
-				// files they hold are forgotten below): a server asked to
-				// stop must not index a big log to its end first.
-				if err == nil && ctx.Err() == nil {
-					if e := bi.Batch(b); e != nil {
-						err = fmt.Errorf("update index: %w", e)
+				// Past cancellation the batches left are dropped (their
+				// files stay as the manifest had them): a server asked
+				// to stop must not index a big log to its end first.
+				if err != nil || ctx.Err() != nil {
+					continue
+				}
+				if e := bi.Batch(b.b); e != nil {
+					err = fmt.Errorf("update index: %w", e)
+					continue
+				}
+				manMu.Lock()
+				for _, c := range b.changes {
+					if c.del {
+						ix.man.del(c.key)
+					} else {
+						ix.man.set(c.key, c.st)
 					}
 				}
+				ix.dirty = true
+				manMu.Unlock()
 			}
 			batchErr <- err
 		}()
 	}
-	flush := func() error {
-		if batch.Size() == 0 {
-			return nil
+	flush := func() {
+		if batch.b.Size() == 0 && len(batch.changes) == 0 {
+			return
 		}
 		batches <- batch
-		batch = bi.NewBatch()
-		return nil
+		batch = pendingBatch{b: bi.NewBatch()}
 	}
 	finish := func() error {
 		close(batches)
-		return errors.Join(<-batchErr, <-batchErr)
+		err := errors.Join(<-batchErr, <-batchErr)
+		batches = nil
+		return err
 	}
 	defer func() {
 		if batches != nil {
 			finish()
 		}
+		if n, err := bi.DocCount(); err == nil {
+			ix.man.docs = int(n)
+		}
 	}()
 	for _, k := range gone {
-		if err := ix.deleteDocs(bi, batch, k); err != nil {
+		if err := ix.deleteDocs(bi, batch.b, k); err != nil {
 			return err
 		}
 		ix.fileWarnings(k, nil, false)
-		ix.man.del(k)
-		ix.dirty = true
+		batch.changes = append(batch.changes, manChange{key: k, del: true})
 		done++
+		if applyStep != nil {
+			applyStep(done)
+		}
 	}
 	// A log file is read from where its last indexing ended.
 	if !fresh {
@@ -328,19 +393,9 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 	if bleveAnalyses {
 		prep = func(p *parsed) { mapDocs(m, p) }
 	}
-	out := ix.loadAll(ctx, changed, prep)
+	out := ix.loadAll(ctx, changed, prep, stop)
 	var firstErr error
 	docsInBatch := 0
-	// On failure the manifest must not claim files whose documents never
-	// reached the index: forget them, so the next sync indexes them again.
-	var touched []string
-	defer func() {
-		if firstErr != nil || ctx.Err() != nil {
-			for _, k := range touched {
-				ix.man.del(k)
-			}
-		}
-	}()
 	for p := range out {
 		if firstErr != nil || ctx.Err() != nil {
 			continue // drain
@@ -350,14 +405,14 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 			continue
 		}
 		if !fresh && (p.from == 0 || p.skip) {
-			if err := ix.deleteDocs(bi, batch, p.f.key); err != nil {
+			if err := ix.deleteDocs(bi, batch.b, p.f.key); err != nil {
 				firstErr = err
 				continue
 			}
 		}
 		ix.fileWarnings(p.f.key, p.warns, p.from > 0 && !p.skip)
 		if p.skip {
-			ix.man.del(p.f.key)
+			batch.changes = append(batch.changes, manChange{key: p.f.key, del: true})
 		} else {
 			for _, d := range p.analysed {
 				if !bleveAnalyses {
@@ -365,21 +420,20 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 						d.Fields[i] = analysed{f}
 					}
 				}
-				if err := batch.IndexAdvanced(d); err != nil {
+				if err := batch.b.IndexAdvanced(d); err != nil {
 					firstErr = fmt.Errorf("index %s: %w", p.f.key, err)
 					break
 				}
 			}
 			docsInBatch += len(p.analysed)
-			ix.man.set(p.f.key, p.f.st)
+			batch.changes = append(batch.changes, manChange{key: p.f.key, st: p.f.st})
 		}
-		touched = append(touched, p.f.key)
-		ix.dirty = true
 		done++
+		if applyStep != nil {
+			applyStep(done)
+		}
 		if docsInBatch >= ix.batchDocs() {
-			if err := flush(); err != nil {
-				firstErr = err
-			}
+			flush()
 			docsInBatch = 0
 		}
 		if progress != nil && (done%500 == 0 || done == total) {
@@ -393,19 +447,23 @@ func (ix *Index) apply(ctx context.Context, bi bleve.Index, changed []diskFile, 
 		return err
 	}
 	flush()
-	firstErr = finish()
-	batches = nil
-	if firstErr != nil {
-		return firstErr
+	if err := finish(); err != nil {
+		return err
 	}
-	if n, err := bi.DocCount(); err == nil {
-		ix.man.docs = int(n)
+	if err := ctx.Err(); err != nil {
+		return err // batches may have been dropped
+	}
+	ix.man.LastUpdate = ix.opts.Now().UTC()
+	ix.bump()
+	if done < total {
+		if progress != nil {
+			progress(done, total)
+		}
+		return errStopped
 	}
 	if progress != nil {
 		progress(total, total)
 	}
-	ix.man.LastUpdate = ix.opts.Now().UTC()
-	ix.bump()
 	return nil
 }
 

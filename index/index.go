@@ -136,6 +136,7 @@ type Index struct {
 
 	rebuilding atomic.Bool // a Rebuild runs: searches do not wait for ix.mu
 	catchingUp atomic.Bool // Start's first sync runs: searches do not wait for ix.mu
+	partial    atomic.Bool // a sync stopped early (see [Index.SyncFor]) and none completed since
 	watching   atomic.Bool // w is set
 
 	warnMu   sync.Mutex // protects warnings

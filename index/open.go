@@ -177,6 +177,7 @@ func (ix *Index) openLocal() error {
 		ix.dirty = true // a manifest of an older Nexus: write it with its digest
 	}
 	ix.man = man
+	ix.partial.Store(man.partial)
 	ix.walkHint.Store(int64(man.n))
 	ix.loadWarnings()
 	ix.lastAsked.Store(time.Now().UnixNano())

@@ -117,6 +117,7 @@ func (ix *Index) Rebuild(ctx context.Context, progress func(Progress)) error {
 	if err := ix.swapIn(); err != nil {
 		return err
 	}
+	ix.partial.Store(false) // every file is in
 	ix.bump()
 	if progress != nil {
 		progress(Progress{Done: len(list), Total: len(list)})
@@ -176,7 +177,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 		seq++
 		pending = nil
 	}
-	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(ctx, m, p) }) {
+	for p := range ix.loadAll(ctx, list, func(p *parsed) { analyseDocs(ctx, m, p) }, nil) {
 		if firstErr != nil || failed.Load() {
 			continue // drain
 		}
@@ -272,6 +273,11 @@ func analyseDocs(ctx context.Context, m mapping.IndexMapping, p *parsed) {
 			return
 		}
 		analyseFields(m, &p.docs[i], d)
+		for _, f := range d.Fields {
+			if pc, ok := f.(*precomputed); ok {
+				pc.dropText()
+			}
+		}
 		p.analysed = append(p.analysed, d)
 	}
 	p.docs = nil
@@ -354,7 +360,16 @@ func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
 			defer ta.put()
 		}
 	}
+	// The "all" field's terms: counted part by part with a textAnalysis
+	// (it has no term vectors: only the counts matter), else its parts'
+	// tokens, counted at the end.
 	var allTokens analysis.TokenStream
+	var allFreqs bindex.TokenFrequencies
+	allLen, allCounted := 0, false
+	if n > 0 && ta != nil {
+		allFreqs = bindex.TokenFrequencies{}
+		allCounted = !d.Fields[all].Options().SkipFreqNorm()
+	}
 	for i, f := range d.Fields {
 		if !f.Options().IsIndexed() {
 			continue
@@ -371,34 +386,60 @@ func analyseFields(m mapping.IndexMapping, src *doc, d *document.Document) {
 		inBody := allParts[j] == "body" && bodyField == "body" // the body with its word pairs
 		var tokens analysis.TokenStream                        // without the body's word pairs
 		switch {
+		case ta != nil && !inBody && !tf.Options().IncludeTermVectors() && len(tf.Value()) > analysisChunk:
+			// A long text (a pasted log in longbody) is analysed a
+			// piece at a time, its tokens counted and dropped: whole,
+			// its token stream alone took about 100 bytes a word. The
+			// pieces end where every token does (see [nextCut]), and
+			// without term vectors only the counts matter, so the
+			// terms are the same.
+			freqs, length := bindex.TokenFrequencies{}, 0
+			counted := !tf.Options().SkipFreqNorm()
+			text := analysisInput(tf)
+			for len(text) > 0 {
+				cut := nextCut(text, analysisChunk)
+				piece := ta.tokens(text[:cut])
+				ta.count(freqs, piece, counted)
+				length += len(piece)
+				if j < n {
+					ta.count(allFreqs, piece, allCounted)
+					allLen += len(piece)
+				}
+				text = text[cut:]
+			}
+			d.Fields[i] = &precomputed{Field: tf, length: length, freqs: freqs}
+			continue
 		case ta != nil && inBody && !tf.Options().IncludeTermVectors():
 			tokens = ta.tokens(analysisInput(tf))
 			freqs, length := ta.bodyFreqs(tokens, tf.Options())
-			d.Fields[i] = &precomputed{tf, length, freqs}
+			d.Fields[i] = &precomputed{Field: tf, length: length, freqs: freqs}
 		case ta != nil && !inBody:
 			tokens = ta.tokens(analysisInput(tf))
-			d.Fields[i] = &precomputed{tf, len(tokens), ta.freqs(tokens, tf.ArrayPositions(), tf.Options())}
+			d.Fields[i] = &precomputed{Field: tf, length: len(tokens), freqs: ta.freqs(tokens, tf.ArrayPositions(), tf.Options())}
 		default:
 			tokens = tf.Analyzer().Analyze(analysisInput(tf))
-			d.Fields[i] = &precomputed{tf, len(tokens), analysis.TokenFrequency(tokens, tf.ArrayPositions(), tf.Options())}
+			d.Fields[i] = &precomputed{Field: tf, length: len(tokens), freqs: analysis.TokenFrequency(tokens, tf.ArrayPositions(), tf.Options())}
 			if inBody {
 				tokens = slices.DeleteFunc(slices.Clone(tokens), func(t *analysis.Token) bool { return t.Type == analysis.Shingle })
 			}
 		}
 		if j < n {
-			allTokens = append(allTokens, tokens...)
+			if ta != nil {
+				ta.count(allFreqs, tokens, allCounted)
+				allLen += len(tokens)
+			} else {
+				allTokens = append(allTokens, tokens...)
+			}
 		}
 	}
 	if n > 0 {
 		// Without term vectors only the terms count, not their order.
 		af := d.Fields[all]
-		var freqs bindex.TokenFrequencies
-		if ta != nil {
-			freqs = ta.freqs(allTokens, af.ArrayPositions(), af.Options())
-		} else {
-			freqs = analysis.TokenFrequency(allTokens, af.ArrayPositions(), af.Options())
+		if ta == nil {
+			allFreqs = analysis.TokenFrequency(allTokens, af.ArrayPositions(), af.Options())
+			allLen = len(allTokens)
 		}
-		d.Fields[all] = &precomputed{af, len(allTokens), freqs}
+		d.Fields[all] = &precomputed{Field: af, length: allLen, freqs: allFreqs}
 	}
 }
 
@@ -416,6 +457,27 @@ type precomputed struct {
 	document.Field
 	length int
 	freqs  bindex.TokenFrequencies
+	plain  uint64 // the text's length, once dropped (see dropText)
+}
+
+// dropText lets go of the field's text when it is not stored: the index
+// keeps only its terms, and the text of a pasted log is megabytes, held
+// until its batch is written (twice: the body and "all").
+func (f *precomputed) dropText() {
+	tf, ok := f.Field.(*document.TextField)
+	if !ok || tf.Options().IsStored() || len(tf.Value()) == 0 {
+		return
+	}
+	f.plain = tf.NumPlainTextBytes()
+	f.Field = document.NewTextFieldCustom(tf.Name(), tf.ArrayPositions(), nil, tf.Options(), tf.Analyzer())
+}
+
+// NumPlainTextBytes is the field's text's length, also once it is dropped.
+func (f *precomputed) NumPlainTextBytes() uint64 {
+	if f.plain > 0 {
+		return f.plain
+	}
+	return f.Field.NumPlainTextBytes()
 }
 
 func (*precomputed) Analyze()                                            {}

@@ -458,6 +458,10 @@ func TestAllFieldFromParts(t *testing.T) {
 		allDoc("Running", "runner", "runs", "ran", "running", "running Running RUNNING runs runs ran 달리기 달리기를 running"),
 		longDoc("Pasted log", "", "", "", "", "of the backup and the restore of a an the 배포 시간 초과 東京タワー l'équipe"),
 		longDoc("", "", "", "", "", ""),
+		// Cut into pieces (see nextCut) where the pieces are small:
+		// lines, spaces between ASCII, and none between Hangul words.
+		longDoc("Log", "", "", "", "", "line one of the log\n배포 시간 초과 배포를 했다 시간초과\r\nfoo\tbar ｶﾀｶﾅ ﾃｽﾄ\n\n東京タワー 京都 大阪 l'équipe O\u2019Brien de\u00adploy\n\u0301 mark after a newline"),
+		longDoc("One line", "", "", "", "", strings.Repeat("alpha beta, gamma 배포 시간 the of ", 40)),
 	}
 	m, err := newMapping()
 	if err != nil {
@@ -466,13 +470,39 @@ func TestAllFieldFromParts(t *testing.T) {
 	if getTextAnalysis(m.AnalyzerNamed(analyzerName), m.AnalyzerNamed(bodyAnalyzerName)) == nil {
 		t.Fatal("the rebuild's own text analysis does not stand in for the mapping's analyzers")
 	}
-	for i, d := range cases {
-		shared, direct, ok := allFreqs(t, d)
-		if shared != direct {
-			t.Errorf("case %d: analysed from parts:\n%s\nanalysed whole:\n%s", i, shared, direct)
+	defer func(c int) { analysisChunk = c }(analysisChunk)
+	for _, chunk := range []int{analysisChunk, 16, 1} {
+		analysisChunk = chunk
+		for i, d := range cases {
+			shared, direct, ok := allFreqs(t, d)
+			if shared != direct {
+				t.Errorf("case %d, pieces of %d bytes: analysed from parts:\n%s\nanalysed whole:\n%s", i, chunk, shared, direct)
+			}
+			if want := d.All != "something else entirely"; ok != want {
+				t.Errorf("case %d: all from its parts: %v, want %v", i, ok, want)
+			}
 		}
-		if want := d.All != "something else entirely"; ok != want {
-			t.Errorf("case %d: all from its parts: %v, want %v", i, ok, want)
+	}
+}
+
+// TestNextCut: a long text is cut after a newline, else at a space
+// between ASCII bytes, never inside a word or between Hangul words.
+func TestNextCut(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		max  int
+		want int
+	}{
+		{"short", 10, 5},
+		{"ab\ncd\nef", 6, 6},
+		{"abc def ghi", 6, 4},
+		{"배포 시간 초과 end here", 8, 25},
+		{"배포 시간 초과", 4, 20},
+		{"abcdefgh ij", 3, 9},
+		{"ab\tcd", 3, 3},
+	} {
+		if got := nextCut([]byte(c.text), c.max); got != c.want {
+			t.Errorf("nextCut(%q, %d) = %d, want %d", c.text, c.max, got, c.want)
 		}
 	}
 }
@@ -486,6 +516,8 @@ func FuzzAllFieldFromParts(f *testing.F) {
 	f.Add("", "", "\ufa6c", "中", "", "")
 	f.Add("", "", "\u0958e\u0301\u11a8", "'ｶ", "", "")
 	f.Add("de\u00adploy", "O\u2019Brien", "", "ﬁle", "", norm.NFD.String("배포 완료"))
+	defer func(c int) { analysisChunk = c }(analysisChunk)
+	analysisChunk = 5 // the long body in pieces
 	f.Fuzz(func(t *testing.T, title, aliases, tags, props, headings, body string) {
 		for _, d := range []*doc{allDoc(title, aliases, tags, props, headings, body), longDoc(title, aliases, tags, props, headings, body)} {
 			shared, direct, _ := allFreqs(t, d)

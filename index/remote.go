@@ -384,7 +384,7 @@ func (ix *Index) takeover() bool {
 	}
 	if err := ix.openLocal(); err == nil {
 		// Catch up with what changed while the old holder was going away.
-		if err := ix.syncLocked(context.Background(), nil); err != nil {
+		if err := ix.syncLocked(context.Background(), nil, nil); err != nil {
 			ix.warn(fmt.Sprintf("catch up after taking the index over: %v", err))
 		}
 		if ix.startCtx != nil && ix.startCtx.Err() == nil {

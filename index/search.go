@@ -798,7 +798,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	res := &Results{Query: q.Text, Total: r.total, TotalCapped: r.capped, Hits: []Hit{}, CatchingUp: ix.catchingUp.Load() && !ix.opts.WaitCatchUp}
+	res := &Results{Query: q.Text, Total: r.total, TotalCapped: r.capped, Hits: []Hit{}, CatchingUp: (ix.catchingUp.Load() && !ix.opts.WaitCatchUp) || ix.partial.Load()}
 	an := ix.bi.Mapping().AnalyzerNamed(analyzerName)
 	terms := queryTerms(an, pq)
 	for i, h := range r.hits {
@@ -1139,7 +1139,7 @@ func queryTerms(an analysis.Analyzer, p parsedQuery) map[string]bool {
 // flushPending indexes the watcher's queued paths now, debounce or not, so
 // that a search right after a save sees it.
 func (ix *Index) flushPending(ctx context.Context) {
-	if !ix.watching.Load() || ix.rebuilding.Load() || (ix.catchingUp.Load() && !ix.opts.WaitCatchUp) {
+	if !ix.watching.Load() || ix.rebuilding.Load() || (ix.catchingUp.Load() && (!ix.opts.WaitCatchUp || ix.partial.Load())) {
 		return // nothing queued, or a long job runs: answer from the index as it is
 	}
 	ix.mu.Lock() // waits for an update in progress, so it is seen

@@ -2,9 +2,12 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -33,25 +36,74 @@ func (ix *Index) SyncProgress(ctx context.Context, progress func(Progress)) erro
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	var pf func(done, total int)
-	if progress != nil {
-		pf = func(done, total int) { progress(Progress{Done: done, Total: total}) }
-	}
-	return ix.syncLocked(ctx, pf)
+	return ix.syncLocked(ctx, progressFunc(progress), nil)
 }
 
-func (ix *Index) syncLocked(ctx context.Context, progress func(done, total int)) error {
+// SyncFor is [Index.SyncProgress] that indexes for about budget, then
+// stops: it reads no more files, commits those it has read (they are
+// searchable, and recorded in the manifest, so the next sync or holder
+// goes on from there) and returns false. It returns true when the index
+// is up to date. Files are taken newest first, so what a stopped sync
+// leaves searchable is what was written last. Searches of this Index
+// say CatchingUp until a sync completes. A holder, which keeps the
+// index current itself, is asked to sync in full.
+func (ix *Index) SyncFor(ctx context.Context, budget time.Duration, progress func(Progress)) (bool, error) {
+	if ix.isClosed() {
+		return false, ErrClosed
+	}
+	if _, remote, err := viaHolder(ctx, ix, func(c *client) (struct{}, error) {
+		return struct{}{}, c.sync(ctx)
+	}); remote {
+		return err == nil, err
+	}
+	stop := make(chan struct{})
+	t := time.AfterFunc(budget, func() { close(stop) })
+	defer t.Stop()
+	return ix.syncUntil(ctx, progress, stop)
+}
+
+// syncUntil is [Index.SyncFor] stopped when stop closes.
+func (ix *Index) syncUntil(ctx context.Context, progress func(Progress), stop <-chan struct{}) (bool, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	err := ix.syncLocked(ctx, progressFunc(progress), stop)
+	if errors.Is(err, errStopped) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// setPartial records whether the index is known to lack files because a
+// sync stopped early: in the manifest, for the next process, and for
+// this one's searches, which then say CatchingUp. ix.mu must be held.
+func (ix *Index) setPartial(p bool) {
+	if ix.man.partial != p {
+		ix.man.partial, ix.dirty = p, true
+	}
+	ix.partial.Store(p)
+}
+
+func progressFunc(progress func(Progress)) func(done, total int) {
+	if progress == nil {
+		return nil
+	}
+	return func(done, total int) { progress(Progress{Done: done, Total: total}) }
+}
+
+// syncLocked walks the vault and indexes what changed. A stop that
+// closes (nil: never) ends it early with errStopped (see [Index.apply]).
+func (ix *Index) syncLocked(ctx context.Context, progress func(done, total int), stop <-chan struct{}) error {
 	files, err := ix.walk(ctx)
 	if err != nil {
 		return fmt.Errorf("scan vault: %w", err)
 	}
-	return ix.syncFiles(ctx, files, progress)
+	return ix.syncFiles(ctx, files, progress, stop)
 }
 
 // syncFiles is syncLocked with the walk done (possibly before ix.mu was
 // taken, so files may be slightly older than the manifest). ix.mu must be
 // held.
-func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(done, total int)) error {
+func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(done, total int), stop <-chan struct{}) error {
 	bi, _ := ix.local()
 	if bi == nil {
 		return ErrClosed
@@ -64,6 +116,7 @@ func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(
 		}
 	}
 	if ix.fresh(files) {
+		ix.setPartial(false)
 		return ix.saveManifest()
 	}
 	if ix.files(); ix.manLost {
@@ -82,9 +135,22 @@ func (ix *Index) syncFiles(ctx context.Context, files vaultFiles, progress func(
 			gone = append(gone, k)
 		}
 	}
-	if err := ix.apply(ctx, bi, changed, gone, false, progress); err != nil {
+	if stop != nil {
+		// What a stopped sync leaves searchable: the newest notes.
+		sort.SliceStable(changed, func(i, j int) bool { return changed[i].st.Mtime > changed[j].st.Mtime })
+	}
+	if err := ix.apply(ctx, bi, changed, gone, false, progress, stop); err != nil {
+		if errors.Is(err, errStopped) {
+			ix.setPartial(true)
+		}
+		// The manifest holds what was committed (see [Index.apply]):
+		// saved, the next sync goes on from there.
+		if serr := ix.saveManifest(); serr != nil && errors.Is(err, errStopped) {
+			return serr
+		}
 		return err
 	}
+	ix.setPartial(false)
 	ix.warnShadowed(files, kept) // after apply, which replaces the kept file's warnings
 	return ix.saveManifest()
 }
@@ -143,7 +209,7 @@ func (ix *Index) update(ctx context.Context, rels []string) error {
 			}
 		}
 	}
-	return ix.apply(ctx, bi, changed, gone, false, nil)
+	return ix.apply(ctx, bi, changed, gone, false, nil, nil)
 }
 
 // Notify tells the index that Nexus just wrote, moved or deleted these

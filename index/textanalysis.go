@@ -124,6 +124,60 @@ func (ta *textAnalysis) freqs(tokens analysis.TokenStream, arrayPositions []uint
 	return rv
 }
 
+// count adds the terms of tokens to rv (their frequencies when counted),
+// as [textAnalysis.freqs] makes them for a field without term vectors.
+func (ta *textAnalysis) count(rv bindex.TokenFrequencies, tokens analysis.TokenStream, counted bool) {
+	for _, t := range tokens {
+		tf := rv[string(t.Term)]
+		if tf == nil {
+			tf = ta.newFreq(t.Term, len(tokens))
+			rv[string(t.Term)] = tf
+		}
+		if counted {
+			tf.SetFrequency(tf.Frequency() + 1)
+		}
+	}
+}
+
+// analysisChunk is about the most text of one field analysed at once
+// when the field has no term vectors (see [analyseFields]): a variable
+// for tests.
+var analysisChunk = 64 << 10
+
+// nextCut returns where the first piece of text, about max bytes, ends:
+// after a newline, else after a space or tab between two ASCII bytes.
+// No token, word pair across spaces or CJK bigram spans either (nor does
+// folding join across them), so analysing the pieces one by one makes
+// the terms the whole text makes. Text with no such place within max
+// bytes is cut at the first one after; text with none at all is one
+// piece.
+func nextCut(text []byte, max int) int {
+	if len(text) <= max {
+		return len(text)
+	}
+	if i := bytes.LastIndexByte(text[:max], '\n'); i >= 0 {
+		return i + 1
+	}
+	for i := max - 1; i > 0; i-- {
+		if asciiGap(text, i) {
+			return i + 1
+		}
+	}
+	for i := max; i < len(text); i++ {
+		if text[i] == '\n' || asciiGap(text, i) {
+			return i + 1
+		}
+	}
+	return len(text)
+}
+
+// asciiGap reports whether text[i] is a space or tab between two ASCII
+// bytes.
+func asciiGap(text []byte, i int) bool {
+	c := text[i]
+	return (c == ' ' || c == '\t') && i > 0 && i+1 < len(text) && text[i-1] < utf8.RuneSelf && text[i+1] < utf8.RuneSelf
+}
+
 // Word pairs are the words' terms joined by pairSeparator; a gap in the
 // positions (a stop word left out) stands as the term pairFiller. Both
 // [addAnalyzer]'s shingle filters are configured with these.

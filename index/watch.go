@@ -43,7 +43,7 @@ func (ix *Index) Start(ctx context.Context) error {
 	// Searches meanwhile answer from the index as it is rather than wait
 	// for a first sync that can take minutes on a big new vault.
 	ix.catchingUp.Store(true)
-	err := ix.syncLocked(ctx, nil)
+	err := ix.syncLocked(ctx, nil, nil)
 	ix.catchingUp.Store(false)
 	// On error the watcher stays: it stops with ctx or Close, and the
 	// periodic reconcile retries the sync.
@@ -290,7 +290,7 @@ func (w *watcher) apply(ctx context.Context, paths []string, full bool) {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if err := ix.syncFiles(ctx, files, nil); err != nil && ctx.Err() == nil {
+	if err := ix.syncFiles(ctx, files, nil, nil); err != nil && ctx.Err() == nil {
 		ix.warn(fmt.Sprintf("update index: %v", err))
 	}
 }

@@ -41,21 +41,22 @@ import (
 )
 
 type options struct {
-	notes    int
-	dir      string
-	seed     uint64
-	queries  int
-	fts      bool
-	rebuild  bool
-	nexusBin string
-	saves    int
-	jsonOut  bool
-	cold     bool
-	coldRuns int
-	builds   int
-	memory   string
-	warm     bool
-	liteBin  string
+	notes       int
+	dir         string
+	seed        uint64
+	queries     int
+	fts         bool
+	rebuild     bool
+	nexusBin    string
+	saves       int
+	jsonOut     bool
+	cold        bool
+	coldRuns    int
+	builds      int
+	memory      string
+	firstSearch bool
+	warm        bool
+	liteBin     string
 }
 
 func main() {
@@ -81,6 +82,7 @@ func main() {
 	flag.StringVar(&o.liteBin, "nexus-lite", "", "with -warm: also time this lean build's 'nexus search'")
 	flag.IntVar(&o.builds, "builds", 0, "only time N builds of the vault in -dir as processes, 'nexus index rebuild' (needs -nexus) and the FTS5 build interleaved, for wall time, CPU and peak resident memory (medians)")
 	flag.StringVar(&o.memory, "memory", "", "with -builds: pass --memory to 'nexus index rebuild'")
+	flag.BoolVar(&o.firstSearch, "first-search", false, "with -builds: after each build pair also time 'nexus search' on the vault with its index removed (the time to a first answer, from what is indexed by then), then wait for the background holder to finish indexing")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ftsBuildOnly := flag.Bool("fts-build-only", false, "only build the FTS5 index of -dir and exit (run as a child, for its peak memory)")
 	flag.Usage = func() {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -83,6 +84,12 @@ CI run (stderr not a terminal) starts no holder unless --hold,
 $NEXUS_SEARCH_HOLD or search.hold in .nexus/config.yaml sets a duration;
 0 or off in any of them turns it off.
 
+With much to index (no index yet on a big vault), a search indexes for
+about 1.5 s, newest notes first, answers from what is indexed, says it is
+still indexing, and leaves the rest to the background holder, which it
+starts then from a script too. With the hold 0 or off it indexes
+everything before answering.
+
 A read-only vault (its .nexus/ cannot be written: a read-only mount, another
 user's copy) is searched all the same and nothing is written: from the index
 on disk when no file changed since it was built, else from one built in memory
@@ -131,28 +138,54 @@ Examples:
 // openIndex opens the vault's index: the holder's if one runs, else this
 // process's own, brought up to date with the files first.
 func openIndex(g *globals, v *vault.Vault, catchUp bool) (*index.Index, error) {
+	ix, _, err := openIndexWithin(g, v, catchUp, 0)
+	return ix, err
+}
+
+// searchIndexBudget is how long a search that opened the index itself
+// indexes before it answers from what is indexed (issue 32: within 3 s
+// on a 10,000-note vault with no index), leaving the rest to a
+// background holder.
+const searchIndexBudget = 1500 * time.Millisecond
+
+// openIndexWithin is openIndex whose catch-up stops after budget (0: none)
+// with the files read so far indexed; last is the catch-up's last
+// progress, whose Done is short of Total when it stopped.
+func openIndexWithin(g *globals, v *vault.Vault, catchUp bool, budget time.Duration) (_ *index.Index, last index.Progress, _ error) {
 	ix, err := index.Open(v, index.Options{})
 	if err != nil {
-		return nil, err
+		return nil, last, err
 	}
 	if catchUp && !ix.Remote() {
 		// A first search on a big vault indexes it all: show progress
 		// when there is a lot to do.
 		bar := newProgressBar(g.stderr)
 		gc := sparseGC()
-		err := ix.SyncProgress(g.ctx, func(p index.Progress) {
+		// Indexing is held to the default budget's heap cap, as
+		// 'nexus index rebuild' is (a pasted note of megabytes, the
+		// collector's headroom doubling it, went past it).
+		if heapCap := int64(index.DefaultMemoryBudget * 3 / 4); debug.SetMemoryLimit(-1) > heapCap {
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(heapCap))
+		}
+		progress := func(p index.Progress) {
 			gc.restore() // indexing: memory matters more than the collector's CPU
+			last = p
 			if p.Total >= 1000 {
 				bar.update(p)
 			}
-		})
+		}
+		if budget > 0 {
+			_, err = ix.SyncFor(g.ctx, budget, progress)
+		} else {
+			err = ix.SyncProgress(g.ctx, progress)
+		}
 		bar.done()
 		if err != nil {
 			ix.Close()
-			return nil, err
+			return nil, last, err
 		}
 	}
-	return ix, nil
+	return ix, last, nil
 }
 
 // sparseGC makes the garbage collector run less often (GOGC 400) until
@@ -197,10 +230,18 @@ func runSearch(g *globals, o searchOptions) error {
 	if hp.start == nil {
 		hp.start = startHolder
 	}
-	ix, err := openIndex(g, v, true)
+	// With a holder to leave the rest to, a search on a vault with much
+	// to index answers from what is indexed after searchIndexBudget;
+	// with none (--hold 0), it waits for the whole catch-up.
+	budget := time.Duration(0)
+	if hp.idle > 0 {
+		budget = searchIndexBudget
+	}
+	ix, caught, err := openIndexWithin(g, v, true, budget)
 	if err != nil {
 		return err
 	}
+	stopped := caught.Total > 0 && caught.Done < caught.Total
 	res, err := hybrid.NewSearcher(v, ix, hybrid.Options{}).Search(g.ctx, q, o.also)
 	local := !ix.Remote() && !ix.ReadOnly()
 	if err == nil && ix.InMemory() {
@@ -220,6 +261,14 @@ func runSearch(g *globals, o searchOptions) error {
 		// Why meaning took no part: a failure every time; no model
 		// configured once per vault, to a person (--json carries it).
 		fmt.Fprintln(g.stderr, "nexus: "+res.Notice)
+	}
+	if local && stopped {
+		// The rest of the files are indexed by a holder, scripts
+		// included (the hold setting is not 0 here).
+		hp.explicit = true
+		if !g.json {
+			fmt.Fprintf(g.stderr, "nexus: still indexing: these results are from %d of %d changed files; a background 'nexus index hold' indexes the rest, so search again in a moment\n", caught.Done, caught.Total)
+		}
 	}
 	if local {
 		// This process had to check every file; a holder spares the
