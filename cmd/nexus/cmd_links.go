@@ -36,8 +36,9 @@ are not links.
 NOTE is a path (vault-relative or on disk, ".md" optional) or a note's name
 as a link would write it. The answer comes from a links cache kept in
 .nexus/index/links: each run lists the vault's files and reads only the notes
-changed since the last run and those whose links name NOTE (about 50 ms for
-10,000 notes; the first run reads every note, about 0.5 s).`,
+changed since the last run and those whose links can name NOTE (about 0.2 s
+of CPU for 10,000 notes on a busy machine; the first run reads every note,
+about 0.6 s).`,
 		Example: `  nexus links "Ada Lovelace"
   nexus links projects/engine.md --json`,
 		Args: cobra.ExactArgs(1),
