@@ -51,8 +51,16 @@ func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit, dat
 	if data == nil {
 		return ""
 	}
-	text := snippetText(sectionBytes(data, h.Line, h.EndLine))
+	whole := sectionBytes(data, h.Line, h.EndLine)
+	sec, cutStart, cutEnd := excerpt(whole, terms)
+	text := snippetText(sec)
 	win, start, end, found := bestWindow(text, terms)
+	if !found && len(sec) < len(whole) {
+		// The term found in the raw text is not shown there (a link's
+		// target, a comment): look through the whole section.
+		text, cutStart, cutEnd = snippetText(whole), false, false
+		win, start, end, found = bestWindow(text, terms)
+	}
 	if !found {
 		if props := propsText(data); props != "" {
 			if w, s, e, ok := bestWindow(props, terms); ok || strings.TrimSpace(text) == "" {
@@ -67,14 +75,236 @@ func (ix *Index) snippet(an analysis.Analyzer, terms map[string]bool, h Hit, dat
 		return scan.Withheld(rule, "the text of "+h.Path+" at this hit", "a person can read the note itself")
 	}
 	var b strings.Builder
-	if start > 0 {
+	if start > 0 || cutStart && text != h.Title {
 		b.WriteString("…")
 	}
 	b.WriteString(highlight(an, terms, win))
-	if end < len(text) {
+	if end < len(text) || cutEnd && text != h.Title {
 		b.WriteString("…")
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// excerptMin is the length from which a section is narrowed to the
+// paragraphs around its best match before it is rendered for a snippet
+// (see [excerpt]); shorter ones are rendered whole. A variable for tests.
+var excerptMin = 16 << 10
+
+// excerptMargin is how much of the section, in bytes, an excerpt keeps
+// on each side of the best match's window (200 code points are at most
+// 800 bytes; markup dropped from the excerpt makes it shorter).
+const excerptMargin = 2 << 10
+
+// excerpt narrows sec, a long section, to the paragraphs around its best
+// match, so that a snippet's work is bounded by the match, not by the
+// section: the markup regexes, normalisation and the read-time scan then
+// run over a few kilobytes, not over a 200 KB note without headings.
+// cutStart and cutEnd say that text was left out before or after it.
+//
+// The best match is found as [bestWindow] finds it, by substring search
+// over the raw text. The excerpt starts and ends at a blank line, never
+// inside a multi-line construct that rendering or the scan would see
+// otherwise cut: an HTML or %% comment, $$ math, a fenced code block, a
+// code span, an armored key block. So its rendering is the section's
+// rendering around the match (TestExcerptRendersAsTheWholeSection).
+// When no term is found the excerpt is the section's start (the snippet
+// shows the section's start); a section with no blank line to cut at
+// near the match is returned whole.
+func excerpt(sec []byte, terms map[string]bool) (part []byte, cutStart, cutEnd bool) {
+	if len(sec) < excerptMin {
+		return sec, false, false
+	}
+	raw := string(sec)
+	_, ws, we, n := bestWindowN(raw, terms)
+	if n == 0 {
+		ws, we = 0, 0
+	}
+	ivs := multiline(raw)
+	a := cutBefore(raw, ws-excerptMargin, ivs)
+	b := cutAfter(raw, we+excerptMargin, ivs)
+	if a < 0 || b < 0 {
+		return sec, false, false
+	}
+	return sec[a:b], a > 0, b < len(sec)
+}
+
+// interval is a byte range [start, end) of a section that a cut must not
+// split.
+type interval struct{ start, end int }
+
+// cutBefore is the start of the paragraph holding byte at (the byte after
+// a blank line, or 0), moved back before any interval it would split; -1
+// when the cut would be far (no blank line within 8 KB).
+func cutBefore(s string, at int, ivs []interval) int {
+	const far = 8 << 10
+	at = max(0, min(at, len(s)))
+	limit := at - far
+	for {
+		if at <= 0 {
+			return 0
+		}
+		k := strings.LastIndex(s[:at], "\n\n")
+		if k < 0 || k < limit {
+			if k < 0 && at < far {
+				return 0
+			}
+			return -1
+		}
+		at = k + 2
+		moved := false
+		for _, iv := range ivs {
+			if iv.start < at && at < iv.end {
+				at, moved = iv.start, true
+			}
+		}
+		if !moved {
+			return at
+		}
+	}
+}
+
+// cutAfter is the end of the paragraph holding byte at (after the blank
+// line that ends it, or len(s)), moved on past any interval it would
+// split; -1 when far (no blank line within 8 KB).
+func cutAfter(s string, at int, ivs []interval) int {
+	const far = 8 << 10
+	at = max(0, min(at, len(s)))
+	limit := at + far
+	for {
+		if at >= len(s) {
+			return len(s)
+		}
+		k := strings.Index(s[at:], "\n\n")
+		if k < 0 || at+k > limit {
+			if k < 0 && len(s)-at < far {
+				return len(s)
+			}
+			return -1
+		}
+		at += k + 2
+		moved := false
+		for _, iv := range ivs {
+			if iv.start < at && at < iv.end {
+				at, moved = iv.end, true
+			}
+		}
+		if !moved {
+			return at
+		}
+	}
+}
+
+// multiline lists the constructs of s that may run over lines, each a
+// range a cut must not split: HTML and %% comments and $$ math (paired
+// as their regexes pair them, the leftmost open with the next close),
+// armored key blocks, fenced code blocks (open to close, or to the end)
+// and code spans (paired as [spans] pairs them, outside fences). One
+// pass of byte searches over s; no regex.
+func multiline(s string) []interval {
+	var ivs []interval
+	pairs := func(open, close string) {
+		for off := 0; ; {
+			i := strings.Index(s[off:], open)
+			if i < 0 {
+				return
+			}
+			i += off
+			j := strings.Index(s[i+len(open):], close)
+			if j < 0 {
+				return
+			}
+			j += i + len(open) + len(close)
+			ivs = append(ivs, interval{i, j})
+			off = j
+		}
+	}
+	pairs("<!--", "-->")
+	pairs("%%", "%%")
+	pairs("$$", "$$")
+	pairs("-----BEGIN", "-----END")
+	// An armored block runs to the end of its END line.
+	for i := range ivs {
+		if strings.HasSuffix(s[ivs[i].start:ivs[i].end], "-----END") {
+			if k := strings.IndexByte(s[ivs[i].end:], '\n'); k >= 0 {
+				ivs[i].end += k
+			} else {
+				ivs[i].end = len(s)
+			}
+		}
+	}
+	// Fences, as fenced reads them, and the code spans between them.
+	var fence string
+	open, prose := 0, 0
+	for i := 0; i < len(s); {
+		end := strings.IndexByte(s[i:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += i + 1
+		}
+		line := s[i:end]
+		if line != "" && (line[0] == ' ' || line[0] == '`' || line[0] == '~') {
+			marker := fenceMarker(line)
+			switch {
+			case fence == "" && marker != "":
+				ivs = append(ivs, codeSpans(s, prose, i)...)
+				fence, open = marker, i
+			case fence != "" && marker != "" && marker[0] == fence[0] && len(marker) >= len(fence) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), marker[:1])) == "":
+				ivs = append(ivs, interval{open, end})
+				fence, prose = "", end
+			}
+		}
+		i = end
+	}
+	if fence != "" {
+		ivs = append(ivs, interval{open, len(s)})
+	} else {
+		ivs = append(ivs, codeSpans(s, prose, len(s))...)
+	}
+	return ivs
+}
+
+// codeSpans are the code spans of s[from:to], text outside fences, as
+// [spans] pairs backtick runs.
+func codeSpans(s string, from, to int) []interval {
+	var ivs []interval
+	t := s[:to]
+	for i := from; i < to; {
+		k := strings.IndexByte(t[i:], '`')
+		if k < 0 {
+			break
+		}
+		k += i
+		n := k
+		for n < to && t[n] == '`' {
+			n++
+		}
+		run := t[k:n]
+		closing := -1
+		for j := n; j < to; {
+			c := strings.Index(t[j:], run)
+			if c < 0 {
+				break
+			}
+			c += j
+			e := c + len(run)
+			if (c == 0 || t[c-1] != '`') && (e == len(t) || t[e] != '`') {
+				closing = c
+				break
+			}
+			for e < to && t[e] == '`' {
+				e++
+			}
+			j = e
+		}
+		if closing < 0 {
+			i = n
+			continue
+		}
+		ivs = append(ivs, interval{k, closing + len(run)})
+		i = closing + len(run)
+	}
+	return ivs
 }
 
 // maskQuarantined shows a log hit as another agent may see it (SPEC §2).

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,7 +36,18 @@ type Vault struct {
 	files  []string         // vault paths as on disk, slash-separated
 	byKey  map[string]int   // folded path -> index in files
 	byName map[string][]int // folded base name (".md" dropped) -> files
+
+	// stamps, when not nil, are the linking files' entries as found by
+	// the walk of [Find], their keys from the cache or, for a file
+	// changed since, unknown (nil) until Find reads it; dirty says the
+	// cache must be written back.
+	stamps map[string]entry
+	dirty  bool
 }
+
+// readFile reads a file of the vault (through its root). Overridden by
+// tests.
+var readFile = vaultfs.ReadFile
 
 // fold is how Obsidian compares names: NFC, case-insensitive.
 func fold(s string) string { return strings.ToLower(norm.NFC.String(s)) }
@@ -44,7 +56,18 @@ func fold(s string) string { return strings.ToLower(norm.NFC.String(s)) }
 // (those Obsidian hides, .obsidian and .nexus among them); symlinks are
 // left out, as the search index leaves them out.
 func Scan(root string) (*Vault, error) {
+	return scan(root, false)
+}
+
+// scan is [Scan]; with stamps, it also stats each note and canvas and
+// takes the keys of those unchanged since from the links cache.
+func scan(root string, stamps bool) (*Vault, error) {
 	v := &Vault{root: root, byKey: map[string]int{}, byName: map[string][]int{}}
+	var cache map[string]entry
+	if stamps {
+		cache = loadCache(root)
+		v.stamps = make(map[string]entry, len(cache))
+	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
@@ -68,11 +91,31 @@ func Scan(root string) (*Vault, error) {
 		if err != nil {
 			return nil
 		}
-		v.add(filepath.ToSlash(rel))
+		rel = filepath.ToSlash(rel)
+		v.add(rel)
+		if stamps && linking(rel) {
+			info, err := d.Info()
+			if err != nil {
+				return nil // gone since the folder was read
+			}
+			e := stamped(info)
+			if c, ok := cache[rel]; ok && c.same(e) {
+				e.keys = c.keys
+				if e.keys == nil {
+					e.keys = []string{} // known: no links
+				}
+			} else {
+				v.dirty = true
+			}
+			v.stamps[rel] = e
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scan vault: %w", err)
+	}
+	if stamps && len(cache) != len(v.stamps) {
+		v.dirty = true // files gone (or the cache missing)
 	}
 	return v, nil
 }
@@ -183,13 +226,23 @@ func linking(rel string) bool {
 }
 
 // Find returns the links of the note named by note (see [Vault.Note]) in
-// the vault at root, both ways. It scans the vault.
+// the vault at root, both ways. It lists the vault's files and answers
+// from the links cache ([CacheFile]), reading only the files changed
+// since the cache was written and those whose links name the note; it
+// brings the cache up to date (an unwritable one is not an error).
 func Find(root, note string) (*Result, error) {
-	v, err := Scan(root)
+	v, err := scan(root, true)
 	if err != nil {
 		return nil, err
 	}
-	return v.Find(note)
+	res, err := v.Find(note)
+	if err != nil {
+		return nil, err
+	}
+	if v.dirty {
+		_ = saveCache(root, v.files, v.stamps) // a cache: the answer stands without it
+	}
+	return res, nil
 }
 
 // Find is [Find] over v's files.
@@ -200,7 +253,7 @@ func (v *Vault) Find(note string) (*Result, error) {
 	}
 	res := &Result{Note: rel, Outgoing: []Link{}, Backlinks: []Link{}}
 	if linking(rel) {
-		data, err := vaultfs.ReadFile(filepath.Join(v.root, filepath.FromSlash(rel)))
+		data, err := readFile(filepath.Join(v.root, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("read note: %w", err)
 		}
@@ -217,6 +270,10 @@ func (v *Vault) Find(note string) (*Result, error) {
 	if esc := strings.ReplaceAll(base, " ", "%20"); esc != base {
 		needles = append(needles, []byte(esc))
 	}
+	if v.stamps != nil {
+		v.fillKeys()
+	}
+	key := noteKey(rel)
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -227,7 +284,7 @@ func (v *Vault) Find(note string) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for f := range work {
-				data, err := vaultfs.ReadFile(filepath.Join(v.root, filepath.FromSlash(f)))
+				data, err := readFile(filepath.Join(v.root, filepath.FromSlash(f)))
 				if err != nil {
 					continue // gone or unreadable since the scan
 				}
@@ -250,9 +307,13 @@ func (v *Vault) Find(note string) (*Result, error) {
 		}()
 	}
 	for _, f := range v.files {
-		if linking(f) {
-			work <- f
+		if !linking(f) {
+			continue
 		}
+		if e, ok := v.stamps[f]; ok && e.keys != nil && !slices.Contains(e.keys, key) {
+			continue // no link of f can resolve to the note
+		}
+		work <- f
 	}
 	close(work)
 	wg.Wait()
@@ -264,6 +325,49 @@ func (v *Vault) Find(note string) (*Result, error) {
 		return a.Line < b.Line
 	})
 	return res, nil
+}
+
+// fillKeys reads the linking files changed since the cache was written
+// (in parallel) and records the keys of their links.
+func (v *Vault) fillKeys() {
+	var stale []string
+	for _, f := range v.files {
+		if e, ok := v.stamps[f]; ok && e.keys == nil {
+			stale = append(stale, f)
+		}
+	}
+	if len(stale) == 0 {
+		return
+	}
+	keys := make([][]string, len(stale))
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for w := 0; w < max(2, runtime.GOMAXPROCS(0)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				data, err := readFile(filepath.Join(v.root, filepath.FromSlash(stale[i])))
+				if err != nil {
+					continue // unreadable: read again by Find, and next time
+				}
+				keys[i] = fileKeys(stale[i], data)
+				if keys[i] == nil {
+					keys[i] = []string{}
+				}
+			}
+		}()
+	}
+	for i := range stale {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for i, f := range stale {
+		e := v.stamps[f]
+		e.keys = keys[i]
+		v.stamps[f] = e
+	}
 }
 
 // mentions reports whether a link in data may name one of the folded

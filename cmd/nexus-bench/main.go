@@ -57,6 +57,7 @@ type options struct {
 	firstSearch bool
 	warm        bool
 	liteBin     string
+	query       bool
 }
 
 func main() {
@@ -79,6 +80,7 @@ func main() {
 	flag.BoolVar(&o.cold, "cold", false, "only compare cold 'nexus search' processes (nobody holding the index) with ripgrep on the indexed vault in -dir (needs -nexus and rg)")
 	flag.IntVar(&o.coldRuns, "cold-runs", 40, "queries for -cold and -warm")
 	flag.BoolVar(&o.warm, "warm", false, "only compare 'nexus search' processes while 'nexus index hold' holds the index with the sqlite3 shell querying FTS5, on the indexed vault in -dir (needs -nexus and sqlite3)")
+	flag.BoolVar(&o.query, "query", false, "only compare in-process search with snippets (index.Search) with SQLite FTS5 with snippet(), query by query interleaved, wall and CPU time, on the indexed vault in -dir")
 	flag.StringVar(&o.liteBin, "nexus-lite", "", "with -warm: also time this lean build's 'nexus search'")
 	flag.IntVar(&o.builds, "builds", 0, "only time N builds of the vault in -dir as processes, 'nexus index rebuild' (needs -nexus) and the FTS5 build interleaved, for wall time, CPU and peak resident memory (medians)")
 	flag.StringVar(&o.memory, "memory", "", "with -builds: pass --memory to 'nexus index rebuild'")
@@ -109,6 +111,11 @@ func main() {
 	}
 	if o.builds > 0 {
 		rep, err := runBuilds(o, os.Stderr)
+		emit(o, rep, err)
+		return
+	}
+	if o.query {
+		rep, err := runQuery(o, os.Stderr)
 		emit(o, rep, err)
 		return
 	}

@@ -34,8 +34,11 @@ no existing file is listed as unresolved. Links in code and %%comments%%
 are not links.
 
 NOTE is a path (vault-relative or on disk, ".md" optional) or a note's name
-as a link would write it. The vault's files are read on each run (about
-0.5 s for 10,000 notes).`,
+as a link would write it. The answer comes from a links cache kept in
+.nexus/index/links: each run lists the vault's files and reads only the notes
+changed since the last run and those whose links can name NOTE (about 0.2 s
+of CPU for 10,000 notes on a busy machine; the first run reads every note,
+about 0.6 s).`,
 		Example: `  nexus links "Ada Lovelace"
   nexus links projects/engine.md --json`,
 		Args: cobra.ExactArgs(1),
@@ -51,10 +54,6 @@ func runLinks(g *globals, note string) error {
 	if err != nil {
 		return err
 	}
-	lv, err := links.Scan(v.Root())
-	if err != nil {
-		return err
-	}
 	// A path as the shell completed it, relative to the working folder.
 	if _, serr := os.Stat(note); serr == nil && !filepath.IsAbs(note) {
 		if abs, aerr := filepath.Abs(note); aerr == nil {
@@ -63,7 +62,7 @@ func runLinks(g *globals, note string) error {
 			}
 		}
 	}
-	res, err := lv.Find(note)
+	res, err := links.Find(v.Root(), note)
 	if errors.Is(err, links.ErrNoNote) {
 		return fmt.Errorf("no file in the vault is named %q: give its path or its name as a link would write it", note)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -103,7 +104,12 @@ func recordSearch(g *globals, v *vault.Vault, query string, res *holder.Results)
 	agents.FlushRecall()
 }
 
-func printHits(w io.Writer, res *holder.Results) {
+func printHits(out io.Writer, res *holder.Results) {
+	// One write, not three a hit: a search a holder answers takes a few
+	// milliseconds, and thirty small writes to a pipe or terminal were a
+	// visible part of them on a loaded machine.
+	w := bufio.NewWriter(out)
+	defer w.Flush()
 	defer func() {
 		if res.CatchingUp {
 			fmt.Fprintln(w, "\nThe index is still catching up with the vault (its holder just started): files changed while no holder ran may be missing; search again in a moment.")
