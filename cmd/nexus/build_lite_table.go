@@ -261,6 +261,12 @@ CI run (stderr not a terminal) starts no holder unless --hold,
 $NEXUS_SEARCH_HOLD or search.hold in .nexus/config.yaml sets a duration;
 0 or off in any of them turns it off.
 
+With much to index (no index yet on a big vault), a search indexes for
+about 1.5 s, newest notes first, answers from what is indexed, says it is
+still indexing, and leaves the rest to the background holder, which it
+starts then from a script too. With the hold 0 or off it indexes
+everything before answering.
+
 A read-only vault (its .nexus/ cannot be written: a read-only mount, another
 user's copy) is searched all the same and nothing is written: from the index
 on disk when no file changed since it was built, else from one built in memory
@@ -325,6 +331,13 @@ the next start). With --idle the HTTP server also shuts down once no
 request has come for that long (a server the runtime adapters start on
 demand uses 10m).
 
+--memory SIZE (default 128MiB) is about how much memory the server may
+use: the Go heap's soft limit (unless $GOMEMLIMIT is set), and a quarter
+of it sizes the search index's batches. Past the limit the server collects
+garbage more often rather than grow; it is a soft limit, so a burst that
+needs more still gets it. A hub with many clients and a big log can be
+given more (256MiB, 1GiB) to spend less CPU on collection.
+
 Examples:
   nexus --agent lyra serve --stdio
   nexus agent token lyra && nexus serve --http 127.0.0.1:7777
@@ -335,6 +348,7 @@ Examples:
 			{Name: "idle", Usage: `with --http: exit after this long without a request (0: never)`, Type: "duration"},
 			{Name: "insecure-listen", Usage: `allow plain HTTP on a non-loopback address`, Type: "bool", NoOptDefault: "true"},
 			{Name: "log-level", Usage: `log level on stderr: debug, info, warn, error`, Type: "string", Default: "info"},
+			{Name: "memory", Usage: `about how much memory the server may use (heap soft limit, index batches)`, Type: "string", Default: "128MiB"},
 			{Name: "stdio", Usage: `serve one agent (--agent) on stdin/stdout (default)`, Type: "bool", NoOptDefault: "true"},
 			{Name: "tls-cert", Usage: `PEM certificate file for HTTPS`, Type: "string"},
 			{Name: "tls-key", Usage: `PEM private key file for HTTPS`, Type: "string"},
