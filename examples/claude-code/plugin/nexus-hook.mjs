@@ -16,7 +16,10 @@
 //
 // Claude Code runs it as: node nexus-hook.mjs [--agent NAME] [--vault DIR]
 // [--bin PATH] with the hook's JSON input on stdin; the event is the input's
-// hook_event_name. Defaults: $NEXUS_AGENT, $NEXUS_VAULT (else the vault
+// hook_event_name. With --mcp it is instead the session's "nexus" MCP
+// server (see serveMCP): nexus serve --stdio passed through, plus the tool
+// claude_code_hook that hooks of type mcp_tool call with the same input, so
+// a turn's hooks start no process. Defaults: $NEXUS_AGENT, $NEXUS_VAULT (else the vault
 // above the project folder), $NEXUS_BIN (else nexus-lite on PATH, else
 // nexus). A Nexus that is missing, misconfigured or slow never fails the
 // turn and is never silent: the user sees a notice (systemMessage), the
