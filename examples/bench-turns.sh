@@ -5,6 +5,9 @@
 #
 #   examples/bench-turns.sh [TURNS]        # default 50 turns per setup
 #
+# OpenClaw gets OPENCLAW_TURNS (default 10): each of its turns is a new
+# 'openclaw agent --local' process, which took 24-35 s of CPU here.
+#
 # It uses the pinned OpenClaw, Claude Code and Node that .ci/run installs
 # (cached in ${NEXUS_CI_CACHE:-~/.cache/nexus-ci}; run .ci/run once, or its
 # install steps). Prints, per runtime and setup, p50 and p99 of a turn and
@@ -31,8 +34,8 @@ CLAUDE_BIN="$claude_bin" NODE_DIR="$node24_dir" NEXUS_BENCH_TURNS=$turns \
   go test -tags claudecode -count=1 -run 'TestClaudeCodeTurnCost' -v -timeout 60m ./examples | grep -E 'turns|FAIL|ok'
 
 echo "== OpenClaw 2026.9.6: plugin disabled, over the CLI, over the hub (openclaw agent --local per turn)"
-OPENCLAW_BIN="$openclaw_bin" NODE24_DIR="$node24_dir" NEXUS_BENCH_TURNS=$turns \
-  go test -tags openclaw -count=1 -run 'TestOpenClawTurnCost' -v -timeout 60m ./examples | grep -E 'turns|FAIL|ok'
+OPENCLAW_BIN="$openclaw_bin" NODE24_DIR="$node24_dir" NEXUS_BENCH_TURNS=${OPENCLAW_TURNS:-10} \
+  go test -tags openclaw -count=1 -run 'TestOpenClawTurnCost' -v -timeout 120m ./examples | grep -E 'turns |FAIL|ok'
 
 echo "== Hermes provider (its prefetch + append per turn, nexus-lite): CLI, then the hub"
 for mode in "" -hub; do

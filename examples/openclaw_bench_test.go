@@ -82,6 +82,7 @@ func TestOpenClawTurnCost(t *testing.T) {
 		for _, s := range setups {
 			nexus(t, bin, "--vault", s.vault, "--agent", "lyra", "log", "append", fmt.Sprintf("LYRA-B%d staging note", i))
 			ms, cpu := openclawTurn(t, ocBin, env, s.home, fmt.Sprintf("Turn %d: what changed on staging?", i))
+			t.Logf("%s, turn %d: %.1f ms, CPU %s", s.name, i, ms, cpu)
 			s.times = append(s.times, ms)
 			s.cpu += cpu
 		}
