@@ -7,13 +7,17 @@ package examples
 // claudecode_test.go (build tag claudecode).
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,7 +78,18 @@ func TestClaudeCodeInstallMerges(t *testing.T) {
 		var ours, others []string
 		for _, g := range hooks[event].([]any) {
 			for _, h := range g.(map[string]any)["hooks"].([]any) {
-				cmd := h.(map[string]any)["command"].(string)
+				hm := h.(map[string]any)
+				if hm["type"] == "mcp_tool" {
+					// A turn's hooks call the nexus server's hook tool
+					// with the hook's own fields.
+					in := hm["input"].(map[string]any)
+					if hm["server"] != "nexus" || hm["tool"] != "claude_code_hook" || in["hook_event_name"] != "${hook_event_name}" || in["prompt_id"] != "${prompt_id}" {
+						t.Errorf("%s: %v", event, hm)
+					}
+					ours = append(ours, want)
+					continue
+				}
+				cmd := hm["command"].(string)
 				if strings.Contains(cmd, "nexus-hook.mjs") {
 					ours = append(ours, cmd)
 				} else {
@@ -93,7 +108,8 @@ func TestClaudeCodeInstallMerges(t *testing.T) {
 		t.Errorf("PreToolUse lost: %s", pre)
 	}
 	mcp := readJSONFile(t, filepath.Join(project, ".mcp.json"))["mcpServers"].(map[string]any)
-	if mcp["other"] == nil || fmt.Sprint(mcp["nexus"]) != "map[args:[serve --stdio --agent claude] command:nexus env:map[NEXUS_VAULT:/srv/my vault] type:stdio]" {
+	hookFile := filepath.Join(project, ".claude", "hooks", "nexus-hook.mjs")
+	if mcp["other"] == nil || fmt.Sprint(mcp["nexus"]) != "map[args:["+hookFile+" --mcp --agent claude --vault /srv/my vault] command:node env:map[NEXUS_VAULT:/srv/my vault] type:stdio]" {
 		t.Errorf(".mcp.json servers: %v", mcp)
 	}
 	if _, err := os.Stat(filepath.Join(project, ".claude", "hooks", "nexus-hook.mjs")); err != nil {
@@ -311,9 +327,17 @@ func TestClaudeCodePluginShape(t *testing.T) {
 	var events []string
 	for event, groups := range hooks {
 		events = append(events, event)
-		cmd := groups.([]any)[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"]
-		if cmd != `node "${CLAUDE_PLUGIN_ROOT}/nexus-hook.mjs"` {
-			t.Errorf("%s runs %v", event, cmd)
+		h := groups.([]any)[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)
+		switch event {
+		case "UserPromptSubmit", "Stop":
+			// A plugin's MCP server is named plugin:PLUGIN:SERVER.
+			if h["type"] != "mcp_tool" || h["server"] != "plugin:nexus:nexus" || h["tool"] != "claude_code_hook" {
+				t.Errorf("%s: %v", event, h)
+			}
+		default:
+			if h["command"] != `node "${CLAUDE_PLUGIN_ROOT}/nexus-hook.mjs"` {
+				t.Errorf("%s runs %v", event, h["command"])
+			}
 		}
 		if !strings.Contains(string(src), `"`+event+`"`) {
 			t.Errorf("the plugin hooks %s, the installer does not", event)
@@ -326,7 +350,7 @@ func TestClaudeCodePluginShape(t *testing.T) {
 		t.Error(err)
 	}
 	server := readJSONFile(t, filepath.Join(dir, ".mcp.json"))["mcpServers"].(map[string]any)["nexus"].(map[string]any)
-	if fmt.Sprintf("%v %v", server["command"], server["args"]) != "nexus [serve --stdio]" {
+	if fmt.Sprintf("%v %v", server["command"], server["args"]) != "node [${CLAUDE_PLUGIN_ROOT}/nexus-hook.mjs --mcp]" {
 		t.Errorf("the plugin's MCP server: %v", server)
 	}
 }
@@ -401,5 +425,129 @@ func TestClaudeCodeHookReadFailureSaidTwice(t *testing.T) {
 	}
 	if out = hookRun(t, env, prompt, "--agent", "claude", "--vault", vault, "--bin", bin); out != nil {
 		t.Errorf("said a third time: %v", out)
+	}
+}
+
+// hookServer is nexus-hook.mjs --mcp, driven as Claude Code drives its
+// "nexus" MCP server: the model's calls pass through to nexus serve, the
+// mcp_tool hooks' calls of claude_code_hook are answered by the script.
+type hookServer struct {
+	t   *testing.T
+	in  io.WriteCloser
+	out *bufio.Scanner
+	id  int
+}
+
+func startHookServer(t *testing.T, env []string, args ...string) *hookServer {
+	t.Helper()
+	cmd := exec.Command("node", append([]string{"claude-code/plugin/nexus-hook.mjs", "--mcp"}, args...)...)
+	cmd.Env = env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	s := &hookServer{t: t, in: in, out: bufio.NewScanner(out)}
+	s.out.Buffer(nil, 16<<20)
+	s.rpc("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}})
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+// rpc sends one request and returns its result (failing on an error).
+func (s *hookServer) rpc(method string, params any) map[string]any {
+	s.t.Helper()
+	s.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
+	fmt.Fprintf(s.in, "%s\n", b)
+	for s.out.Scan() {
+		var msg struct {
+			ID     any            `json:"id"`
+			Result map[string]any `json:"result"`
+			Error  any            `json:"error"`
+		}
+		if json.Unmarshal(s.out.Bytes(), &msg) != nil || msg.ID != float64(s.id) {
+			continue // a notification
+		}
+		if msg.Error != nil {
+			s.t.Fatalf("%s: %v", method, msg.Error)
+		}
+		return msg.Result
+	}
+	s.t.Fatalf("%s: the server ended: %v", method, s.out.Err())
+	return nil
+}
+
+// hook calls the hooks' tool as an mcp_tool hook does and returns the
+// hook output it answers.
+func (s *hookServer) hook(input map[string]any) map[string]any {
+	s.t.Helper()
+	res := s.rpc("tools/call", map[string]any{"name": "claude_code_hook", "arguments": input})
+	text := res["content"].([]any)[0].(map[string]any)["text"].(string)
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(text), &doc); err != nil || res["isError"] == true {
+		s.t.Fatalf("the hook answered %v: %s", res["isError"], text)
+	}
+	return doc
+}
+
+func TestClaudeCodeHookServer(t *testing.T) {
+	needNode(t)
+	bin := buildNexus(t)
+	vault := newVault(t, bin)
+	env := append(os.Environ(), "NEXUS_HOOK_STATE="+t.TempDir(), "NEXUS_AGENT=", "NEXUS_VAULT=", "NEXUS_BIN=")
+	s := startHookServer(t, env, "--agent", "claude", "--vault", vault, "--bin", bin)
+
+	var names []string
+	for _, tool := range s.rpc("tools/list", map[string]any{})["tools"].([]any) {
+		names = append(names, tool.(map[string]any)["name"].(string))
+	}
+	if !slices.Contains(names, "memory") || !slices.Contains(names, "log_append") || slices.Contains(names, "claude_code_hook") {
+		t.Errorf("tools/list: %v (want Nexus's tools, not the hooks' tool)", names)
+	}
+
+	nexus(t, bin, "--vault", vault, "--agent", "lyra", "log", "append", "LYRA-7 rotated the staging keys")
+	turn := func(id, prompt, reply string) (map[string]any, map[string]any) {
+		base := map[string]any{"session_id": "s-9", "prompt_id": id, "cwd": t.TempDir(), "transcript_path": ""}
+		up := map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": prompt}
+		stop := map[string]any{"hook_event_name": "Stop", "last_assistant_message": reply}
+		maps.Copy(up, base)
+		maps.Copy(stop, base)
+		return s.hook(up), s.hook(stop)
+	}
+	up, _ := turn("p-1", "What changed on staging?", "The keys were rotated.")
+	if ctx := addedContext(up); !strings.Contains(ctx, "LYRA-7 rotated the staging keys") || !strings.Contains(ctx, "acknowledged") {
+		t.Errorf("turn 1 context:\n%s", ctx)
+	}
+	up, _ = turn("p-2", "And the database?", "Unchanged.")
+	if strings.Contains(addedContext(up), "LYRA-7") {
+		t.Errorf("turn 2 was shown the acknowledged entry again")
+	}
+	// A Stop given again for the same turn (a retry) lands once: its key
+	// is the turn's id.
+	s.hook(map[string]any{"hook_event_name": "Stop", "session_id": "s-9", "prompt_id": "p-2", "last_assistant_message": "Unchanged."})
+	got := entriesOf(t, bin, vault, "claude")
+	if len(got) != 2 || !strings.Contains(fmt.Sprint(got[0]["summary"]), "What changed on staging? → The keys were rotated.") {
+		t.Errorf("claude's entries: %v", got)
+	}
+
+	// The model records the turn itself (through the same server): Stop
+	// adds nothing.
+	s.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "session_id": "s-9", "prompt_id": "p-3", "prompt": "Record that staging is done"})
+	s.rpc("tools/call", map[string]any{"name": "log_append", "arguments": map[string]any{"summary": "staging is done"}})
+	s.hook(map[string]any{"hook_event_name": "Stop", "session_id": "s-9", "prompt_id": "p-3", "last_assistant_message": "Recorded."})
+	if got = entriesOf(t, bin, vault, "claude"); len(got) != 3 {
+		t.Errorf("after the model's own append claude's entries are %v", got)
+	}
+
+	// nexus missing: the server still answers, and the hooks say it.
+	m := startHookServer(t, env, "--agent", "claude", "--vault", vault, "--bin", filepath.Join(t.TempDir(), "nexus"))
+	if tools := m.rpc("tools/list", map[string]any{})["tools"].([]any); len(tools) != 0 {
+		t.Errorf("a server with no nexus lists %d tools", len(tools))
+	}
+	up = m.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "session_id": "s-10", "prompt_id": "p-1", "prompt": "Anything new?"})
+	if msg, _ := up["systemMessage"].(string); !strings.Contains(msg, "could not be used") || !strings.Contains(addedContext(up), "not found") {
+		t.Errorf("with nexus missing UserPromptSubmit answered %v", up)
 	}
 }

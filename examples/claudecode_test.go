@@ -402,8 +402,22 @@ func TestClaudeCodeHooks(t *testing.T) {
 	if !strings.Contains(out, `"subtype":"success"`) {
 		t.Errorf("turn 4 did not complete:\n%.2000s", out)
 	}
+	// The turn's own hooks (mcp_tool calls on the nexus server, which
+	// answers them though nexus serve could not run) said it, not only
+	// the session's start.
+	if !strings.Contains(out, "UserPromptSubmit says: ⚠ Nexus") || !strings.Contains(out, "Stop says: ⚠ Nexus") {
+		t.Errorf("turn 4: UserPromptSubmit and Stop did not both give the notice:\n%.4000s", out)
+	}
 	if reqs = model.since(n); !someContain(reqs, notice) {
 		t.Errorf("turn 4: the model was not told that the shared log could not be used")
+	}
+
+	// The hooks' tool is answered, never offered to the model.
+	for _, r := range model.since(0) {
+		if strings.Contains(r, `"name":"mcp__nexus__claude_code_hook"`) || strings.Contains(r, `"name":"claude_code_hook"`) {
+			t.Errorf("the model was offered the hooks' tool")
+			break
+		}
 	}
 
 	// Turn 5: nexus is back. The notice that turn 4 was not recorded,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import queue
 import re
 import shutil
 import socket
@@ -455,25 +456,44 @@ class HubTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp, True)
         self.vault = make_vault(self.tmp)
         self.dir = os.path.join(self.vault, ".nexus", "state", "hub")
+        # serve.log is a named pipe here, so the test waits on the hub's
+        # own words (a blocking read) instead of polling a file: one
+        # reader per server started, each reporting "ready" once the hub
+        # says it listens, or "exited" when it closes its log first.
+        os.makedirs(self.dir, mode=0o700)
+        self.log = os.path.join(self.dir, "serve.log")
+        os.mkfifo(self.log, 0o600)
+        self.said: "queue.Queue[tuple[str, str]]" = queue.Queue()
+        self.closing = threading.Event()
+        reader = threading.Thread(target=self._read_log, daemon=True)
+        reader.start()
+        self.addCleanup(self._stop_reader, reader)
+
+    def _read_log(self):
+        while not self.closing.is_set():
+            with open(self.log, "rb") as f:  # blocks until a server opens it
+                said, told = b"", False
+                for line in f:
+                    said += line
+                    if not told and b"serving MCP over Streamable HTTP" in line:
+                        self.said.put(("ready", said.decode(errors="replace")))
+                        told = True
+                if not told and not self.closing.is_set():
+                    self.said.put(("exited", said.decode(errors="replace")))
+
+    def _stop_reader(self, reader):
+        self.closing.set()
+        try:  # a writer that opens and closes at once wakes the reader
+            os.close(os.open(self.log, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass  # the reader is not waiting in open()
+        reader.join(30)
 
     def wait_listening(self, srv):
         """Returns once the hub's log says it listens, or fails when it exits."""
-        log = os.path.join(self.dir, "serve.log")
-        with open(log, "rb") as f:
-            said = b""
-            while b"serving MCP over Streamable HTTP" not in said:
-                chunk = f.read()
-                if chunk:
-                    said += chunk
-                    continue
-                if srv.poll() is not None:
-                    raise AssertionError("the hub exited: " + said.decode())
-                # The log file has no readiness event to wait on here; the
-                # server is our child, so wait on it with a short bound.
-                try:
-                    srv.wait(0.05)
-                except subprocess.TimeoutExpired:
-                    pass
+        what, said = self.said.get(timeout=60)  # a bound for a hung hub, not a sync
+        if what != "ready":
+            raise AssertionError("the hub exited: " + said)
 
     def stop(self, srv):
         srv.terminate()
