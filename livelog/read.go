@@ -528,6 +528,19 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 				// Positions just before this entry.
 				s.end, s.lastT = e.Offset, s.prevT
 				through, stopped = positions(c, srcs), true
+				if !sharedWriter(srcs) {
+					// No copies to pass once: the merge passes every
+					// block of every file, so what is left is the
+					// unread count from the cursor less what was
+					// delivered, kept per file across calls (see
+					// [Log.UnreadCount]) instead of parsed again here.
+					total, _, err := l.countUnread(agent, writer, c, files)
+					if err != nil {
+						return err
+					}
+					n = max(total, n+1)
+					return errStop
+				}
 				countOnly(srcs) // the rest is counted, not delivered
 			}
 			n++
@@ -555,6 +568,24 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 		}
 	}
 	return n, nil
+}
+
+// sharedWriter reports whether two of srcs hold the same writer's feed
+// (a conflict copy, a file restored from a backup): then a merge passes
+// identical entries once, and counting each file on its own would count
+// them twice.
+func sharedWriter(srcs []*source) bool {
+	seen := map[string]bool{}
+	for _, s := range srcs {
+		if s.writer == "" {
+			continue
+		}
+		if seen[s.writer] {
+			return true
+		}
+		seen[s.writer] = true
+	}
+	return false
 }
 
 // Unread returns the entries agent has not acknowledged on this machine
@@ -604,6 +635,12 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 	if err != nil {
 		return 0, nil, err
 	}
+	return l.countUnread(agent, writer, c, files)
+}
+
+// countUnread is [Log.UnreadCount] for agent (writing as writer) with
+// cursor c over files.
+func (l *Log) countUnread(agent, writer string, c Cursor, files []logFile) (total int, byAgent map[string]int, err error) {
 	byAgent = map[string]int{}
 	l.countMu.Lock()
 	cache := l.counts[agent]
