@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/text/unicode/norm"
@@ -642,6 +643,18 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 // cursor c over files.
 func (l *Log) countUnread(agent, writer string, c Cursor, files []logFile) (total int, byAgent map[string]int, err error) {
 	byAgent = map[string]int{}
+	l.countMu.Lock()
+	if l.countBusy == nil {
+		l.countBusy = map[string]*sync.Mutex{}
+	}
+	busy := l.countBusy[agent]
+	if busy == nil {
+		busy = &sync.Mutex{}
+		l.countBusy[agent] = busy
+	}
+	l.countMu.Unlock()
+	busy.Lock()
+	defer busy.Unlock()
 	l.countMu.Lock()
 	cache := l.counts[agent]
 	if cache == nil {
