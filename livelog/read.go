@@ -668,58 +668,87 @@ func (l *Log) countUnread(agent, writer string, c Cursor, files []logFile) (tota
 	}
 	defer closeSources(srcs)
 	countOnly(srcs)
-	for _, s := range srcs {
-		start := s.end
-		// The cache map is shared by concurrent counts for this agent; a
-		// fileCount is never changed once stored, so only the map needs
-		// the lock.
-		l.countMu.Lock()
-		fc := cache[s.lf.rel]
-		l.countMu.Unlock()
-		if fc != nil && fc.from == start && fc.resume.Offset >= start && l.valid(fc.resume) {
-			s.it.off = fc.resume.Offset
-			if s.it.off > 0 {
-				s.it.line = 0
-			}
-		} else {
-			fc = &fileCount{from: start, byAgent: map[string]int{}}
+	// Each file is counted on its own goroutine (a first count of a big
+	// log parses every file; a hub's index build may be taking cores).
+	type result struct {
+		fc   *fileCount
+		last *Entry // counted in the answer, not in fc
+		err  error
+	}
+	res := make([]result, len(srcs))
+	var wg sync.WaitGroup
+	for i, s := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].fc, res[i].last, res[i].err = l.countFile(s, writer, cache)
+		}()
+	}
+	wg.Wait()
+	for i, s := range srcs {
+		r := res[i]
+		if r.err != nil {
+			return 0, nil, r.err
 		}
-		next := &fileCount{from: start, total: fc.total, byAgent: cloneCounts(fc.byAgent), resume: fc.resume}
-		if next.resume.Segment == "" {
-			next.resume = pos{Segment: s.lf.rel, Offset: start, Anchor: anchorOfFile(l.abs(s.lf.rel), start)}
-		}
-		// The last block is counted in the answer but not in the running
-		// count, and counting resumes at its start next time: a person
-		// may still be typing into it.
-		var last *Entry
-		for {
-			if err := s.advance(); err != nil {
-				return 0, nil, err
-			}
-			if s.head == nil {
-				break
-			}
-			if last != nil && !own(last, writer) {
-				next.total++
-				next.byAgent[last.Agent]++
-			}
-			last = s.head // blocks stay put: no copy needed
-			next.resume = pos{Segment: s.lf.rel, Offset: last.Offset}
-		}
-		next.resume.Anchor = anchorOfFile(l.abs(s.lf.rel), next.resume.Offset)
-		total += next.total
-		for a, k := range next.byAgent {
+		total += r.fc.total
+		for a, k := range r.fc.byAgent {
 			byAgent[a] += k
 		}
-		if last != nil && !own(last, writer) {
+		if r.last != nil && !own(r.last, writer) {
 			total++
-			byAgent[last.Agent]++
+			byAgent[r.last.Agent]++
 		}
 		l.countMu.Lock()
-		cache[s.lf.rel] = next
+		cache[s.lf.rel] = r.fc
 		l.countMu.Unlock()
 	}
 	return total, byAgent, nil
+}
+
+// countFile counts s's unread blocks not agent's own (as writer), from
+// where cache's count for its file stopped when that still holds: the
+// running count, and the last block (counted in the answer, not in the
+// running count: a person may still be typing into it).
+func (l *Log) countFile(s *source, writer string, cache map[string]*fileCount) (*fileCount, *Entry, error) {
+	start := s.end
+	// The cache map is shared by concurrent counts for this agent; a
+	// fileCount is never changed once stored, so only the map needs
+	// the lock.
+	l.countMu.Lock()
+	fc := cache[s.lf.rel]
+	l.countMu.Unlock()
+	if fc != nil && fc.from == start && fc.resume.Offset >= start && l.valid(fc.resume) {
+		s.it.off = fc.resume.Offset
+		if s.it.off > 0 {
+			s.it.line = 0
+		}
+	} else {
+		fc = &fileCount{from: start, byAgent: map[string]int{}}
+	}
+	next := &fileCount{from: start, total: fc.total, byAgent: cloneCounts(fc.byAgent), resume: fc.resume}
+	if next.resume.Segment == "" {
+		next.resume = pos{Segment: s.lf.rel, Offset: start, Anchor: anchorOfFile(l.abs(s.lf.rel), start)}
+	}
+	// The last block is counted in the answer but not in the running
+	// count, and counting resumes at its start next time: a person
+	// may still be typing into it.
+	var last *Entry
+	for {
+		if err := s.advance(); err != nil {
+			return nil, nil, err
+		}
+		if s.head == nil {
+			break
+		}
+		if last != nil && !own(last, writer) {
+			next.total++
+			next.byAgent[last.Agent]++
+		}
+		last = s.head // blocks stay put: no copy needed
+		next.resume = pos{Segment: s.lf.rel, Offset: last.Offset}
+	}
+	next.resume.Anchor = anchorOfFile(l.abs(s.lf.rel), next.resume.Offset)
+	return next, last, nil
 }
 
 // LiveBytes returns the size in bytes of the live log's files: an upper
