@@ -201,7 +201,7 @@ func (ix *Index) load(ctx context.Context, f diskFile) parsed {
 // stop (which may be nil) is closed: the files it had taken still arrive.
 // The caller must drain the channel.
 func (ix *Index) loadAll(ctx context.Context, files []diskFile, prep func(*parsed), stop <-chan struct{}) <-chan parsed {
-	workers := runtime.GOMAXPROCS(0)
+	workers := min(runtime.GOMAXPROCS(0), ix.opts.Workers)
 	in := make(chan diskFile)
 	out := make(chan parsed, workers*4)
 	var wg sync.WaitGroup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,12 @@ type Options struct {
 	// index was synced moments ago, so the wait is short and no answer is
 	// stale.
 	WaitCatchUp bool
+	// Workers caps how many files a build or a catch-up reads, parses
+	// and analyses at once (and so how many cores it takes). Default (0):
+	// one per core, runtime.GOMAXPROCS. A server sets fewer to leave a
+	// core to the calls it answers while it indexes. Never more than
+	// GOMAXPROCS.
+	Workers int
 }
 
 func (o *Options) defaults() {
@@ -85,6 +92,9 @@ func (o *Options) defaults() {
 	}
 	if o.ReconcileEvery == 0 {
 		o.ReconcileEvery = time.Minute
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.MemoryBudget <= 0 {
 		o.MemoryBudget = DefaultMemoryBudget

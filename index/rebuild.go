@@ -148,7 +148,7 @@ func (ix *Index) build(ctx context.Context, dir string, list []diskFile, progres
 	}
 	// Batches of analysed documents are written as segments on up to
 	// four cores while the next are read and analysed.
-	workers := min(runtime.GOMAXPROCS(0), maxSegmentWriters)
+	workers := min(runtime.GOMAXPROCS(0), ix.opts.Workers, maxSegmentWriters)
 	type batch struct {
 		seq  int
 		docs []*document.Document

@@ -69,6 +69,10 @@ type Log struct {
 
 	countMu sync.Mutex                       // protects counts
 	counts  map[string]map[string]*fileCount // UnreadCount's running counts, by agent and file
+	// countBusy (under countMu) runs one count per agent at a time: a
+	// second waits and finds the first's counts (a hub counts in the
+	// background while a log_read wants the same count).
+	countBusy map[string]*sync.Mutex
 }
 
 // Open returns the live log of v. It creates nothing until the first

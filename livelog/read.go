@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/text/unicode/norm"
@@ -528,6 +529,19 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 				// Positions just before this entry.
 				s.end, s.lastT = e.Offset, s.prevT
 				through, stopped = positions(c, srcs), true
+				if !sharedWriter(srcs) {
+					// No copies to pass once: the merge passes every
+					// block of every file, so what is left is the
+					// unread count from the cursor less what was
+					// delivered, kept per file across calls (see
+					// [Log.UnreadCount]) instead of parsed again here.
+					total, _, err := l.countUnread(agent, writer, c, files)
+					if err != nil {
+						return err
+					}
+					n = max(total, n+1)
+					return errStop
+				}
 				countOnly(srcs) // the rest is counted, not delivered
 			}
 			n++
@@ -555,6 +569,24 @@ func (l *Log) eachUnread(agent string, ack bool, limit int, fn func(Entry) error
 		}
 	}
 	return n, nil
+}
+
+// sharedWriter reports whether two of srcs hold the same writer's feed
+// (a conflict copy, a file restored from a backup): then a merge passes
+// identical entries once, and counting each file on its own would count
+// them twice.
+func sharedWriter(srcs []*source) bool {
+	seen := map[string]bool{}
+	for _, s := range srcs {
+		if s.writer == "" {
+			continue
+		}
+		if seen[s.writer] {
+			return true
+		}
+		seen[s.writer] = true
+	}
+	return false
 }
 
 // Unread returns the entries agent has not acknowledged on this machine
@@ -604,7 +636,25 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 	if err != nil {
 		return 0, nil, err
 	}
+	return l.countUnread(agent, writer, c, files)
+}
+
+// countUnread is [Log.UnreadCount] for agent (writing as writer) with
+// cursor c over files.
+func (l *Log) countUnread(agent, writer string, c Cursor, files []logFile) (total int, byAgent map[string]int, err error) {
 	byAgent = map[string]int{}
+	l.countMu.Lock()
+	if l.countBusy == nil {
+		l.countBusy = map[string]*sync.Mutex{}
+	}
+	busy := l.countBusy[agent]
+	if busy == nil {
+		busy = &sync.Mutex{}
+		l.countBusy[agent] = busy
+	}
+	l.countMu.Unlock()
+	busy.Lock()
+	defer busy.Unlock()
 	l.countMu.Lock()
 	cache := l.counts[agent]
 	if cache == nil {
@@ -618,58 +668,87 @@ func (l *Log) UnreadCount(agent string) (total int, byAgent map[string]int, err 
 	}
 	defer closeSources(srcs)
 	countOnly(srcs)
-	for _, s := range srcs {
-		start := s.end
-		// The cache map is shared by concurrent counts for this agent; a
-		// fileCount is never changed once stored, so only the map needs
-		// the lock.
-		l.countMu.Lock()
-		fc := cache[s.lf.rel]
-		l.countMu.Unlock()
-		if fc != nil && fc.from == start && fc.resume.Offset >= start && l.valid(fc.resume) {
-			s.it.off = fc.resume.Offset
-			if s.it.off > 0 {
-				s.it.line = 0
-			}
-		} else {
-			fc = &fileCount{from: start, byAgent: map[string]int{}}
+	// Each file is counted on its own goroutine (a first count of a big
+	// log parses every file; a hub's index build may be taking cores).
+	type result struct {
+		fc   *fileCount
+		last *Entry // counted in the answer, not in fc
+		err  error
+	}
+	res := make([]result, len(srcs))
+	var wg sync.WaitGroup
+	for i, s := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].fc, res[i].last, res[i].err = l.countFile(s, writer, cache)
+		}()
+	}
+	wg.Wait()
+	for i, s := range srcs {
+		r := res[i]
+		if r.err != nil {
+			return 0, nil, r.err
 		}
-		next := &fileCount{from: start, total: fc.total, byAgent: cloneCounts(fc.byAgent), resume: fc.resume}
-		if next.resume.Segment == "" {
-			next.resume = pos{Segment: s.lf.rel, Offset: start, Anchor: anchorOfFile(l.abs(s.lf.rel), start)}
-		}
-		// The last block is counted in the answer but not in the running
-		// count, and counting resumes at its start next time: a person
-		// may still be typing into it.
-		var last *Entry
-		for {
-			if err := s.advance(); err != nil {
-				return 0, nil, err
-			}
-			if s.head == nil {
-				break
-			}
-			if last != nil && !own(last, writer) {
-				next.total++
-				next.byAgent[last.Agent]++
-			}
-			last = s.head // blocks stay put: no copy needed
-			next.resume = pos{Segment: s.lf.rel, Offset: last.Offset}
-		}
-		next.resume.Anchor = anchorOfFile(l.abs(s.lf.rel), next.resume.Offset)
-		total += next.total
-		for a, k := range next.byAgent {
+		total += r.fc.total
+		for a, k := range r.fc.byAgent {
 			byAgent[a] += k
 		}
-		if last != nil && !own(last, writer) {
+		if r.last != nil && !own(r.last, writer) {
 			total++
-			byAgent[last.Agent]++
+			byAgent[r.last.Agent]++
 		}
 		l.countMu.Lock()
-		cache[s.lf.rel] = next
+		cache[s.lf.rel] = r.fc
 		l.countMu.Unlock()
 	}
 	return total, byAgent, nil
+}
+
+// countFile counts s's unread blocks not agent's own (as writer), from
+// where cache's count for its file stopped when that still holds: the
+// running count, and the last block (counted in the answer, not in the
+// running count: a person may still be typing into it).
+func (l *Log) countFile(s *source, writer string, cache map[string]*fileCount) (*fileCount, *Entry, error) {
+	start := s.end
+	// The cache map is shared by concurrent counts for this agent; a
+	// fileCount is never changed once stored, so only the map needs
+	// the lock.
+	l.countMu.Lock()
+	fc := cache[s.lf.rel]
+	l.countMu.Unlock()
+	if fc != nil && fc.from == start && fc.resume.Offset >= start && l.valid(fc.resume) {
+		s.it.off = fc.resume.Offset
+		if s.it.off > 0 {
+			s.it.line = 0
+		}
+	} else {
+		fc = &fileCount{from: start, byAgent: map[string]int{}}
+	}
+	next := &fileCount{from: start, total: fc.total, byAgent: cloneCounts(fc.byAgent), resume: fc.resume}
+	if next.resume.Segment == "" {
+		next.resume = pos{Segment: s.lf.rel, Offset: start, Anchor: anchorOfFile(l.abs(s.lf.rel), start)}
+	}
+	// The last block is counted in the answer but not in the running
+	// count, and counting resumes at its start next time: a person
+	// may still be typing into it.
+	var last *Entry
+	for {
+		if err := s.advance(); err != nil {
+			return nil, nil, err
+		}
+		if s.head == nil {
+			break
+		}
+		if last != nil && !own(last, writer) {
+			next.total++
+			next.byAgent[last.Agent]++
+		}
+		last = s.head // blocks stay put: no copy needed
+		next.resume = pos{Segment: s.lf.rel, Offset: last.Offset}
+	}
+	next.resume.Anchor = anchorOfFile(l.abs(s.lf.rel), next.resume.Offset)
+	return next, last, nil
 }
 
 // LiveBytes returns the size in bytes of the live log's files: an upper

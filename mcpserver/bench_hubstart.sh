@@ -11,13 +11,17 @@
 # a loaded one). Usage, from the repo root:
 #   bash mcpserver/bench_hubstart.sh [DIR] [ENTRIES]
 # DIR is made a vault and filled if it has no log (default: a temp
-# folder, removed after); each run adds one new agent.
+# folder, removed after); each run adds one new agent. NEXUS=path runs
+# that binary instead of building ./cmd/nexus (to compare two builds).
+# Also printed: the server's CPU time (user+sys, from /proc) up to the
+# SIGTERM, and an anchor run just before the read: sha256sum of the log's
+# files (its wall time shows how loaded the machine is).
 set -euo pipefail
 dir=${1:-}
 n=${2:-200000}
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"; [ -z "${1:-}" ] && rm -rf "$dir"' EXIT
-go build -o "$bin/nexus" ./cmd/nexus
+if [ -n "${NEXUS:-}" ]; then cp "$NEXUS" "$bin/nexus"; else go build -o "$bin/nexus" ./cmd/nexus; fi
 go build -o "$bin/loggen" ./cmd/nexus-loggen
 if [ -z "$dir" ]; then dir=$(mktemp -d); fi
 if [ ! -d "$dir/log/live" ]; then
@@ -49,9 +53,13 @@ call() { # TOOL ARGS-JSON: initialize, initialized, tools/call; prints each requ
 }
 call log_append '{"summary":"first append after start","key":"k'$RANDOM'"}'
 t2=$(date +%s.%N)
+a0=$(date +%s.%N)
+find "$dir/log" -name '*.md' -exec cat {} + | sha256sum >/dev/null
+a1=$(date +%s.%N)
 call log_read '{"limit":5}'
 t3=$(date +%s.%N)
+cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14+$15)/hz}' /proc/$pid/stat)
 kill -TERM $pid
 rc=0; wait $pid || rc=$?
 t4=$(date +%s.%N)
-echo "listening $(echo "$t1-$t0" | bc) s after start; first log_append answered $(echo "$t2-$t0" | bc) s after start; log_read $(echo "$t3-$t2" | bc) s; SIGTERM: exit $rc after $(echo "$t4-$t3" | bc) s"
+echo "listening $(echo "$t1-$t0" | bc) s after start; first log_append answered $(echo "$t2-$t0" | bc) s after start; log_read $(echo "$t3-$t2" | bc) s; SIGTERM: exit $rc after $(echo "$t4-$t3" | bc) s; server CPU $cpu s; anchor (sha256sum of the log) $(echo "$a1-$a0" | bc) s"

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/nexus-memory/nexus/index"
@@ -40,7 +41,10 @@ func (s *Server) openIndex() (*index.Index, error) {
 	if s.ctx.Err() != nil {
 		return nil, ErrShuttingDown
 	}
-	ix, err := index.Open(s.v, index.Options{Logger: s.log, Now: s.now, MemoryBudget: s.opts.MemoryBudget / 4})
+	// The build and catch-ups leave a core to the calls (issue 33: a
+	// log_read answers at once while the hub indexes a big log).
+	workers := max(runtime.GOMAXPROCS(0)-1, 1)
+	ix, err := index.Open(s.v, index.Options{Logger: s.log, Now: s.now, MemoryBudget: s.opts.MemoryBudget / 4, Workers: workers})
 	if err != nil {
 		return nil, err
 	}
