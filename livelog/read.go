@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"sync"
 	"time"
 
@@ -589,6 +590,18 @@ func sharedWriter(srcs []*source) bool {
 	return false
 }
 
+// hasConflictCopy reports whether one of srcs is a sync tool's conflict
+// copy: its writer is known only once its entries are parsed, and it
+// holds entries of a feed that another file holds too.
+func hasConflictCopy(srcs []*source) bool {
+	for _, s := range srcs {
+		if s.writer == "" && vault.IsConflictCopy(path.Base(s.lf.rel)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Unread returns the entries agent has not acknowledged on this machine
 // (see [Log.EachUnread]), oldest first. The cost is proportional to what
 // is new. An agent without a cursor has read nothing: the whole log is
@@ -668,6 +681,19 @@ func (l *Log) countUnread(agent, writer string, c Cursor, files []logFile) (tota
 	}
 	defer closeSources(srcs)
 	countOnly(srcs)
+	if sharedWriter(srcs) || hasConflictCopy(srcs) {
+		// One feed in two files (a conflict copy, a restored backup):
+		// counted file by file, the entries both hold would count twice.
+		// The merge passes them once; nothing is cached for these files.
+		err := merge(context.Background(), srcs, func(e *Entry, _ *source) error {
+			if !own(e, writer) {
+				total++
+				byAgent[e.Agent]++
+			}
+			return nil
+		})
+		return total, byAgent, err
+	}
 	// Each file is counted on its own goroutine (a first count of a big
 	// log parses every file; a hub's index build may be taking cores).
 	type result struct {

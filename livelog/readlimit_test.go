@@ -11,7 +11,7 @@ import (
 // same cursor finds less what the call returned, whether the unread
 // count is cached or not, with several feeds, hand-typed text, a reader
 // with a cursor already, and a conflict copy of a feed (entries passed
-// once: the count falls back to the merge).
+// once: the count falls back to the merge); and UnreadCount agrees.
 func TestReadUnreadLimitRemaining(t *testing.T) {
 	scenarios := []struct {
 		name  string
@@ -74,10 +74,18 @@ func TestReadUnreadLimitRemaining(t *testing.T) {
 							t.Fatal(err)
 						}
 						if warm {
-							// (With a conflict copy the count takes both
-							// copies: the read must not use it then.)
-							if _, _, err := l.UnreadCount("ella"); err != nil {
+							// The count agrees with the merge, a conflict
+							// copy's entries counted once.
+							total, byAgent, err := l.UnreadCount("ella")
+							if err != nil {
 								t.Fatal(err)
+							}
+							wantBy := map[string]int{}
+							for _, e := range all {
+								wantBy[e.Agent]++
+							}
+							if total != len(all) || fmt.Sprint(byAgent) != fmt.Sprint(wantBy) {
+								t.Fatalf("UnreadCount = %d %v, want %d %v", total, byAgent, len(all), wantBy)
 							}
 						}
 						es, remaining, err := l.ReadUnreadLimit("ella", limit, ack)
