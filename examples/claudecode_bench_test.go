@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -66,15 +65,9 @@ func TestClaudeCodeTurnCost(t *testing.T) {
 			s.cpu += cpu
 		}
 	}
-	pct := func(xs []float64, p float64) float64 {
-		xs = slices.Sorted(slices.Values(xs))
-		return xs[min(len(xs)-1, int(p/100*float64(len(xs)-1)+0.5))]
-	}
 	base := setups[0]
 	for i, s := range setups {
-		t.Logf("%-40s turns %3d  p50 %7.1f ms  p99 %7.1f ms  overhead p50 %+6.1f ms  p99 %+6.1f ms  CPU per turn %5.1f ms",
-			s.name, len(s.times), pct(s.times, 50), pct(s.times, 99), pct(s.times, 50)-pct(base.times, 50), pct(s.times, 99)-pct(base.times, 99),
-			float64(s.cpu.Microseconds())/1000/float64(rounds*(per+1)))
+		logTurnCost(t, s.name, s.times, base.times, s.cpu, rounds*(per+1))
 		// The hooks did their work: every turn (warm-ups too) is in the log.
 		if want := 0; s.install != nil {
 			want = rounds * (per + 1)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -87,15 +86,9 @@ func TestOpenClawTurnCost(t *testing.T) {
 			s.cpu += cpu
 		}
 	}
-	pct := func(xs []float64, p float64) float64 {
-		xs = slices.Sorted(slices.Values(xs))
-		return xs[min(len(xs)-1, int(p/100*float64(len(xs)-1)+0.5))]
-	}
 	base := setups[0]
 	for _, s := range setups {
-		t.Logf("%-30s turns %3d  p50 %7.1f ms  p99 %7.1f ms  overhead p50 %+6.1f ms  p99 %+6.1f ms  CPU per turn %6.1f ms",
-			s.name, len(s.times), pct(s.times, 50), pct(s.times, 99), pct(s.times, 50)-pct(base.times, 50), pct(s.times, 99)-pct(base.times, 99),
-			float64(s.cpu.Microseconds())/1000/float64(len(s.times)))
+		logTurnCost(t, s.name, s.times, base.times, s.cpu, len(s.times))
 		if s.config != nil {
 			if got := len(logEntries(t, bin, s.vault, "ella")); got != turns+1 {
 				t.Errorf("%s: %d turns recorded, want %d", s.name, got, turns+1)
