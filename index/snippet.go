@@ -280,23 +280,7 @@ func codeSpans(s string, from, to int) []interval {
 			n++
 		}
 		run := t[k:n]
-		closing := -1
-		for j := n; j < to; {
-			c := strings.Index(t[j:], run)
-			if c < 0 {
-				break
-			}
-			c += j
-			e := c + len(run)
-			if (c == 0 || t[c-1] != '`') && (e == len(t) || t[e] != '`') {
-				closing = c
-				break
-			}
-			for e < to && t[e] == '`' {
-				e++
-			}
-			j = e
-		}
+		closing := closingRun(t, run, n)
 		if closing < 0 {
 			i = n
 			continue
@@ -305,6 +289,28 @@ func codeSpans(s string, from, to int) []interval {
 		i = closing + len(run)
 	}
 	return ivs
+}
+
+// closingRun is where in s, from from on, a backtick run of exactly
+// run's length begins (the one that closes a code span opened by run), or
+// -1.
+func closingRun(s, run string, from int) int {
+	for j := from; j < len(s); {
+		k := strings.Index(s[j:], run)
+		if k < 0 {
+			return -1
+		}
+		k += j
+		e := k + len(run)
+		if (k == 0 || s[k-1] != '`') && (e == len(s) || s[e] != '`') {
+			return k
+		}
+		for e < len(s) && s[e] == '`' {
+			e++
+		}
+		j = e
+	}
+	return -1
 }
 
 // maskQuarantined shows a log hit as another agent may see it (SPEC §2).
@@ -558,23 +564,7 @@ func spans(s string, fn func(text string, code bool)) {
 			n++
 		}
 		run := s[i:n]
-		closing := -1
-		for j := n; j < len(s); {
-			k := strings.Index(s[j:], run)
-			if k < 0 {
-				break
-			}
-			k += j
-			e := k + len(run)
-			if (k == 0 || s[k-1] != '`') && (e == len(s) || s[e] != '`') {
-				closing = k
-				break
-			}
-			for e < len(s) && s[e] == '`' {
-				e++
-			}
-			j = e
-		}
+		closing := closingRun(s, run, n)
 		if closing < 0 {
 			fn(s[:i], false)
 			s = s[n:]
